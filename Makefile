@@ -1,0 +1,53 @@
+# Ember's entry points. Each target installs missing Debian packages first (no apt when all are there),
+# configures a Release build with ccache into build/ and builds what it needs.
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+PACKAGES := cmake g++ make ccache pkg-config libeigen3-dev libdnnl-dev catch2 libopenblas-dev \
+            libspdlog-dev dataset-fashion-mnist
+CMAKE_FLAGS ?=
+export CCACHE_DIR ?= $(HOME)/.cache/ember-ccache
+
+.PHONY: deps configure build train test bench test-sanitize clean
+
+deps:
+	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing missing packages:" $$missing; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+	  -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache $(CMAKE_FLAGS)
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+train: configure
+	cmake --build $(BUILD) -j $(JOBS) --target ember_demo
+	$(BUILD)/apps/ember_demo
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: configure
+	cmake --build $(BUILD) -j $(JOBS) --target bench_matmul bench_dispatch bench_elementwise
+	$(BUILD)/bench/bench_matmul
+	$(BUILD)/bench/bench_dispatch
+	$(BUILD)/bench/bench_elementwise
+
+# AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds).
+test-sanitize: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_CUDA=OFF \
+	  -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_APPS=OFF -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/support/lsan.supp ctest --output-on-failure -j $(JOBS) -L unit
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

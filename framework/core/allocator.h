@@ -1,0 +1,60 @@
+#pragma once
+// Allocator interface with statistics, the 64-byte aligned CPU allocator, and ref-counted Storage.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "framework/core/device.h"
+
+namespace ember {
+
+// Byte counts an allocator has handed out (TF: tf.config.experimental.get_memory_info).
+struct MemoryInfo {
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes = 0;
+  int64_t allocation_count = 0;  // allocations made so far
+  int64_t bytes_reserved = 0;    // held from the system (equals bytes_in_use for the CPU allocator)
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Returns at least `bytes` bytes aligned to 64; throws ResourceExhausted on failure.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* ptr, size_t bytes) = 0;
+  virtual MemoryInfo memory_info() const = 0;
+  virtual void reset_peak() = 0;
+  virtual Device device() const = 0;
+  // Copies between memory of this device and the host; synchronises (the CPU allocator uses memcpy).
+  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) const;
+  virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) const;
+};
+
+// The allocator of a device; throws InvalidArgument for a device that does not exist.
+Allocator& allocator_for(Device device);
+// Registers the allocator of a backend (the CUDA backend registers its own).
+void register_allocator(DeviceType type, Allocator* (*factory)(int index), int (*device_count)());
+// Number of devices of a type that are usable (CPU: 1).
+int device_count(DeviceType type);
+
+// A block of device memory shared by every tensor that views it; freed when the last one goes.
+class Storage {
+ public:
+  Storage(size_t bytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  Device device() const { return allocator_->device(); }
+
+ private:
+  Allocator* allocator_;
+  void* data_;
+  size_t bytes_;
+};
+
+}  // namespace ember

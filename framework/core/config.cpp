@@ -1,0 +1,69 @@
+#include "framework/core/config.h"
+
+#include <pmmintrin.h>
+#include <xmmintrin.h>
+
+#include <atomic>
+#include <thread>
+
+#include "framework/core/error.h"
+#include "framework/core/parallel.h"
+
+namespace ember {
+
+namespace {
+std::atomic<bool> g_determinism{false};
+
+int init_pool(int n) {
+  omp_set_dynamic(0);
+  omp_set_num_threads(n);
+  // The flags are per thread: set them on every pool worker as well as the caller.
+  set_denormal_flags();
+#pragma omp parallel num_threads(n)
+  set_denormal_flags();
+  return n;
+}
+
+std::atomic<int>& pool_size() {
+  static std::atomic<int> n{init_pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())))};
+  return n;
+}
+}  // namespace
+
+int intra_op_threads() { return pool_size().load(std::memory_order_relaxed); }
+
+void set_denormal_flags() {
+  _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+  _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+}
+
+namespace config {
+
+void set_intra_op_parallelism_threads(int n) {
+  EMBER_CHECK(n >= 0, InvalidArgument) << "set_intra_op_parallelism_threads: expected n >= 0, got " << n;
+  if (n == 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  pool_size().store(init_pool(n));
+}
+
+int get_intra_op_parallelism_threads() { return intra_op_threads(); }
+
+MemoryInfo memory_info(Device device) { return allocator_for(device).memory_info(); }
+
+void reset_memory_stats(Device device) { allocator_for(device).reset_peak(); }
+
+std::vector<PhysicalDevice> list_physical_devices(const std::string& device_type) {
+  EMBER_CHECK(device_type.empty() || device_type == "CPU" || device_type == "GPU", InvalidArgument)
+      << "list_physical_devices: unknown device type '" << device_type << "' (expected \"CPU\", \"GPU\" or \"\")";
+  std::vector<PhysicalDevice> out;
+  if (device_type.empty() || device_type == "CPU") out.push_back({"/physical_device:CPU:0", "CPU"});
+  if (device_type.empty() || device_type == "GPU")
+    for (int i = 0; i < device_count(DeviceType::CUDA); ++i)
+      out.push_back({"/physical_device:GPU:" + std::to_string(i), "GPU"});
+  return out;
+}
+
+void enable_op_determinism() { g_determinism = true; }
+bool is_op_determinism_enabled() { return g_determinism; }
+
+}  // namespace config
+}  // namespace ember

@@ -1,0 +1,98 @@
+#pragma once
+// DType, its traits table, and the dispatch macros that turn a runtime dtype into a C++ type.
+#include <Eigen/Core>
+#include <cstdint>
+#include <iosfwd>
+#include <string_view>
+
+namespace ember {
+
+using half = Eigen::half;
+using bfloat16 = Eigen::bfloat16;
+
+enum class DType : uint8_t { Float32, Float64, Float16, BFloat16, Int32, Int64, UInt8, Bool };
+inline constexpr int kNumDTypes = 8;
+
+// Static facts about one dtype.
+struct DTypeTraits {
+  const char* name;     // TF spelling: "float32", "bfloat16", "bool", ...
+  size_t size;          // bytes per element
+  bool is_floating;
+  bool is_integer;      // Int32, Int64, UInt8 (not Bool)
+};
+
+// The traits of `t`.
+const DTypeTraits& traits(DType t);
+inline const char* dtype_name(DType t) { return traits(t).name; }
+inline size_t dtype_size(DType t) { return traits(t).size; }
+inline bool is_floating(DType t) { return traits(t).is_floating; }
+inline bool is_integer(DType t) { return traits(t).is_integer; }
+// Parses a TF dtype name ("float32", "int64", ...); throws InvalidArgument otherwise.
+DType dtype_from_name(std::string_view name);
+std::ostream& operator<<(std::ostream& os, DType t);
+
+// C++ type -> DType.
+template <class T> struct dtype_of;
+template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
+template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
+template <> struct dtype_of<half> { static constexpr DType value = DType::Float16; };
+template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::BFloat16; };
+template <> struct dtype_of<int32_t> { static constexpr DType value = DType::Int32; };
+template <> struct dtype_of<int64_t> { static constexpr DType value = DType::Int64; };
+template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::UInt8; };
+template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
+template <class T> inline constexpr DType dtype_v = dtype_of<T>::value;
+
+// The type kernels compute in: float for the half types, the type itself otherwise.
+template <class T> struct compute_type { using type = T; };
+template <> struct compute_type<half> { using type = float; };
+template <> struct compute_type<bfloat16> { using type = float; };
+template <class T> using compute_t = typename compute_type<T>::type;
+
+}  // namespace ember
+
+// EMBER_DISPATCH_<SET>(dtype, "opname", body): runs body with scalar_t bound to the C++ type of dtype;
+// a dtype outside the set throws InvalidArgument naming the op.
+#define EMBER_DTYPE_CASE_(D, CT, ...) \
+  case ::ember::DType::D: {           \
+    using scalar_t = CT;              \
+    __VA_ARGS__;                      \
+    break;                            \
+  }
+#define EMBER_DTYPE_DEFAULT_(dtype, opname, what)                                               \
+  default:                                                                                   \
+    throw ::ember::make_error<::ember::InvalidArgument>(opname, ": dtype ", dtype, " is not supported (expected ", \
+                                                        what, ")");
+
+#define EMBER_DISPATCH_FLOAT(dtype, opname, ...)                       \
+  switch (dtype) {                                                     \
+    EMBER_DTYPE_CASE_(Float32, float, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Float64, double, __VA_ARGS__)                    \
+    EMBER_DTYPE_CASE_(Float16, ::ember::half, __VA_ARGS__)             \
+    EMBER_DTYPE_CASE_(BFloat16, ::ember::bfloat16, __VA_ARGS__)        \
+    EMBER_DTYPE_DEFAULT_(dtype, opname, "a floating dtype")            \
+  }
+
+#define EMBER_DISPATCH_NUMERIC(dtype, opname, ...)                     \
+  switch (dtype) {                                                     \
+    EMBER_DTYPE_CASE_(Float32, float, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Float64, double, __VA_ARGS__)                    \
+    EMBER_DTYPE_CASE_(Float16, ::ember::half, __VA_ARGS__)             \
+    EMBER_DTYPE_CASE_(BFloat16, ::ember::bfloat16, __VA_ARGS__)        \
+    EMBER_DTYPE_CASE_(Int32, int32_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Int64, int64_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(UInt8, uint8_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_DEFAULT_(dtype, opname, "a numeric dtype")             \
+  }
+
+#define EMBER_DISPATCH_ALL(dtype, opname, ...)                         \
+  switch (dtype) {                                                     \
+    EMBER_DTYPE_CASE_(Float32, float, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Float64, double, __VA_ARGS__)                    \
+    EMBER_DTYPE_CASE_(Float16, ::ember::half, __VA_ARGS__)             \
+    EMBER_DTYPE_CASE_(BFloat16, ::ember::bfloat16, __VA_ARGS__)        \
+    EMBER_DTYPE_CASE_(Int32, int32_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Int64, int64_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(UInt8, uint8_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Bool, bool, __VA_ARGS__)                         \
+  }

@@ -1,0 +1,87 @@
+#include "framework/core/tensor.h"
+
+#include <cmath>
+#include <ostream>
+
+namespace ember {
+
+Tensor::Tensor(Shape shape, DType dtype, std::shared_ptr<Storage> storage, size_t offset) {
+  int64_t n = shape.num_elements();
+  impl_ = std::make_shared<Impl>(Impl{std::move(shape), dtype, n, std::move(storage), offset});
+}
+
+void Tensor::throw_undefined() {
+  throw FailedPrecondition("Tensor: this tensor is undefined (default-constructed, holds no value)");
+}
+
+void Tensor::check_type(DType expected, const char* what) const {
+  EMBER_CHECK(dtype() == expected, InvalidArgument)
+      << what << ": the tensor has dtype " << dtype() << " but " << expected << " was requested";
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  for (int64_t d : shape)
+    EMBER_CHECK(d >= 0, InvalidArgument) << "Tensor::empty: negative dimension in shape " << shape;
+  size_t bytes = static_cast<size_t>(shape.num_elements()) * dtype_size(dtype);
+  return Tensor(shape, dtype, std::make_shared<Storage>(bytes, device), 0);
+}
+
+Tensor Tensor::from_host(const void* src, const Shape& shape, DType dtype, Device device) {
+  Tensor t = empty(shape, dtype, device);
+  allocator_for(device).copy_from_host(t.raw_data(), src, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::scalar_of(double value, DType dtype, Device device) {
+  Tensor t = empty(Shape{}, dtype, Device::cpu());
+  EMBER_DISPATCH_ALL(dtype, "Tensor::scalar_of", {
+    if constexpr (std::is_same_v<scalar_t, bool>)
+      *t.data<bool>() = value != 0;
+    else
+      *t.data<scalar_t>() = static_cast<scalar_t>(value);
+  });
+  return device.is_cpu() ? t : t.to(device);
+}
+
+void Tensor::copy_to_host(void* dst) const {
+  allocator_for(device()).copy_to_host(dst, raw_data(), nbytes());
+}
+
+Tensor Tensor::to(Device target) const {
+  if (target == device()) return *this;
+  if (device().is_cpu()) return from_host(raw_data(), shape(), dtype(), target);
+  Tensor host = empty(shape(), dtype(), Device::cpu());
+  copy_to_host(host.raw_data());
+  return host.to(target);
+}
+
+Tensor Tensor::view(const Shape& new_shape) const {
+  EMBER_CHECK(new_shape.num_elements() == num_elements(), InvalidArgument)
+      << "Tensor::view: cannot view a tensor of shape " << shape() << " (" << num_elements() << " elements) as "
+      << new_shape << " (" << new_shape.num_elements() << " elements)";
+  return Tensor(new_shape, dtype(), storage(), impl().offset);
+}
+
+Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
+  EMBER_CHECK(rank() >= 1 && 0 <= begin && begin <= end && end <= shape()[0], InvalidArgument)
+      << "Tensor::slice_rows: rows [" << begin << ", " << end << ") are out of range for shape " << shape();
+  Shape s = shape();
+  int64_t row_elems = s[0] ? num_elements() / s[0] : 0;
+  s[0] = end - begin;
+  return Tensor(s, dtype(), storage(), impl().offset + static_cast<size_t>(begin * row_elems) * dtype_size(dtype()));
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape(), dtype(), device());
+  if (device().is_cpu()) {
+    if (nbytes()) std::memcpy(out.raw_data(), raw_data(), nbytes());
+  } else {
+    Tensor host = to(Device::cpu());
+    allocator_for(device()).copy_from_host(out.raw_data(), host.raw_data(), nbytes());
+  }
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+
+}  // namespace ember

@@ -1,0 +1,15 @@
+#pragma once
+// The umbrella header: #include "framework/ember.h" brings in Ember's whole public API.
+#include "framework/core/config.h"
+#include "framework/core/device.h"
+#include "framework/core/dtype.h"
+#include "framework/core/error.h"
+#include "framework/core/shape.h"
+#include "framework/core/tensor.h"
+#include "framework/ops/array.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/linalg.h"
+#include "framework/ops/nn.h"
+#include "framework/ops/random.h"
+#include "framework/ops/reduce.h"

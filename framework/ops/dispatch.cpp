@@ -1,0 +1,124 @@
+#include "framework/ops/dispatch.h"
+
+#include <atomic>
+#include <mutex>
+
+namespace ember {
+
+namespace {
+
+struct KernelEntry {
+  KernelFn fn = nullptr;
+  uint32_t dtype_mask = 0;  // bit per DType
+};
+
+KernelEntry& entry(OpId op, DeviceType device) {
+  static KernelEntry table[kNumOps][kNumDeviceTypes];
+  return table[static_cast<int>(op)][static_cast<int>(device)];
+}
+
+uint32_t bit(DType t) { return 1u << static_cast<int>(t); }
+
+struct Hooks {
+  std::mutex mu;
+  std::vector<std::pair<int, OpHook>> list;
+  std::atomic<int> count{0};
+  int next_id = 0;
+};
+Hooks& hooks() {
+  static Hooks h;
+  return h;
+}
+
+// The device an op runs on: the inputs' (they must agree, 0-d CPU scalars excepted), else `fallback`.
+Device resolve_device(OpId op, std::span<const Tensor> inputs, Device fallback) {
+  const Tensor* anchor = nullptr;
+  for (const Tensor& t : inputs) {
+    EMBER_CHECK(t.defined(), InvalidArgument) << op << ": an input tensor is undefined";
+    if (t.rank() == 0 && t.device().is_cpu()) continue;
+    if (!anchor) {
+      anchor = &t;
+    } else {
+      EMBER_CHECK(t.device() == anchor->device(), InvalidArgument)
+          << op << ": inputs are on different devices, " << anchor->device() << " and " << t.device()
+          << " (move one with tensor.to(device))";
+    }
+  }
+  if (anchor) return anchor->device();
+  return inputs.empty() ? fallback : Device::cpu();
+}
+
+}  // namespace
+
+void register_kernel(OpId op, DeviceType device, KernelFn fn, std::vector<DType> dtypes) {
+  KernelEntry& e = entry(op, device);
+  e.fn = fn;
+  e.dtype_mask = 0;
+  if (dtypes.empty()) e.dtype_mask = ~0u;
+  for (DType t : dtypes) e.dtype_mask |= bit(t);
+}
+
+bool supports(OpId op, DeviceType device, DType dtype) {
+  const KernelEntry& e = entry(op, device);
+  return e.fn && (e.dtype_mask & bit(dtype));
+}
+
+bool has_kernel(OpId op, DeviceType device) { return entry(op, device).fn != nullptr; }
+
+int add_op_hook(OpHook hook) {
+  Hooks& h = hooks();
+  std::lock_guard<std::mutex> lock(h.mu);
+  h.list.emplace_back(h.next_id, hook);
+  h.count = static_cast<int>(h.list.size());
+  return h.next_id++;
+}
+
+void remove_op_hook(int id) {
+  Hooks& h = hooks();
+  std::lock_guard<std::mutex> lock(h.mu);
+  std::erase_if(h.list, [id](const auto& p) { return p.first == id; });
+  h.count = static_cast<int>(h.list.size());
+}
+
+namespace {
+void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<Tensor> outputs,
+             const Attrs& attrs, Device fallback) {
+  Device device = resolve_device(op, inputs, fallback);
+  const KernelEntry& k = entry(op, device.type());
+  EMBER_CHECK(k.fn, Unimplemented) << op << ": no kernel is registered for device " << device;
+  // The dtype a kernel is chosen by: the first input's, or the output's for creation ops.
+  DType key = inputs.empty() ? specs[0].dtype : inputs[0].dtype();
+  EMBER_CHECK(k.dtype_mask & bit(key), InvalidArgument)
+      << op << ": dtype " << key << " is not supported on " << device;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const OutputSpec& s = specs[i];
+    outputs[i] = s.alias_input >= 0 ? inputs[static_cast<size_t>(s.alias_input)].view(s.shape)
+                                    : Tensor::empty(s.shape, s.dtype, device);
+  }
+  k.fn(KernelContext{op, inputs, outputs, attrs});
+  Hooks& h = hooks();
+  if (h.count.load(std::memory_order_acquire) == 0) return;
+  std::vector<std::pair<int, OpHook>> snapshot;
+  {
+    std::lock_guard<std::mutex> lock(h.mu);
+    snapshot = h.list;
+  }
+  OpRecord rec{op, inputs, outputs, attrs};
+  for (auto& [id, fn] : snapshot) fn(rec);
+}
+}  // namespace
+
+std::vector<Tensor> run_op(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> outputs, Attrs attrs,
+                           Device device) {
+  std::vector<Tensor> out(outputs.size());
+  execute(op, inputs, outputs, out, attrs, device);
+  return out;
+}
+
+Tensor run_op(OpId op, std::span<const Tensor> inputs, const OutputSpec& output, Attrs attrs, Device device) {
+  Tensor out;
+  execute(op, inputs, std::span<const OutputSpec>(&output, 1), std::span<Tensor>(&out, 1), attrs, device);
+  return out;
+}
+
+}  // namespace ember

@@ -1,0 +1,63 @@
+#pragma once
+// The one dispatch point every op passes through: (op, device) -> kernel, plus hooks that observe
+// each executed op (the tape, check_numerics, a profiler).
+#include <span>
+#include <vector>
+
+#include "framework/core/tensor.h"
+#include "framework/ops/attrs.h"
+#include "framework/ops/op.h"
+
+namespace ember {
+
+// What a kernel sees: inputs, outputs already allocated on the device, and the op's attributes.
+struct KernelContext {
+  OpId op;
+  std::span<const Tensor> inputs;
+  std::span<Tensor> outputs;
+  const Attrs& attrs;
+};
+using KernelFn = void (*)(const KernelContext&);
+
+// Description of one output the front end computed (shape inference and validation live in the front end).
+struct OutputSpec {
+  Shape shape;
+  DType dtype;
+  int alias_input = -1;  // >= 0: the output views this input's storage (reshape), no kernel write needed
+};
+
+// Registers the kernel of `op` on a device type for the dtypes in `dtypes` (empty = all).
+void register_kernel(OpId op, DeviceType device, KernelFn fn, std::vector<DType> dtypes = {});
+// Whether a kernel exists for (op, device type) and accepts dtype.
+bool supports(OpId op, DeviceType device, DType dtype);
+bool has_kernel(OpId op, DeviceType device);
+
+// Registers a kernel from a .cpp file at static-initialisation time:
+//   EMBER_REGISTER_KERNEL(add, CPU, add_cpu);
+#define EMBER_REGISTER_KERNEL(op, device, fn, ...)                                                     \
+  static const bool ember_registered_##op##_##device = [] {                                          \
+    ::ember::register_kernel(::ember::OpId::op, ::ember::DeviceType::device, fn, {__VA_ARGS__}); \
+    return true;                                                                                     \
+  }()
+
+// Everything a hook learns about one executed op.
+struct OpRecord {
+  OpId op;
+  std::span<const Tensor> inputs;
+  std::span<const Tensor> outputs;
+  const Attrs& attrs;
+};
+using OpHook = void (*)(const OpRecord&);
+// Adds a hook called after every op; returns an id for remove_op_hook.
+int add_op_hook(OpHook hook);
+void remove_op_hook(int id);
+
+// Runs `op`: resolves the device (inputs must share one, 0-d CPU scalars excepted; ops without
+// inputs use `device`), allocates the outputs, runs the kernel and calls the hooks.
+std::vector<Tensor> run_op(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> outputs,
+                           Attrs attrs = {}, Device device = default_device());
+// The single-output form.
+Tensor run_op(OpId op, std::span<const Tensor> inputs, const OutputSpec& output, Attrs attrs = {},
+              Device device = default_device());
+
+}  // namespace ember

@@ -1,0 +1,41 @@
+#pragma once
+// Neural-network ops, NHWC (TF: tf.nn.softmax, tf.nn.conv2d, tf.nn.max_pool2d, ...).
+#include <array>
+#include <string>
+
+#include "framework/core/tensor.h"
+
+namespace ember::ops {
+
+// Numerically stable softmax / log-softmax along axis.
+Tensor softmax(const Tensor& logits, int64_t axis = -1);
+Tensor log_softmax(const Tensor& logits, int64_t axis = -1);
+
+struct Conv2DOptions {
+  std::array<int64_t, 2> strides{1, 1};
+  std::string padding = "VALID";  // "VALID" or "SAME" (case-insensitive), TF's asymmetric SAME rule
+  std::array<int64_t, 2> dilations{1, 1};
+};
+// input NHWC [N, H, W, C], filters HWIO [kh, kw, C / groups, O]; groups = C / filters.dim(2) (as TF).
+Tensor conv2d(const Tensor& input, const Tensor& filters, Conv2DOptions options = {});
+// The gradient of conv2d with respect to its input, of shape input_shape.
+Tensor conv2d_backprop_input(const Shape& input_shape, const Tensor& filters, const Tensor& out_backprop,
+                             Conv2DOptions options = {});
+// The gradient of conv2d with respect to its filters, of shape filter_shape.
+Tensor conv2d_backprop_filter(const Tensor& input, const Shape& filter_shape, const Tensor& out_backprop,
+                              Conv2DOptions options = {});
+
+struct Pool2DOptions {
+  std::array<int64_t, 2> strides{1, 1};
+  std::string padding = "VALID";
+};
+// Max / average over ksize windows of an NHWC input; SAME-padded average counts only real pixels (as TF).
+Tensor max_pool2d(const Tensor& input, std::array<int64_t, 2> ksize, Pool2DOptions options = {});
+Tensor avg_pool2d(const Tensor& input, std::array<int64_t, 2> ksize, Pool2DOptions options = {});
+// Gradients: max pooling routes grad to the first maximum of each window (TF's MaxPoolGrad).
+Tensor max_pool2d_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
+                       std::array<int64_t, 2> ksize, Pool2DOptions options = {});
+Tensor avg_pool2d_grad(const Shape& orig_input_shape, const Tensor& grad, std::array<int64_t, 2> ksize,
+                       Pool2DOptions options = {});
+
+}  // namespace ember::ops
