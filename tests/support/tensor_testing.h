@@ -1,0 +1,66 @@
+#pragma once
+// Shared assertions for tensor tests: exact or approximate comparison with readable failures.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "framework/ember.h"
+
+namespace ember::testing {
+
+// Values of any tensor as doubles (bool -> 0/1, half types widened).
+inline std::vector<double> values_as_double(const Tensor& t) {
+  Tensor h = t.to(Device::cpu());
+  std::vector<double> out(static_cast<size_t>(h.num_elements()));
+  EMBER_DISPATCH_ALL(h.dtype(), "values_as_double", {
+    const scalar_t* p = static_cast<const scalar_t*>(h.raw_data());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(p[i]);
+  });
+  return out;
+}
+
+// Checks dtype, shape and every value within tolerance (NaN matches NaN, inf matches same-signed inf).
+inline void check_tensor(const Tensor& t, DType dtype, const Shape& shape, const std::vector<double>& expected,
+                         double rel = 1e-6, double abs_tol = 1e-6) {
+  INFO("tensor: " << t.to_string());
+  REQUIRE(t.dtype() == dtype);
+  REQUIRE(t.shape() == shape);
+  std::vector<double> got = values_as_double(t);
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": got " << got[i] << ", expected " << expected[i]);
+    if (std::isnan(expected[i])) {
+      CHECK(std::isnan(got[i]));
+    } else if (std::isinf(expected[i])) {
+      CHECK(got[i] == expected[i]);
+    } else {
+      CHECK(std::abs(got[i] - expected[i]) <= abs_tol + rel * std::abs(expected[i]));
+    }
+  }
+}
+
+// Tolerances that suit a dtype (half types carry 3 and 2 significant digits).
+inline double tolerance_for(DType t) {
+  switch (t) {
+    case DType::Float16: return 2e-3;
+    case DType::BFloat16: return 1.6e-2;
+    case DType::Float32: return 1e-5;
+    default: return 1e-12;
+  }
+}
+
+// A tensor of dtype from double values (converted).
+inline Tensor make(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  Tensor t = Tensor::empty(shape, dtype);
+  REQUIRE(static_cast<int64_t>(values.size()) == shape.num_elements());
+  EMBER_DISPATCH_ALL(dtype, "testing::make", {
+    scalar_t* p = static_cast<scalar_t*>(t.raw_data());
+    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<scalar_t>(values[i]);
+  });
+  return t;
+}
+
+}  // namespace ember::testing
