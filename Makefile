@@ -43,7 +43,7 @@ bench: configure
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds).
 test-sanitize: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_CUDA=OFF \
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DEMBER_SANITIZE=ON -DEMBER_CUDA=OFF \
 	  -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_APPS=OFF -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

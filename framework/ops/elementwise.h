@@ -60,7 +60,7 @@ Tensor logical_or(const Tensor& a, const Tensor& b);
 
 // cond (bool) ? a : b, all three broadcast together.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-// min(max(x, lo), hi); lo and hi broadcast against x (TF: tf.clip_by_value).
+// maximum(minimum(x, hi), lo), TF's formula (lo wins when lo > hi); lo and hi broadcast to x's shape.
 Tensor clip_by_value(const Tensor& x, const Tensor& lo, const Tensor& hi);
 Tensor clip_by_value(const Tensor& x, double lo, double hi);
 

@@ -1,0 +1,113 @@
+// CPU kernels of the binary elementwise ops (NumPy broadcasting), where and clip_by_value.
+#include <type_traits>
+
+#include "framework/ops/cpu/elementwise_loops.h"
+#include "framework/ops/dispatch.h"
+#include "framework/ops/functors.h"
+
+namespace ember {
+namespace {
+
+template <class T, class Out, class F>
+void run_binary(const KernelContext& ctx, F f) {
+  cpu::binary_loop<T, Out>(ctx.inputs[0], ctx.inputs[1], ctx.outputs[0], cpu::Binary<T, Out, F>{f});
+}
+
+// Integer division by zero has no value to return: reject it before the (non-throwing) parallel loop.
+// Every element of b reaches some output unless the output is empty.
+template <class T>
+void check_integer_divisor(const KernelContext& ctx, const char* op) {
+  if constexpr (std::is_integral_v<T>) {
+    if (ctx.outputs[0].num_elements() == 0) return;
+    const Tensor& b = ctx.inputs[1];
+    const T* p = static_cast<const T*>(b.raw_data());
+    for (int64_t i = 0, n = b.num_elements(); i < n; ++i)
+      EMBER_CHECK(p[i] != T(0), InvalidArgument) << op << ": integer division by zero";
+  }
+}
+
+#define EMBER_BINARY_KERNEL(name, Functor, DISPATCH, DTYPES, Out)                                    \
+  void name##_cpu(const KernelContext& ctx) {                                                      \
+    DISPATCH(ctx.inputs[0].dtype(), #name, run_binary<scalar_t, Out>(ctx, functors::Functor{}));   \
+  }                                                                                                \
+  EMBER_REGISTER_KERNEL(name, CPU, name##_cpu, DTYPES)
+
+EMBER_BINARY_KERNEL(add, Add, EMBER_DISPATCH_NUMERIC, EMBER_NUMERIC_DTYPES, scalar_t);
+EMBER_BINARY_KERNEL(sub, Sub, EMBER_DISPATCH_NUMERIC, EMBER_NUMERIC_DTYPES, scalar_t);
+EMBER_BINARY_KERNEL(mul, Mul, EMBER_DISPATCH_NUMERIC, EMBER_NUMERIC_DTYPES, scalar_t);
+EMBER_BINARY_KERNEL(maximum, Maximum, EMBER_DISPATCH_NUMERIC, EMBER_NUMERIC_DTYPES, scalar_t);
+EMBER_BINARY_KERNEL(minimum, Minimum, EMBER_DISPATCH_NUMERIC, EMBER_NUMERIC_DTYPES, scalar_t);
+EMBER_BINARY_KERNEL(squared_difference, SquaredDifference, EMBER_DISPATCH_SIGNED, EMBER_SIGNED_DTYPES, scalar_t);
+EMBER_BINARY_KERNEL(equal, Equal, EMBER_DISPATCH_ALL, EMBER_ALL_DTYPES, bool);
+EMBER_BINARY_KERNEL(not_equal, NotEqual, EMBER_DISPATCH_ALL, EMBER_ALL_DTYPES, bool);
+EMBER_BINARY_KERNEL(less, Less, EMBER_DISPATCH_NUMERIC, EMBER_NUMERIC_DTYPES, bool);
+EMBER_BINARY_KERNEL(less_equal, LessEqual, EMBER_DISPATCH_NUMERIC, EMBER_NUMERIC_DTYPES, bool);
+EMBER_BINARY_KERNEL(greater, Greater, EMBER_DISPATCH_NUMERIC, EMBER_NUMERIC_DTYPES, bool);
+EMBER_BINARY_KERNEL(greater_equal, GreaterEqual, EMBER_DISPATCH_NUMERIC, EMBER_NUMERIC_DTYPES, bool);
+#undef EMBER_BINARY_KERNEL
+
+// div, floordiv and mod: integer divisors are checked for zero first.
+#define EMBER_DIVISION_KERNEL(name, Functor)                                 \
+  void name##_cpu(const KernelContext& ctx) {                              \
+    EMBER_DISPATCH_NUMERIC(ctx.inputs[0].dtype(), #name, {                 \
+      check_integer_divisor<scalar_t>(ctx, #name);                         \
+      run_binary<scalar_t, scalar_t>(ctx, functors::Functor{});            \
+    });                                                                    \
+  }                                                                        \
+  EMBER_REGISTER_KERNEL(name, CPU, name##_cpu, EMBER_NUMERIC_DTYPES)
+
+EMBER_DIVISION_KERNEL(div, Div);
+EMBER_DIVISION_KERNEL(floordiv, FloorDiv);
+EMBER_DIVISION_KERNEL(mod, Mod);
+#undef EMBER_DIVISION_KERNEL
+
+void pow_cpu(const KernelContext& ctx) {
+  EMBER_DISPATCH_SIGNED(ctx.inputs[0].dtype(), "pow", {
+    if constexpr (std::is_integral_v<scalar_t>) {
+      // TF rejects these too: the result is not an integer (and 0 to a negative power has none).
+      if (ctx.outputs[0].num_elements() > 0) {
+        const Tensor& b = ctx.inputs[1];
+        const scalar_t* p = static_cast<const scalar_t*>(b.raw_data());
+        for (int64_t i = 0, n = b.num_elements(); i < n; ++i)
+          EMBER_CHECK(p[i] >= 0, InvalidArgument)
+              << "pow: integers to negative integer powers are not allowed (got exponent " << p[i] << ")";
+      }
+    }
+    run_binary<scalar_t, scalar_t>(ctx, functors::Pow{});
+  });
+}
+EMBER_REGISTER_KERNEL(pow, CPU, pow_cpu, EMBER_SIGNED_DTYPES);
+
+void logical_and_cpu(const KernelContext& ctx) { run_binary<bool, bool>(ctx, functors::LogicalAnd{}); }
+EMBER_REGISTER_KERNEL(logical_and, CPU, logical_and_cpu, ::ember::DType::Bool);
+void logical_or_cpu(const KernelContext& ctx) { run_binary<bool, bool>(ctx, functors::LogicalOr{}); }
+EMBER_REGISTER_KERNEL(logical_or, CPU, logical_or_cpu, ::ember::DType::Bool);
+
+// where selects storage values, so it needs no compute-type conversion. The dispatcher keys on the
+// first input (cond, always bool); the kernel itself serves every dtype of a and b.
+void where_cpu(const KernelContext& ctx) {
+  EMBER_DISPATCH_ALL(ctx.inputs[1].dtype(), "where", {
+    cpu::ternary_loop<bool, scalar_t, scalar_t, scalar_t>(ctx.inputs[0], ctx.inputs[1], ctx.inputs[2],
+                                                           ctx.outputs[0], functors::Where{});
+  });
+}
+EMBER_REGISTER_KERNEL(where, CPU, where_cpu, EMBER_ALL_DTYPES);
+
+template <class T>
+struct ClipElement {
+  T operator()(T x, T lo, T hi) const {
+    using C = compute_t<T>;
+    return static_cast<T>(functors::ClipByValue{}(static_cast<C>(x), static_cast<C>(lo), static_cast<C>(hi)));
+  }
+};
+
+void clip_by_value_cpu(const KernelContext& ctx) {
+  EMBER_DISPATCH_NUMERIC(ctx.inputs[0].dtype(), "clip_by_value", {
+    cpu::ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(ctx.inputs[0], ctx.inputs[1], ctx.inputs[2],
+                                                               ctx.outputs[0], ClipElement<scalar_t>{});
+  });
+}
+EMBER_REGISTER_KERNEL(clip_by_value, CPU, clip_by_value_cpu, EMBER_NUMERIC_DTYPES);
+
+}  // namespace
+}  // namespace ember

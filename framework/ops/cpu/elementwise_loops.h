@@ -1,0 +1,219 @@
+#pragma once
+// Internal: the CPU loops behind every elementwise kernel. Contiguous inputs (the common case) run
+// as flat loops the compiler vectorises; broadcasting goes through a plan that first collapses
+// dimensions so the innermost loop is as long as possible.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "framework/core/dtype.h"
+#include "framework/core/parallel.h"
+#include "framework/core/tensor.h"
+#include "framework/ops/broadcast.h"
+
+namespace ember::cpu {
+
+// Wraps a compute-type functor so it reads and writes storage types (half <-> float around the math).
+template <class T, class Out, class F>
+struct Unary {
+  F f;
+  Out operator()(T x) const { return static_cast<Out>(f(static_cast<compute_t<T>>(x))); }
+};
+template <class T, class Out, class F>
+struct Binary {
+  F f;
+  Out operator()(T a, T b) const { return static_cast<Out>(f(static_cast<compute_t<T>>(a), static_cast<compute_t<T>>(b))); }
+};
+
+// Runs body(begin, end) over [0, n): on the calling thread when small, else on the shared pool.
+template <class Body>
+inline void run_range(int64_t n, int64_t grain, Body&& body) {
+  if (n <= grain) {
+    if (n > 0) body(int64_t{0}, n);
+    return;
+  }
+  parallel_for(n, grain, body);
+}
+
+// y[i] = f(x[i]) over n contiguous elements.
+template <class In, class Out, class F>
+void unary_loop(const In* x, Out* y, int64_t n, F f) {
+  run_range(n, kParallelGrain, [=](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
+  });
+}
+
+// The iteration space of a broadcast: dimensions with out size 1 dropped and adjacent dimensions
+// merged wherever every input steps through them contiguously. The last dimension is the inner loop.
+template <size_t N>
+struct BroadcastPlan {
+  std::vector<int64_t> dims;
+  std::vector<std::array<int64_t, N>> strides;  // per dim, per input (0 on broadcast dims)
+
+  BroadcastPlan(const Shape& out, const std::array<const Shape*, N>& in) {
+    std::array<std::vector<int64_t>, N> s;
+    for (size_t k = 0; k < N; ++k) s[k] = broadcast_strides(*in[k], out);
+    for (int64_t i = 0; i < out.rank(); ++i) {
+      if (out[i] == 1) continue;
+      std::array<int64_t, N> st;
+      for (size_t k = 0; k < N; ++k) st[k] = s[k][static_cast<size_t>(i)];
+      if (!dims.empty()) {
+        bool mergeable = true;
+        for (size_t k = 0; k < N; ++k) mergeable &= strides.back()[k] == st[k] * out[i];
+        if (mergeable) {
+          dims.back() *= out[i];
+          strides.back() = st;
+          continue;
+        }
+      }
+      dims.push_back(out[i]);
+      strides.push_back(st);
+    }
+    if (dims.empty()) {  // every dimension is 1
+      dims.push_back(1);
+      strides.push_back({});
+    }
+  }
+  int64_t rank() const { return static_cast<int64_t>(dims.size()); }
+  int64_t inner() const { return dims.back(); }
+};
+
+// Calls row(out_offset, in_offsets) for each run of the inner dimension of the plan, rows in parallel.
+template <size_t N, class Row>
+void for_each_row(const BroadcastPlan<N>& p, int64_t num_elements, Row&& row) {
+  const int64_t inner = p.inner();
+  const int64_t outer_rank = p.rank() - 1;
+  const int64_t rows = inner ? num_elements / inner : 0;
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(inner, 1));
+  run_range(rows, grain, [&](int64_t rb, int64_t re) {
+    constexpr int64_t kMaxCounters = 16;
+    int64_t idx[kMaxCounters];
+    std::array<int64_t, N> off{};
+    // Start: the multi-index of row rb (division once per chunk), then step with carries.
+    int64_t r = rb;
+    for (int64_t d = outer_rank - 1; d >= 0; --d) {
+      int64_t i = r % p.dims[static_cast<size_t>(d)];
+      r /= p.dims[static_cast<size_t>(d)];
+      if (d < kMaxCounters) idx[d] = i;
+      for (size_t k = 0; k < N; ++k) off[k] += i * p.strides[static_cast<size_t>(d)][k];
+    }
+    for (int64_t row_i = rb; row_i < re; ++row_i) {
+      if (outer_rank > kMaxCounters) {  // rank too high for the counters: recompute by division
+        r = row_i;
+        off = {};
+        for (int64_t d = outer_rank - 1; d >= 0; --d) {
+          int64_t i = r % p.dims[static_cast<size_t>(d)];
+          r /= p.dims[static_cast<size_t>(d)];
+          for (size_t k = 0; k < N; ++k) off[k] += i * p.strides[static_cast<size_t>(d)][k];
+        }
+        row(row_i * inner, off);
+        continue;
+      }
+      row(row_i * inner, off);
+      for (int64_t d = outer_rank - 1; d >= 0; --d) {
+        const auto& st = p.strides[static_cast<size_t>(d)];
+        if (++idx[d] < p.dims[static_cast<size_t>(d)]) {
+          for (size_t k = 0; k < N; ++k) off[k] += st[k];
+          break;
+        }
+        idx[d] = 0;
+        for (size_t k = 0; k < N; ++k) off[k] -= (p.dims[static_cast<size_t>(d)] - 1) * st[k];
+      }
+    }
+  });
+}
+
+// z = f(x, y) with NumPy broadcasting; out's shape is the broadcast of a's and b's.
+template <class T, class Out, class F>
+void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
+  const T* x = static_cast<const T*>(a.raw_data());
+  const T* y = static_cast<const T*>(b.raw_data());
+  Out* z = static_cast<Out*>(out.raw_data());
+  const int64_t n = out.num_elements();
+  if (n == 0) return;
+  const int64_t na = a.num_elements(), nb = b.num_elements();
+  if (na == n && nb == n) {
+    run_range(n, kParallelGrain, [=](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) z[i] = f(x[i], y[i]);
+    });
+  } else if (na == 1) {
+    const T v = x[0];
+    run_range(n, kParallelGrain, [=](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) z[i] = f(v, y[i]);
+    });
+  } else if (nb == 1) {
+    const T v = y[0];
+    run_range(n, kParallelGrain, [=](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) z[i] = f(x[i], v);
+    });
+  } else {
+    BroadcastPlan<2> p(out.shape(), {&a.shape(), &b.shape()});
+    const int64_t inner = p.inner();
+    const int64_t sx = p.strides.back()[0], sy = p.strides.back()[1];
+    for_each_row(p, n, [=](int64_t o, const std::array<int64_t, 2>& off) {
+      const T* xr = x + off[0];
+      const T* yr = y + off[1];
+      Out* zr = z + o;
+      if (sx == 1 && sy == 1) {
+        for (int64_t j = 0; j < inner; ++j) zr[j] = f(xr[j], yr[j]);
+      } else if (sx == 0 && sy == 1) {
+        const T v = xr[0];
+        for (int64_t j = 0; j < inner; ++j) zr[j] = f(v, yr[j]);
+      } else if (sx == 1 && sy == 0) {
+        const T v = yr[0];
+        for (int64_t j = 0; j < inner; ++j) zr[j] = f(xr[j], v);
+      } else {
+        for (int64_t j = 0; j < inner; ++j) zr[j] = f(xr[j * sx], yr[j * sy]);
+      }
+    });
+  }
+}
+
+// out = f(a, b, c) with all three broadcast to out's shape (where, clip_by_value).
+template <class A, class B, class C, class Out, class F>
+void ternary_loop(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& out, F f) {
+  const A* pa = static_cast<const A*>(a.raw_data());
+  const B* pb = static_cast<const B*>(b.raw_data());
+  const C* pc = static_cast<const C*>(c.raw_data());
+  Out* z = static_cast<Out*>(out.raw_data());
+  const int64_t n = out.num_elements();
+  if (n == 0) return;
+  if (a.num_elements() == n && b.num_elements() == n && c.num_elements() == n) {
+    run_range(n, kParallelGrain, [=](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) z[i] = f(pa[i], pb[i], pc[i]);
+    });
+    return;
+  }
+  BroadcastPlan<3> p(out.shape(), {&a.shape(), &b.shape(), &c.shape()});
+  const int64_t inner = p.inner();
+  const std::array<int64_t, 3> st = p.strides.back();
+  for_each_row(p, n, [=](int64_t o, const std::array<int64_t, 3>& off) {
+    const A* ar = pa + off[0];
+    const B* br = pb + off[1];
+    const C* cr = pc + off[2];
+    Out* zr = z + o;
+    for (int64_t j = 0; j < inner; ++j) zr[j] = f(ar[j * st[0]], br[j * st[1]], cr[j * st[2]]);
+  });
+}
+
+}  // namespace ember::cpu
+
+// Dispatch over the dtypes the sign-carrying numeric ops accept: floats, int32 and int64.
+#define EMBER_DISPATCH_SIGNED(dtype, opname, ...)                      \
+  switch (dtype) {                                                     \
+    EMBER_DTYPE_CASE_(Float32, float, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Float64, double, __VA_ARGS__)                    \
+    EMBER_DTYPE_CASE_(Float16, ::ember::half, __VA_ARGS__)             \
+    EMBER_DTYPE_CASE_(BFloat16, ::ember::bfloat16, __VA_ARGS__)        \
+    EMBER_DTYPE_CASE_(Int32, int32_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Int64, int64_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_DEFAULT_(dtype, opname, "float32, float64, float16, bfloat16, int32 or int64") \
+  }
+
+// The dtype lists kernels register with.
+#define EMBER_FLOAT_DTYPES ::ember::DType::Float32, ::ember::DType::Float64, ::ember::DType::Float16, ::ember::DType::BFloat16
+#define EMBER_SIGNED_DTYPES EMBER_FLOAT_DTYPES, ::ember::DType::Int32, ::ember::DType::Int64
+#define EMBER_NUMERIC_DTYPES EMBER_SIGNED_DTYPES, ::ember::DType::UInt8
+#define EMBER_ALL_DTYPES EMBER_NUMERIC_DTYPES, ::ember::DType::Bool

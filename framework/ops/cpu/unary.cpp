@@ -1,0 +1,88 @@
+// CPU kernels of the unary elementwise ops and cast: flat loops over a shared functor.
+#include "framework/ops/cpu/elementwise_loops.h"
+#include "framework/ops/dispatch.h"
+#include "framework/ops/functors.h"
+
+namespace ember {
+namespace {
+
+template <class T, class Out, class F>
+void run_unary(const KernelContext& ctx, F f) {
+  const Tensor& x = ctx.inputs[0];
+  Tensor& y = ctx.outputs[0];
+  cpu::unary_loop(static_cast<const T*>(x.raw_data()), static_cast<Out*>(y.raw_data()), x.num_elements(),
+                  cpu::Unary<T, Out, F>{f});
+}
+
+// One kernel per op: NAME_cpu applies functors::FUNCTOR over the dtypes of SET (FLOAT or SIGNED).
+#define EMBER_UNARY_KERNEL(name, Functor, SET)                                                         \
+  void name##_cpu(const KernelContext& ctx) {                                                        \
+    EMBER_DISPATCH_##SET(ctx.inputs[0].dtype(), #name, run_unary<scalar_t, scalar_t>(ctx, functors::Functor{})); \
+  }                                                                                                  \
+  EMBER_REGISTER_KERNEL(name, CPU, name##_cpu, EMBER_##SET##_DTYPES)
+
+EMBER_UNARY_KERNEL(neg, Neg, SIGNED);
+EMBER_UNARY_KERNEL(abs, Abs, SIGNED);
+EMBER_UNARY_KERNEL(sign, Sign, SIGNED);
+EMBER_UNARY_KERNEL(square, Square, SIGNED);
+EMBER_UNARY_KERNEL(relu, Relu, SIGNED);
+EMBER_UNARY_KERNEL(relu6, Relu6, SIGNED);
+EMBER_UNARY_KERNEL(exp, Exp, FLOAT);
+EMBER_UNARY_KERNEL(log, Log, FLOAT);
+EMBER_UNARY_KERNEL(log1p, Log1p, FLOAT);
+EMBER_UNARY_KERNEL(sqrt, Sqrt, FLOAT);
+EMBER_UNARY_KERNEL(rsqrt, Rsqrt, FLOAT);
+EMBER_UNARY_KERNEL(reciprocal, Reciprocal, FLOAT);
+EMBER_UNARY_KERNEL(sin, Sin, FLOAT);
+EMBER_UNARY_KERNEL(cos, Cos, FLOAT);
+EMBER_UNARY_KERNEL(tanh, Tanh, FLOAT);
+EMBER_UNARY_KERNEL(sigmoid, Sigmoid, FLOAT);
+EMBER_UNARY_KERNEL(elu, Elu, FLOAT);
+EMBER_UNARY_KERNEL(selu, Selu, FLOAT);
+EMBER_UNARY_KERNEL(softplus, Softplus, FLOAT);
+EMBER_UNARY_KERNEL(softsign, Softsign, FLOAT);
+EMBER_UNARY_KERNEL(swish, Swish, FLOAT);
+EMBER_UNARY_KERNEL(floor, Floor, FLOAT);
+EMBER_UNARY_KERNEL(ceil, Ceil, FLOAT);
+EMBER_UNARY_KERNEL(round, Round, FLOAT);
+#undef EMBER_UNARY_KERNEL
+
+void gelu_cpu(const KernelContext& ctx) {
+  functors::Gelu f{std::get<GeluAttrs>(ctx.attrs).approximate};
+  EMBER_DISPATCH_FLOAT(ctx.inputs[0].dtype(), "gelu", run_unary<scalar_t, scalar_t>(ctx, f));
+}
+EMBER_REGISTER_KERNEL(gelu, CPU, gelu_cpu, EMBER_FLOAT_DTYPES);
+
+void is_finite_cpu(const KernelContext& ctx) {
+  EMBER_DISPATCH_FLOAT(ctx.inputs[0].dtype(), "is_finite", run_unary<scalar_t, bool>(ctx, functors::IsFinite{}));
+}
+EMBER_REGISTER_KERNEL(is_finite, CPU, is_finite_cpu, EMBER_FLOAT_DTYPES);
+
+void logical_not_cpu(const KernelContext& ctx) { run_unary<bool, bool>(ctx, functors::LogicalNot{}); }
+EMBER_REGISTER_KERNEL(logical_not, CPU, logical_not_cpu, ::ember::DType::Bool);
+
+// From and To are storage types; the conversion itself runs between their compute types.
+template <class From, class To>
+struct CastElement {
+  To operator()(From x) const {
+    return static_cast<To>(functors::CastTo<compute_t<To>>{}(static_cast<compute_t<From>>(x)));
+  }
+};
+
+template <class From>
+void cast_from(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  Tensor& y = ctx.outputs[0];
+  const From* src = static_cast<const From*>(x.raw_data());
+  EMBER_DISPATCH_ALL(y.dtype(), "cast", {
+    cpu::unary_loop(src, static_cast<scalar_t*>(y.raw_data()), x.num_elements(), CastElement<From, scalar_t>{});
+  });
+}
+
+void cast_cpu(const KernelContext& ctx) {
+  EMBER_DISPATCH_ALL(ctx.inputs[0].dtype(), "cast", cast_from<scalar_t>(ctx));
+}
+EMBER_REGISTER_KERNEL(cast, CPU, cast_cpu, EMBER_ALL_DTYPES);
+
+}  // namespace
+}  // namespace ember
