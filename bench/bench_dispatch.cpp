@@ -1,0 +1,93 @@
+// Eager dispatch overhead: nanoseconds per ops::add on a 1-element and a 32x32 float32 tensor, beside the
+// same arithmetic as a plain C++ loop (ns per iteration) measured in the same run. speedup = loop / ember,
+// so it shows how many plain iterations one eager op costs (far below 1: the price of dispatch).
+// Usage: bench_dispatch [--json]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "framework/ember.h"
+
+using namespace ember;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Makes the compiler assume p's memory is read and written here, so the work producing it is kept.
+inline void keep_alive(const void* p) { asm volatile("" : : "g"(p) : "memory"); }
+
+// Best nanoseconds per iteration over `batches` timed batches of `iters` calls, after one warm-up batch.
+template <class F>
+double best_ns_per_iter(int batches, int64_t iters, F&& fn) {
+  for (int64_t i = 0; i < iters; ++i) fn();
+  double best = 1e300;
+  for (int b = 0; b < batches; ++b) {
+    auto t0 = Clock::now();
+    for (int64_t i = 0; i < iters; ++i) fn();
+    best = std::min(best, std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / iters);
+  }
+  return best;
+}
+
+struct Row {
+  std::string name, unit, reference;
+  double value, reference_value, speedup;
+};
+
+void print(const Row& row, bool json) {
+  if (json) {
+    std::printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"reference\": \"%s\", \"reference_value\": %.6g, "
+                "\"speedup\": %.6g}\n",
+                row.name.c_str(), row.value, row.unit.c_str(), row.reference.c_str(), row.reference_value, row.speedup);
+  } else {
+    std::printf("%-20s ember %10.3f %-3s %s %8.3f %-3s speedup %.5fx\n", row.name.c_str(), row.value, row.unit.c_str(),
+                row.reference.c_str(), row.reference_value, row.unit.c_str(), row.speedup);
+  }
+  std::fflush(stdout);
+}
+
+Row measure(const std::string& name, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  std::vector<float> va(static_cast<size_t>(n)), vb(static_cast<size_t>(n)), vc(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    va[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i % 7);
+    vb[static_cast<size_t>(i)] = 0.25f * static_cast<float>(i % 5);
+  }
+  const Shape shape = rows == 1 ? Shape{cols} : Shape{rows, cols};
+  const Tensor a = Tensor::from_vector(va, shape), b = Tensor::from_vector(vb, shape);
+  Tensor c;
+  const double ember_ns = best_ns_per_iter(7, 20000, [&] {
+    c = ops::add(a, b);
+    keep_alive(c.raw_data());
+  });
+  // Enough loop iterations for a batch to last well over the clock's resolution.
+  const int64_t loop_iters = std::max<int64_t>(20000, 20000000 / n);
+  const double loop_ns = best_ns_per_iter(7, loop_iters, [&] {
+    const float* __restrict pa = va.data();
+    const float* __restrict pb = vb.data();
+    float* __restrict pc = vc.data();
+    keep_alive(pa);
+    keep_alive(pb);
+    for (int64_t i = 0; i < n; ++i) pc[i] = pa[i] + pb[i];
+    keep_alive(pc);
+  });
+  if (c.to_vector<float>() != std::vector<float>(vc.begin(), vc.end()))
+    std::fprintf(stderr, "bench_dispatch: %s: ember and the plain loop disagree\n", name.c_str());
+  return {name, "ns", "plain_loop", ember_ns, loop_ns, loop_ns / ember_ns};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool json = argc > 1 && std::strcmp(argv[1], "--json") == 0;
+  if (!json)
+    std::printf("eager float32 add, best of 7 batches, %d intra-op thread(s)\n",
+                config::get_intra_op_parallelism_threads());
+  print(measure("dispatch_add_1", 1, 1), json);
+  print(measure("dispatch_add_32x32", 32, 32), json);
+  return 0;
+}
