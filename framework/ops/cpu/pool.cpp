@@ -1,0 +1,217 @@
+// CPU 2-D pooling (NHWC) and its gradients: hand-written loops with channels innermost so they vectorise.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "framework/core/parallel.h"
+#include "framework/ops/dispatch.h"
+
+namespace ember {
+
+namespace {
+
+// Channels are processed in blocks of this many so accumulators live on the stack.
+constexpr int64_t kCBlock = 64;
+
+struct PoolGeom {
+  int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl;
+  // The clipped window [begin, end) of output row/column o along one dimension.
+  static void window(int64_t o, int64_t stride, int64_t pad, int64_t k, int64_t in, int64_t& b, int64_t& e) {
+    b = o * stride - pad;
+    e = std::min(b + k, in);
+    b = std::max<int64_t>(b, 0);
+  }
+  void rows(int64_t o, int64_t& b, int64_t& e) const { window(o, sh, pt, kh, h, b, e); }
+  void cols(int64_t o, int64_t& b, int64_t& e) const { window(o, sw, pl, kw, w, b, e); }
+};
+
+PoolGeom geom(const Shape& in, const Shape& out, const Pool2DAttrs& a) {
+  return {in[0],      in[1],      in[2],        in[3],        out[1],    out[2],
+          a.ksize[0], a.ksize[1], a.strides[0], a.strides[1], a.pads[0], a.pads[2]};
+}
+
+int64_t grain_for(int64_t work_per_item) {
+  return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work_per_item, 1));
+}
+
+// Forward max / average pooling, parallel over (batch, output row).
+template <class T, bool kMax>
+void pool_forward(const T* x, T* y, const PoolGeom& g) {
+  using C = compute_t<T>;
+  parallel_for(g.n * g.oh, grain_for(g.ow * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+    C acc[kCBlock];
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t n = t / g.oh, oh = t % g.oh, hb, he;
+      g.rows(oh, hb, he);
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        int64_t wb, we;
+        g.cols(ow, wb, we);
+        T* yp = y + ((n * g.oh + oh) * g.ow + ow) * g.c;
+        for (int64_t c0 = 0; c0 < g.c; c0 += kCBlock) {
+          int64_t len = std::min(kCBlock, g.c - c0);
+          for (int64_t j = 0; j < len; ++j) acc[j] = kMax ? -std::numeric_limits<C>::infinity() : C(0);
+          for (int64_t ih = hb; ih < he; ++ih)
+            for (int64_t iw = wb; iw < we; ++iw) {
+              const T* xp = x + ((n * g.h + ih) * g.w + iw) * g.c + c0;
+              for (int64_t j = 0; j < len; ++j) {
+                C v = static_cast<C>(xp[j]);
+                if constexpr (kMax)
+                  acc[j] = (v > acc[j] || v != v) ? v : acc[j];  // NaN propagates, as in TF's max
+                else
+                  acc[j] += v;
+              }
+            }
+          // SAME windows are clipped to the real pixels, so the average divides by their count (TF).
+          C scale = kMax ? C(1) : C(1) / static_cast<C>((he - hb) * (we - wb));
+          for (int64_t j = 0; j < len; ++j) yp[c0 + j] = static_cast<T>(kMax ? acc[j] : acc[j] * scale);
+        }
+      }
+    }
+  });
+}
+
+// Max-pool gradient: each window's gradient goes to the first (row-major) position of its maximum, as TF's
+// MaxPoolGrad. Windows overlap along both spatial axes, so the work is split over (batch, channel block),
+// whose output slices are disjoint.
+template <class T>
+void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
+  using C = compute_t<T>;
+  int64_t cblocks = (g.c + kCBlock - 1) / kCBlock;
+  parallel_for(
+      g.n * cblocks, grain_for(g.oh * g.ow * std::min(g.c, kCBlock) * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+        C best[kCBlock];
+        // Same width as float so the select below vectorises; a position is within one image.
+        int32_t pos[kCBlock];
+        for (int64_t t = begin; t < end; ++t) {
+          int64_t n = t / cblocks, c0 = (t % cblocks) * kCBlock;
+          int64_t len = std::min(kCBlock, g.c - c0);
+          const T* xn = x + n * g.h * g.w * g.c + c0;
+          T* dxn = dx + n * g.h * g.w * g.c + c0;
+          // Zeroing the task's own slice here keeps it in cache for the scatter below.
+          for (int64_t p = 0; p < g.h * g.w; ++p) std::fill(dxn + p * g.c, dxn + p * g.c + len, T(0));
+          for (int64_t oh = 0; oh < g.oh; ++oh) {
+            int64_t hb, he;
+            g.rows(oh, hb, he);
+            for (int64_t ow = 0; ow < g.ow; ++ow) {
+              int64_t wb, we;
+              g.cols(ow, wb, we);
+              for (int64_t j = 0; j < len; ++j) {
+                best[j] = static_cast<C>(xn[(hb * g.w + wb) * g.c + j]);
+                pos[j] = static_cast<int32_t>(hb * g.w + wb);
+              }
+              for (int64_t ih = hb; ih < he; ++ih)
+                for (int64_t iw = wb; iw < we; ++iw) {
+                  const T* xp = xn + (ih * g.w + iw) * g.c;
+                  int32_t p = static_cast<int32_t>(ih * g.w + iw);
+                  for (int64_t j = 0; j < len; ++j) {
+                    C v = static_cast<C>(xp[j]);
+                    bool greater = v > best[j];  // strictly: ties keep the first maximum
+                    best[j] = greater ? v : best[j];
+                    pos[j] = greater ? p : pos[j];
+                  }
+                }
+              const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c + c0;
+              for (int64_t j = 0; j < len; ++j)
+                dxn[pos[j] * g.c + j] = static_cast<T>(static_cast<C>(dxn[pos[j] * g.c + j]) + static_cast<C>(dyp[j]));
+            }
+          }
+        }
+      });
+}
+
+// Average-pool gradient as a gather: every input pixel sums grad / count over the windows covering it, so rows
+// are independent and the loop runs in parallel over (batch, input row).
+template <class T>
+void avg_pool_backward(const T* dy, T* dx, const PoolGeom& g, const std::vector<int64_t>& row_count,
+                       const std::vector<int64_t>& col_count) {
+  using C = compute_t<T>;
+  // Output positions o whose window [o * s - pad, o * s - pad + k) contains i.
+  auto covering = [](int64_t i, int64_t s, int64_t pad, int64_t k, int64_t out, int64_t& lo, int64_t& hi) {
+    int64_t first = i + pad - k + 1;
+    lo = first <= 0 ? 0 : (first + s - 1) / s;
+    hi = std::min((i + pad) / s + 1, out);
+  };
+  parallel_for(g.n * g.h, grain_for(g.w * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+    C acc[kCBlock];
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t n = t / g.h, ih = t % g.h, oh_lo, oh_hi;
+      covering(ih, g.sh, g.pt, g.kh, g.oh, oh_lo, oh_hi);
+      for (int64_t iw = 0; iw < g.w; ++iw) {
+        int64_t ow_lo, ow_hi;
+        covering(iw, g.sw, g.pl, g.kw, g.ow, ow_lo, ow_hi);
+        T* dxp = dx + ((n * g.h + ih) * g.w + iw) * g.c;
+        for (int64_t c0 = 0; c0 < g.c; c0 += kCBlock) {
+          int64_t len = std::min(kCBlock, g.c - c0);
+          for (int64_t j = 0; j < len; ++j) acc[j] = 0;
+          for (int64_t oh = oh_lo; oh < oh_hi; ++oh)
+            for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+              C inv = C(1) / static_cast<C>(row_count[oh] * col_count[ow]);
+              const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c + c0;
+              for (int64_t j = 0; j < len; ++j) acc[j] += static_cast<C>(dyp[j]) * inv;
+            }
+          for (int64_t j = 0; j < len; ++j) dxp[c0 + j] = static_cast<T>(acc[j]);
+        }
+      }
+    }
+  });
+}
+
+template <bool kMax>
+void pool_cpu(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  Tensor& y = ctx.outputs[0];
+  if (y.num_elements() == 0) return;
+  PoolGeom g = geom(x.shape(), y.shape(), std::get<Pool2DAttrs>(ctx.attrs));
+  EMBER_DISPATCH_FLOAT(x.dtype(), op_name(ctx.op), {
+    pool_forward<scalar_t, kMax>(static_cast<const scalar_t*>(x.raw_data()), static_cast<scalar_t*>(y.raw_data()), g);
+  });
+}
+
+void max_pool_grad_cpu(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  const Tensor& dy = ctx.inputs[2];
+  Tensor& dx = ctx.outputs[0];
+  if (dx.num_elements() == 0) return;
+  PoolGeom g = geom(x.shape(), dy.shape(), std::get<Pool2DAttrs>(ctx.attrs));
+  EMBER_CHECK(g.h * g.w <= INT32_MAX, InvalidArgument)
+      << "max_pool2d_grad: images of " << g.h << "x" << g.w << " pixels are too large (at most 2^31 pixels)";
+  EMBER_DISPATCH_FLOAT(x.dtype(), op_name(ctx.op), {
+    max_pool_backward<scalar_t>(static_cast<const scalar_t*>(x.raw_data()), static_cast<const scalar_t*>(dy.raw_data()),
+                                static_cast<scalar_t*>(dx.raw_data()), g);
+  });
+}
+
+void avg_pool_grad_cpu(const KernelContext& ctx) {
+  const Tensor& dy = ctx.inputs[0];
+  Tensor& dx = ctx.outputs[0];
+  if (dx.num_elements() == 0) return;
+  PoolGeom g = geom(dx.shape(), dy.shape(), std::get<Pool2DAttrs>(ctx.attrs));
+  std::vector<int64_t> row_count(static_cast<size_t>(g.oh)), col_count(static_cast<size_t>(g.ow));
+  for (int64_t o = 0; o < g.oh; ++o) {
+    int64_t b, e;
+    g.rows(o, b, e);
+    row_count[static_cast<size_t>(o)] = e - b;
+  }
+  for (int64_t o = 0; o < g.ow; ++o) {
+    int64_t b, e;
+    g.cols(o, b, e);
+    col_count[static_cast<size_t>(o)] = e - b;
+  }
+  EMBER_DISPATCH_FLOAT(dy.dtype(), op_name(ctx.op), {
+    avg_pool_backward<scalar_t>(static_cast<const scalar_t*>(dy.raw_data()), static_cast<scalar_t*>(dx.raw_data()), g,
+                                row_count, col_count);
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(max_pool2d, CPU, pool_cpu<true>, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16);
+EMBER_REGISTER_KERNEL(avg_pool2d, CPU, pool_cpu<false>, DType::Float32, DType::Float64, DType::Float16,
+                      DType::BFloat16);
+EMBER_REGISTER_KERNEL(max_pool2d_grad, CPU, max_pool_grad_cpu, DType::Float32, DType::Float64, DType::Float16,
+                      DType::BFloat16);
+EMBER_REGISTER_KERNEL(avg_pool2d_grad, CPU, avg_pool_grad_cpu, DType::Float32, DType::Float64, DType::Float16,
+                      DType::BFloat16);
+
+}  // namespace ember

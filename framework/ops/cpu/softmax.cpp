@@ -1,0 +1,175 @@
+// CPU softmax / log_softmax: one fused kernel per row (max, sum of exponentials, normalise), stable for large
+// logits. Exponentials go through Eigen's vectorised exp; half types are widened to float in small chunks.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "framework/core/parallel.h"
+#include "framework/ops/dispatch.h"
+
+namespace ember {
+
+namespace {
+
+template <class C>
+using Vec = Eigen::Array<C, Eigen::Dynamic, 1>;
+template <class C>
+using VecMap = Eigen::Map<Vec<C>>;
+template <class C>
+using ConstVecMap = Eigen::Map<const Vec<C>>;
+
+// Elements handled at once: the stack buffers that widen half types hold this many.
+constexpr int64_t kChunk = 256;
+// The widest block of neighbouring rows the strided kernel handles together (stack buffers of this size).
+constexpr int64_t kWideChunk = 1024;
+
+// The tensor seen as [outer, n, inner] around the reduced axis.
+struct RowGeometry {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+RowGeometry geometry(const Shape& s, int64_t axis) {
+  RowGeometry g;
+  for (int64_t i = 0; i < axis; ++i) g.outer *= s[i];
+  g.n = s[axis];
+  for (int64_t i = axis + 1; i < s.rank(); ++i) g.inner *= s[i];
+  return g;
+}
+
+// src[0, len) in the compute type: the data itself for float/double, a widened copy in buf for half types.
+template <class T, class C = compute_t<T>>
+const C* widen(const T* src, int64_t len, C* buf) {
+  if constexpr (std::is_same_v<T, C>) {
+    return src;
+  } else {
+    for (int64_t j = 0; j < len; ++j) buf[j] = static_cast<C>(src[j]);
+    return buf;
+  }
+}
+
+// Contiguous rows (the reduced axis is the last one): the common case.
+template <class T, bool kLog>
+void softmax_rows(const T* x, T* y, int64_t rows, int64_t n) {
+  using C = compute_t<T>;
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
+  parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
+    C in[kChunk], ex[kChunk];
+    for (int64_t r = begin; r < end; ++r) {
+      const T* xr = x + r * n;
+      T* yr = y + r * n;
+      if constexpr (std::is_same_v<T, C>) {
+        ConstVecMap<C> xa(xr, n);
+        VecMap<C> ya(yr, n);
+        C m = xa.maxCoeff();
+        // The exponentials are kept in the output: scaled for softmax, overwritten for log_softmax.
+        ya = (xa - m).exp();
+        C sum = ya.sum();
+        if constexpr (kLog)
+          ya = (xa - m) - std::log(sum);  // (x - max) - log(sum), as TF: no rounding at the logits' magnitude
+        else
+          ya *= C(1) / sum;
+      } else {
+        C m = -std::numeric_limits<C>::infinity(), sum = 0;
+        for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
+          int64_t len = std::min(kChunk, n - j0);
+          m = std::max(m, ConstVecMap<C>(widen(xr + j0, len, in), len).maxCoeff());
+        }
+        for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
+          int64_t len = std::min(kChunk, n - j0);
+          sum += (ConstVecMap<C>(widen(xr + j0, len, in), len) - m).exp().sum();
+        }
+        C log_sum = std::log(sum), inv = C(1) / sum;
+        for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
+          int64_t len = std::min(kChunk, n - j0);
+          ConstVecMap<C> xa(widen(xr + j0, len, in), len);
+          VecMap<C> ea(ex, len);
+          if constexpr (kLog)
+            ea = (xa - m) - log_sum;
+          else
+            ea = (xa - m).exp() * inv;
+          for (int64_t j = 0; j < len; ++j) yr[j0 + j] = static_cast<T>(ex[j]);
+        }
+      }
+    }
+  });
+}
+
+// Strided rows (an inner axis): up to kWideChunk neighbouring rows are processed together so every pass streams
+// through contiguous memory.
+template <class T, bool kLog>
+void softmax_strided(const T* x, T* y, const RowGeometry& g) {
+  using C = compute_t<T>;
+  // Wide blocks stream through memory; split them only as far as needed to give every thread work.
+  int64_t want_blocks = std::max<int64_t>(1, (intra_op_threads() + g.outer - 1) / g.outer);
+  int64_t width = std::clamp<int64_t>((g.inner + want_blocks - 1) / want_blocks, 1, kWideChunk);
+  width = std::min((width + 7) / 8 * 8, kWideChunk);
+  int64_t blocks = (g.inner + width - 1) / width;
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(g.n * std::min(g.inner, width), 1));
+  parallel_for(g.outer * blocks, grain, [&](int64_t begin, int64_t end) {
+    C mbuf[kWideChunk], sbuf[kWideChunk], in[kWideChunk], ex[kWideChunk];
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t o = t / blocks, i0 = (t % blocks) * width;
+      int64_t len = std::min(width, g.inner - i0);
+      const T* xb = x + o * g.n * g.inner + i0;
+      T* yb = y + o * g.n * g.inner + i0;
+      VecMap<C> m(mbuf, len), sum(sbuf, len);
+      m.setConstant(-std::numeric_limits<C>::infinity());
+      sum.setZero();
+      for (int64_t k = 0; k < g.n; ++k) m = m.max(ConstVecMap<C>(widen(xb + k * g.inner, len, in), len));
+      constexpr bool kKeepExp = !kLog && std::is_same_v<T, C>;  // reuse the exponentials stored in y
+      for (int64_t k = 0; k < g.n; ++k) {
+        if constexpr (kKeepExp) {
+          VecMap<C> ya(yb + k * g.inner, len);
+          ya = (ConstVecMap<C>(xb + k * g.inner, len) - m).exp();
+          sum += ya;
+        } else {
+          sum += (ConstVecMap<C>(widen(xb + k * g.inner, len, in), len) - m).exp();
+        }
+      }
+      if constexpr (kLog)
+        sum = sum.log();
+      else
+        sum = sum.inverse();
+      for (int64_t k = 0; k < g.n; ++k) {
+        if constexpr (kKeepExp) {
+          VecMap<C>(yb + k * g.inner, len) *= sum;
+        } else {
+          ConstVecMap<C> xa(widen(xb + k * g.inner, len, in), len);
+          VecMap<C> ea(ex, len);
+          if constexpr (kLog)
+            ea = (xa - m) - sum;
+          else
+            ea = (xa - m).exp() * sum;
+          for (int64_t j = 0; j < len; ++j) yb[k * g.inner + j] = static_cast<T>(ex[j]);
+        }
+      }
+    }
+  });
+}
+
+template <bool kLog>
+void softmax_cpu(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  Tensor& y = ctx.outputs[0];
+  if (x.num_elements() == 0) return;
+  RowGeometry g = geometry(x.shape(), std::get<AxisAttrs>(ctx.attrs).axis);
+  EMBER_DISPATCH_FLOAT(x.dtype(), op_name(ctx.op), {
+    const scalar_t* xp = static_cast<const scalar_t*>(x.raw_data());
+    scalar_t* yp = static_cast<scalar_t*>(y.raw_data());
+    if (g.inner == 1)
+      softmax_rows<scalar_t, kLog>(xp, yp, g.outer, g.n);
+    else
+      softmax_strided<scalar_t, kLog>(xp, yp, g);
+  });
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(softmax, CPU, softmax_cpu<false>, DType::Float32, DType::Float64, DType::Float16,
+                      DType::BFloat16);
+EMBER_REGISTER_KERNEL(log_softmax, CPU, softmax_cpu<true>, DType::Float32, DType::Float64, DType::Float16,
+                      DType::BFloat16);
+
+}  // namespace ember
