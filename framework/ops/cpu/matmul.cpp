@@ -1,0 +1,259 @@
+// CPU matmul. Float32 runs on oneDNN (dnnl_sgemm for single products, the matmul primitive for
+// batches); Float16/BFloat16 are widened to float32 around the same path, so they accumulate in
+// float32; Float64 and the integers use Eigen, one product per batch.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "framework/core/parallel.h"
+#include "framework/ops/broadcast.h"
+#include "framework/ops/cpu/dnnl_context.h"
+#include "framework/ops/dispatch.h"
+
+namespace ember {
+
+namespace {
+
+// The product as the kernels see it: a is (m, k) or stored (k, m) when ta, b is (k, n) or stored
+// (n, k) when tb. Batch dims of size 1 are dropped and neighbours that broadcast the same way are
+// merged, so a (2, 3, 4, m, k) @ (k, n) product has the single batch dim 24.
+struct Geometry {
+  int64_t m = 0, n = 0, k = 0;
+  bool ta = false, tb = false;
+  std::vector<int64_t> batch;           // output batch dims, outermost first
+  std::vector<int64_t> a_step, b_step;  // elements between consecutive matrices along each dim; 0 = broadcast
+  int64_t batches = 1;
+};
+
+Geometry make_geometry(const Shape& a, const Shape& b, const MatMulAttrs& attrs) {
+  Geometry g;
+  g.ta = attrs.transpose_a;
+  g.tb = attrs.transpose_b;
+  const int64_t ra = a.rank(), rb = b.rank();
+  g.m = g.ta ? a[ra - 1] : a[ra - 2];
+  g.k = g.ta ? a[ra - 2] : a[ra - 1];
+  g.n = g.tb ? b[rb - 2] : b[rb - 1];
+  const Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  const Shape ob = broadcast_shapes("matmul", ab, bb);
+  const std::vector<int64_t> as = broadcast_strides(ab, ob), bs = broadcast_strides(bb, ob);
+  for (int64_t i = 0; i < ob.rank(); ++i) {
+    const int64_t size = ob[i];
+    g.batches *= size;
+    if (size == 1) continue;
+    const int64_t sa = as[static_cast<size_t>(i)] * g.m * g.k, sb = bs[static_cast<size_t>(i)] * g.k * g.n;
+    // Row-major dims with the same broadcast pattern are contiguous in both operands: merge them,
+    // keeping the inner step.
+    if (!g.batch.empty() && (g.a_step.back() != 0) == (sa != 0) && (g.b_step.back() != 0) == (sb != 0)) {
+      g.batch.back() *= size;
+      g.a_step.back() = sa;
+      g.b_step.back() = sb;
+    } else {
+      g.batch.push_back(size);
+      g.a_step.push_back(sa);
+      g.b_step.push_back(sb);
+    }
+  }
+  return g;
+}
+
+// Element offsets of the a and b matrices of output batch t.
+std::pair<int64_t, int64_t> batch_offsets(const Geometry& g, int64_t t) {
+  int64_t oa = 0, ob = 0;
+  for (size_t i = g.batch.size(); i-- > 0;) {
+    const int64_t idx = t % g.batch[i];
+    t /= g.batch[i];
+    oa += idx * g.a_step[i];
+    ob += idx * g.b_step[i];
+  }
+  return {oa, ob};
+}
+
+void check_dnnl(dnnl_status_t status, const char* what) {
+  EMBER_CHECK(status == dnnl_success, Internal) << "matmul: " << what << " failed with oneDNN status " << status;
+}
+
+// One row-major product c = op(a) @ op(b) with dnnl_sgemm: no primitive or memory objects, so the
+// per-call overhead is the lowest oneDNN offers; it runs the same JIT kernels as the primitive.
+void sgemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+  check_dnnl(dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n),
+             "dnnl_sgemm");
+}
+
+// A cached matmul primitive; empty when oneDNN rejected the geometry.
+struct MatmulPrimitive {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+};
+
+// Memory descriptors with explicit strides: a transpose swaps the matrix strides, a broadcast batch
+// dim has size 1 (oneDNN broadcasts it), so nothing is copied.
+struct MatmulDescs {
+  dnnl::memory::desc src, weights, dst;
+};
+
+MatmulDescs make_descs(const Geometry& g) {
+  const size_t nb = g.batch.size(), nd = nb + 2;
+  using dims = dnnl::memory::dims;
+  dims sd(nd), ss(nd), wd(nd), ws(nd), dd(nd), ds(nd);
+  sd[nb] = g.m, sd[nb + 1] = g.k;
+  ss[nb] = g.ta ? 1 : g.k, ss[nb + 1] = g.ta ? g.m : 1;
+  wd[nb] = g.k, wd[nb + 1] = g.n;
+  ws[nb] = g.tb ? 1 : g.n, ws[nb + 1] = g.tb ? g.k : 1;
+  dd[nb] = g.m, dd[nb + 1] = g.n;
+  ds[nb] = g.n, ds[nb + 1] = 1;
+  // A size-1 dim gets the stride a contiguous layout would give it, which oneDNN accepts.
+  int64_t a_extent = g.m * g.k, b_extent = g.k * g.n, c_extent = g.m * g.n;
+  for (size_t i = nb; i-- > 0;) {
+    sd[i] = g.a_step[i] ? g.batch[i] : 1;
+    ss[i] = g.a_step[i] ? g.a_step[i] : a_extent;
+    a_extent = ss[i] * sd[i];
+    wd[i] = g.b_step[i] ? g.batch[i] : 1;
+    ws[i] = g.b_step[i] ? g.b_step[i] : b_extent;
+    b_extent = ws[i] * wd[i];
+    dd[i] = g.batch[i];
+    ds[i] = c_extent;
+    c_extent *= g.batch[i];
+  }
+  const auto f32 = dnnl::memory::data_type::f32;
+  return {dnnl::memory::desc(sd, f32, ss), dnnl::memory::desc(wd, f32, ws), dnnl::memory::desc(dd, f32, ds)};
+}
+
+MatmulPrimitive& primitive_for(const Geometry& g) {
+  // oneDNN sizes its work split by the calling thread's OpenMP thread count at creation.
+  std::vector<int64_t> key = {omp_get_max_threads(), g.m, g.n, g.k, g.ta, g.tb};
+  key.insert(key.end(), g.batch.begin(), g.batch.end());
+  key.insert(key.end(), g.a_step.begin(), g.a_step.end());
+  key.insert(key.end(), g.b_step.begin(), g.b_step.end());
+  std::string k("matmul_f32:");
+  k.append(reinterpret_cast<const char*>(key.data()), key.size() * sizeof(int64_t));
+  return dnnl_ctx::cached<MatmulPrimitive>(k, [&] {
+    MatmulPrimitive p;
+    const MatmulDescs d = make_descs(g);
+    try {
+      // A user scratchpad keeps the cached primitive safe to run from several threads at once.
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.src, d.weights, d.dst), attr, dnnl_ctx::engine());
+      p.prim = dnnl::matmul(p.pd);
+    } catch (const dnnl::error&) {
+      p = MatmulPrimitive{};
+    }
+    return p;
+  });
+}
+
+// oneDNN matmul takes at most DNNL_MAX_NDIMS dims, two of which are the matrix.
+constexpr size_t kMaxPrimitiveBatchDims = DNNL_MAX_NDIMS - 2;
+
+// c = op(a) @ op(b) over all batches, float32.
+void gemm_f32(const float* a, const float* b, float* c, const Geometry& g) {
+  if (g.batch.empty()) return sgemm(a, b, c, g.m, g.n, g.k, g.ta, g.tb);
+  // Batched a against one shared b: the batches of a are consecutive row blocks of one taller a.
+  if (g.batch.size() == 1 && g.b_step[0] == 0 && !g.ta)
+    return sgemm(a, b, c, g.batches * g.m, g.n, g.k, false, g.tb);
+  if (g.batch.size() <= kMaxPrimitiveBatchDims) {
+    MatmulPrimitive& p = primitive_for(g);
+    if (p.prim) {
+      const dnnl::engine& eng = dnnl_ctx::engine();
+      try {
+        dnnl::memory src(p.pd.src_desc(), eng, const_cast<float*>(a)),
+            wei(p.pd.weights_desc(), eng, const_cast<float*>(b)), dst(p.pd.dst_desc(), eng, c);
+        std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+        const dnnl::memory::desc sd = p.pd.scratchpad_desc();
+        if (sd.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, eng));
+        p.prim.execute(dnnl_ctx::stream(), args);
+        dnnl_ctx::stream().wait();
+      } catch (const dnnl::error& e) {
+        throw make_error<Internal>("matmul: oneDNN matmul primitive failed: ", e.what());
+      }
+      return;
+    }
+  }
+  // More batch dims than oneDNN takes (or a geometry it rejects): one sgemm per batch.
+  for (int64_t t = 0; t < g.batches; ++t) {
+    auto [oa, ob] = batch_offsets(g, t);
+    sgemm(a + oa, b + ob, c + t * g.m * g.n, g.m, g.n, g.k, g.ta, g.tb);
+  }
+}
+
+template <class From, class To>
+void convert(const From* src, To* dst, int64_t count) {
+  parallel_for(count, kParallelGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<To>(src[i]);
+  });
+}
+
+// Half types: widen to float32, multiply there (float32 accumulation), round once at the end.
+// oneDNN 2.6 has no f16 matmul on CPUs and bf16 only with AVX-512, so this works on every CPU.
+template <class T>
+void gemm_half(const KernelContext& ctx, const Geometry& g) {
+  const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
+  Tensor& out = ctx.outputs[0];
+  auto a32 = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(a.num_elements()));
+  auto b32 = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(b.num_elements()));
+  auto c32 = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(out.num_elements()));
+  convert(a.data<T>(), a32.get(), a.num_elements());
+  convert(b.data<T>(), b32.get(), b.num_elements());
+  gemm_f32(a32.get(), b32.get(), c32.get(), g);
+  convert(c32.get(), out.data<T>(), out.num_elements());
+}
+
+// Float64 and the integer types: Eigen products on row-major maps, one per batch.
+template <class T>
+void gemm_eigen(const T* a, const T* b, T* c, const Geometry& g) {
+  using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  auto product = [&](int64_t t) {
+    auto [oa, ob] = batch_offsets(g, t);
+    Eigen::Map<const Mat> A(a + oa, g.ta ? g.k : g.m, g.ta ? g.m : g.k);
+    Eigen::Map<const Mat> B(b + ob, g.tb ? g.n : g.k, g.tb ? g.k : g.n);
+    Eigen::Map<Mat> C(c + t * g.m * g.n, g.m, g.n);
+    if (g.ta && g.tb) C.noalias() = A.transpose() * B.transpose();
+    else if (g.ta) C.noalias() = A.transpose() * B;
+    else if (g.tb) C.noalias() = A * B.transpose();
+    else C.noalias() = A * B;
+  };
+  const int64_t work = g.m * g.n * g.k;
+  // Many or small products: split the batches over the pool. Few large ones: one at a time, each
+  // threaded by Eigen (which stays serial when called inside a parallel region).
+  if (g.batches >= 2 * intra_op_threads() || work < (int64_t{1} << 18)) {
+    parallel_for(g.batches, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t t = begin; t < end; ++t) product(t);
+                 });
+  } else {
+    for (int64_t t = 0; t < g.batches; ++t) product(t);
+  }
+}
+
+void matmul_cpu(const KernelContext& ctx) {
+  const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
+  Tensor& out = ctx.outputs[0];
+  if (out.num_elements() == 0) return;
+  const Geometry g = make_geometry(a.shape(), b.shape(), std::get<MatMulAttrs>(ctx.attrs));
+  if (g.k == 0) {  // an empty sum: all zeros (zero bits are zero in every supported dtype)
+    std::memset(out.raw_data(), 0, out.nbytes());
+    return;
+  }
+  switch (a.dtype()) {
+    case DType::Float32: return gemm_f32(a.data<float>(), b.data<float>(), out.data<float>(), g);
+    case DType::Float16: return gemm_half<half>(ctx, g);
+    case DType::BFloat16: return gemm_half<bfloat16>(ctx, g);
+    case DType::Float64: return gemm_eigen(a.data<double>(), b.data<double>(), out.data<double>(), g);
+    case DType::Int32: return gemm_eigen(a.data<int32_t>(), b.data<int32_t>(), out.data<int32_t>(), g);
+    case DType::Int64: return gemm_eigen(a.data<int64_t>(), b.data<int64_t>(), out.data<int64_t>(), g);
+    default: throw make_error<InvalidArgument>("matmul: dtype ", a.dtype(), " is not supported");
+  }
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(matmul, CPU, matmul_cpu, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
+                      DType::Int32, DType::Int64);
+
+}  // namespace ember
