@@ -9,16 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "framework/ember.h"
 
 using namespace ember;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Makes the compiler assume p's memory is read and written here, so the work producing it is kept.
-inline void keep_alive(const void* p) { asm volatile("" : : "g"(p) : "memory"); }
+using namespace ember::bench;
 
 // Best nanoseconds per iteration over `batches` timed batches of `iters` calls, after one warm-up batch.
 template <class F>
@@ -33,22 +31,6 @@ double best_ns_per_iter(int batches, int64_t iters, F&& fn) {
   return best;
 }
 
-struct Row {
-  std::string name, unit, reference;
-  double value, reference_value, speedup;
-};
-
-void print(const Row& row, bool json) {
-  if (json) {
-    std::printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"reference\": \"%s\", \"reference_value\": %.6g, "
-                "\"speedup\": %.6g}\n",
-                row.name.c_str(), row.value, row.unit.c_str(), row.reference.c_str(), row.reference_value, row.speedup);
-  } else {
-    std::printf("%-20s ember %10.3f %-3s %s %8.3f %-3s speedup %.5fx\n", row.name.c_str(), row.value, row.unit.c_str(),
-                row.reference.c_str(), row.reference_value, row.unit.c_str(), row.speedup);
-  }
-  std::fflush(stdout);
-}
 
 Row measure(const std::string& name, int64_t rows, int64_t cols) {
   const int64_t n = rows * cols;
@@ -83,7 +65,7 @@ Row measure(const std::string& name, int64_t rows, int64_t cols) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool json = argc > 1 && std::strcmp(argv[1], "--json") == 0;
+  const bool json = json_requested(argc, argv);
   if (!json)
     std::printf("eager float32 add, best of 7 batches, %d intra-op thread(s)\n",
                 config::get_intra_op_parallelism_threads());

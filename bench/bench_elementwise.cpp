@@ -11,30 +11,23 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "framework/ember.h"
 
 using namespace ember;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace ember::bench;
 constexpr int64_t kElements = int64_t{1} << 24;  // 16M float32 = 64 MiB
 constexpr double kTensorBytes = static_cast<double>(kElements) * sizeof(float);
 
-inline void keep_alive(const void* p) { asm volatile("" : : "g"(p) : "memory"); }
-
 // Best seconds of `reps` calls of fn, after two warm-up calls (which also fault in fresh pages).
 template <class F>
-double best_seconds(int reps, F&& fn) {
+double warm_best_seconds(int reps, F&& fn) {
   fn();
   fn();
-  double best = 1e300;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = Clock::now();
-    fn();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return best;
+  return best_seconds(reps, fn);
 }
 
 // GB/s of memcpy moving `bytes_moved` bytes in all (half read, half written).
@@ -45,29 +38,13 @@ double memcpy_gbps(double bytes_moved) {
   std::unique_ptr<char, decltype(free_fn)> dst(static_cast<char*>(std::aligned_alloc(64, n)), free_fn);
   std::memset(src.get(), 1, n);
   std::memset(dst.get(), 0, n);
-  const double t = best_seconds(10, [&] {
+  const double t = warm_best_seconds(10, [&] {
     std::memcpy(dst.get(), src.get(), n);
     keep_alive(dst.get());
   });
   return bytes_moved / t / 1e9;
 }
 
-struct Row {
-  std::string name, unit, reference;
-  double value, reference_value, speedup;
-};
-
-void print(const Row& row, bool json) {
-  if (json) {
-    std::printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"reference\": \"%s\", \"reference_value\": %.6g, "
-                "\"speedup\": %.4f}\n",
-                row.name.c_str(), row.value, row.unit.c_str(), row.reference.c_str(), row.reference_value, row.speedup);
-  } else {
-    std::printf("%-18s ember %8.2f %-5s %s %8.2f %-5s speedup %.3fx\n", row.name.c_str(), row.value, row.unit.c_str(),
-                row.reference.c_str(), row.reference_value, row.unit.c_str(), row.speedup);
-  }
-  std::fflush(stdout);
-}
 
 Row row(const std::string& name, double bytes_moved, double seconds) {
   const double gbps = bytes_moved / seconds / 1e9, ref = memcpy_gbps(bytes_moved);
@@ -77,18 +54,18 @@ Row row(const std::string& name, double bytes_moved, double seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool json = argc > 1 && std::strcmp(argv[1], "--json") == 0;
+  const bool json = json_requested(argc, argv);
   if (!json)
     std::printf("16M float32 elements, %d intra-op thread(s); memcpy single-threaded\n",
                 config::get_intra_op_parallelism_threads());
   const Tensor a = random::uniform({kElements}, {.minval = -1, .maxval = 1, .seed = 1});
   const Tensor b = random::uniform({kElements}, {.minval = -1, .maxval = 1, .seed = 2});
   Tensor c;
-  const double add_s = best_seconds(10, [&] {
+  const double add_s = warm_best_seconds(10, [&] {
     c = ops::add(a, b);
     keep_alive(c.raw_data());
   });
-  const double relu_s = best_seconds(10, [&] {
+  const double relu_s = warm_best_seconds(10, [&] {
     c = ops::relu(a);
     keep_alive(c.raw_data());
   });

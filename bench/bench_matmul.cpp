@@ -14,13 +14,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "framework/ember.h"
 
 using namespace ember;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace ember::bench;
 
 // Debian's OpenBLAS 0.3.21 does not recognise recent CPUs and silently uses a slow generic kernel.
 // It reads OPENBLAS_CORETYPE once, when it loads, so set it and restart this program.
@@ -33,18 +34,6 @@ void select_openblas_core(char** argv) {
   setenv("OPENBLAS_CORETYPE", want, 1);
   execv("/proc/self/exe", argv);
   std::perror("bench_matmul: execv failed, OpenBLAS keeps its default kernel");
-}
-
-// Best time of `reps` calls of fn.
-template <class F>
-double best_of(int reps, F&& fn) {
-  double best = 1e300;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = Clock::now();
-    fn();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return best;
 }
 
 // Both libraries keep their workers spinning for a while after a call (OpenMP for Ember, pthreads for
@@ -60,30 +49,14 @@ std::pair<double, double> compare(int rounds, int reps, E&& ember_fn, R&& ref_fn
   let_spinners_sleep();
   double e = 1e300, r = 1e300;
   for (int i = 0; i < rounds; ++i) {
-    e = std::min(e, best_of(reps, ember_fn));
+    e = std::min(e, best_seconds(reps, ember_fn));
     let_spinners_sleep();
-    r = std::min(r, best_of(reps, ref_fn));
+    r = std::min(r, best_seconds(reps, ref_fn));
     let_spinners_sleep();
   }
   return {e, r};
 }
 
-struct Row {
-  std::string name, unit, reference;
-  double value, reference_value, speedup;
-};
-
-void print(const Row& row, bool json) {
-  if (json) {
-    std::printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"reference\": \"%s\", \"reference_value\": %.6g, "
-                "\"speedup\": %.4f}\n",
-                row.name.c_str(), row.value, row.unit.c_str(), row.reference.c_str(), row.reference_value, row.speedup);
-  } else {
-    std::printf("%-18s ember %9.3f %-8s %s %9.3f %-8s speedup %.3fx\n", row.name.c_str(), row.value, row.unit.c_str(),
-                row.reference.c_str(), row.reference_value, row.unit.c_str(), row.speedup);
-  }
-  std::fflush(stdout);
-}
 
 std::vector<float> deterministic(int64_t count, int seed) {
   std::vector<float> v(static_cast<size_t>(count));
@@ -147,7 +120,7 @@ Row seed_row(const std::string& reference, bool json) {
 
 int main(int argc, char** argv) {
   select_openblas_core(argv);
-  const bool json = argc > 1 && std::strcmp(argv[1], "--json") == 0;
+  const bool json = json_requested(argc, argv);
   const std::string reference = std::string("openblas_sgemm_") + openblas_get_corename();
   if (!json)
     std::printf("OpenBLAS %s, core %s (OPENBLAS_CORETYPE=%s)\n", openblas_get_config(), openblas_get_corename(),

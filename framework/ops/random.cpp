@@ -57,8 +57,11 @@ Stream reserve(std::optional<uint64_t> op_seed, uint64_t blocks) {
   uint64_t seed1 = s.global_seed ? *s.global_seed % kMaxInt32 : kDefaultGraphSeed;
   uint64_t seed2 = op_seed ? *op_seed % kMaxInt32 : s.op_seed_counter++ % kMaxInt32;
   if (seed1 == 0 && seed2 == 0) seed2 = kMaxInt32;  // TF: (0, 0) would mean "nondeterministic"
+  const uint64_t key = seed1 | (seed2 << 32);
+  // A counter-made op seed is fresh on each call: nothing to remember (dropout calls this every step).
+  if (!op_seed) return {key, 0};
   uint64_t& next = s.next_block[{seed1, seed2}];
-  Stream out{seed1 | (seed2 << 32), next};
+  Stream out{key, next};
   next += blocks;
   return out;
 }

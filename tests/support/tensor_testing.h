@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <numeric>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -10,6 +12,26 @@
 #include "framework/ember.h"
 
 namespace ember::testing {
+
+inline const std::vector<DType> kFloatDTypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
+inline const std::vector<DType> kAllDTypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
+                                              DType::Int32,   DType::Int64,   DType::UInt8,   DType::Bool};
+
+// start, start + 1, ... (n values).
+inline std::vector<double> iota(int64_t n, double start = 0) {
+  std::vector<double> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+// n values uniform in [-1, 1) from a seeded std::mt19937.
+inline std::vector<double> uniform_values(int64_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = d(gen);
+  return v;
+}
 
 // Values of any tensor as doubles (bool -> 0/1, half types widened).
 inline std::vector<double> values_as_double(const Tensor& t) {

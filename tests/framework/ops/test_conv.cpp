@@ -11,24 +11,12 @@ using ember::testing::check_tensor;
 using ember::testing::make;
 using ember::testing::tolerance_for;
 using ember::testing::values_as_double;
+using ember::testing::iota;
+using ember::testing::kFloatDTypes;
+using ember::testing::uniform_values;
 
 namespace {
 
-const DType kFloatTypes[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
-
-std::vector<double> iota(int64_t n, double start = 1) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<double>(i);
-  return v;
-}
-
-std::vector<double> uniform(int64_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = d(gen);
-  return v;
-}
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0;
@@ -87,10 +75,10 @@ std::vector<ConvCase> random_cases() {
 }  // namespace
 
 TEST_CASE("conv2d hand-computed VALID and SAME", "[ops][nn][conv]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     double tol = tolerance_for(dt);
-    Tensor x = make(iota(9), {1, 3, 3, 1}, dt);
+    Tensor x = make(iota(9, 1), {1, 3, 3, 1}, dt);
     Tensor w = make({1, 2, 3, 4}, {2, 2, 1, 1}, dt);
     check_tensor(ops::conv2d(x, w), dt, {1, 2, 2, 1}, {37, 47, 67, 77}, tol, tol);
     // SAME with stride 1 pads only after (bottom/right) when the total padding is 1.
@@ -101,7 +89,7 @@ TEST_CASE("conv2d hand-computed VALID and SAME", "[ops][nn][conv]") {
 
 TEST_CASE("conv2d SAME with stride 2 pads asymmetrically as TF", "[ops][nn][conv]") {
   // 4x4 input, 3x3 ones, stride 2: one padding pixel, placed after.
-  Tensor x = make(iota(16), {1, 4, 4, 1}, DType::Float32);
+  Tensor x = make(iota(16, 1), {1, 4, 4, 1}, DType::Float32);
   Tensor ones = make(std::vector<double>(9, 1.0), {3, 3, 1, 1}, DType::Float32);
   check_tensor(ops::conv2d(x, ones, {.strides = {2, 2}, .padding = "SAME"}), DType::Float32, {1, 2, 2, 1},
                {54, 45, 72, 54});
@@ -121,10 +109,10 @@ TEST_CASE("conv2d SAME with stride 2 pads asymmetrically as TF", "[ops][nn][conv
 }
 
 TEST_CASE("conv2d with dilation 2", "[ops][nn][conv]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     double tol = tolerance_for(dt);
-    Tensor x = make(iota(25), {1, 5, 5, 1}, dt);
+    Tensor x = make(iota(25, 1), {1, 5, 5, 1}, dt);
     Tensor w = make({1, 2, 3, 4}, {2, 2, 1, 1}, dt);
     // out(i, j) = x[i][j] + 2 x[i][j+2] + 3 x[i+2][j] + 4 x[i+2][j+2] = 10 x[i][j] + 82.
     check_tensor(ops::conv2d(x, w, {.dilations = {2, 2}}), dt, {1, 3, 3, 1},
@@ -137,16 +125,16 @@ TEST_CASE("conv2d with dilation 2", "[ops][nn][conv]") {
 }
 
 TEST_CASE("conv2d grouped and depthwise", "[ops][nn][conv]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     double tol = tolerance_for(dt);
     // groups = 4 / 2: channels {0, 1} feed outputs {0, 1}, channels {2, 3} feed outputs {2, 3}.
     Tensor x = make({1, 2, 3, 4}, {1, 1, 1, 4}, dt);
-    Tensor w = make(iota(8), {1, 1, 2, 4}, dt);
+    Tensor w = make(iota(8, 1), {1, 1, 2, 4}, dt);
     check_tensor(ops::conv2d(x, w), dt, {1, 1, 1, 4}, {11, 14, 37, 44}, tol, tol);
     // groups = C (depthwise), channel multiplier 2.
     Tensor x3 = make({1, 2, 3}, {1, 1, 1, 3}, dt);
-    Tensor w3 = make(iota(6), {1, 1, 1, 6}, dt);
+    Tensor w3 = make(iota(6, 1), {1, 1, 1, 6}, dt);
     check_tensor(ops::conv2d(x3, w3), dt, {1, 1, 1, 6}, {1, 2, 6, 8, 15, 18}, tol, tol);
     // Spatial depthwise: channel 0 sums its window, channel 1 takes the diagonal.
     Tensor xs = make({1, 10, 2, 20, 3, 30, 4, 40}, {1, 2, 2, 2}, dt);
@@ -156,10 +144,10 @@ TEST_CASE("conv2d grouped and depthwise", "[ops][nn][conv]") {
 }
 
 TEST_CASE("conv2d backprops hand-computed", "[ops][nn][conv]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     double tol = tolerance_for(dt);
-    Tensor x = make(iota(9), {1, 3, 3, 1}, dt);
+    Tensor x = make(iota(9, 1), {1, 3, 3, 1}, dt);
     Tensor w = make({1, 2, 3, 4}, {2, 2, 1, 1}, dt);
     Tensor dy = make({1, 1, 1, 1}, {1, 2, 2, 1}, dt);
     check_tensor(ops::conv2d_backprop_input({1, 3, 3, 1}, w, dy), dt, {1, 3, 3, 1}, {1, 3, 2, 4, 10, 6, 3, 7, 4}, tol,
@@ -172,14 +160,14 @@ TEST_CASE("conv2d float32 (oneDNN) matches the float64 loops", "[ops][nn][conv]"
   uint32_t seed = 1;
   for (const ConvCase& c : random_cases()) {
     INFO(describe(c));
-    std::vector<double> xv = uniform(c.input.num_elements(), seed++), wv = uniform(c.filters.num_elements(), seed++);
+    std::vector<double> xv = uniform_values(c.input.num_elements(), seed++), wv = uniform_values(c.filters.num_elements(), seed++);
     Tensor y64 = ops::conv2d(make(xv, c.input, DType::Float64), make(wv, c.filters, DType::Float64), c.options);
     Tensor y32 = ops::conv2d(make(xv, c.input, DType::Float32), make(wv, c.filters, DType::Float32), c.options);
     REQUIRE(y32.shape() == y64.shape());
     REQUIRE(y32.num_elements() > 0);
     check_close(values_as_double(y32), values_as_double(y64), 1e-5);
 
-    std::vector<double> dyv = uniform(y64.num_elements(), seed++);
+    std::vector<double> dyv = uniform_values(y64.num_elements(), seed++);
     Tensor dx64 = ops::conv2d_backprop_input(c.input, make(wv, c.filters, DType::Float64),
                                              make(dyv, y64.shape(), DType::Float64), c.options);
     Tensor dx32 = ops::conv2d_backprop_input(c.input, make(wv, c.filters, DType::Float32),
@@ -205,8 +193,8 @@ TEST_CASE("conv2d backprops are the adjoints of conv2d (float64 finite differenc
   const double eps = 1e-3;
   for (const ConvCase& c : random_cases()) {
     INFO(describe(c));
-    std::vector<double> xv = uniform(c.input.num_elements(), seed++), wv = uniform(c.filters.num_elements(), seed++);
-    std::vector<double> dxv = uniform(c.input.num_elements(), seed++), dwv = uniform(c.filters.num_elements(), seed++);
+    std::vector<double> xv = uniform_values(c.input.num_elements(), seed++), wv = uniform_values(c.filters.num_elements(), seed++);
+    std::vector<double> dxv = uniform_values(c.input.num_elements(), seed++), dwv = uniform_values(c.filters.num_elements(), seed++);
     auto conv = [&](const std::vector<double>& x, const std::vector<double>& w) {
       return values_as_double(
           ops::conv2d(make(x, c.input, DType::Float64), make(w, c.filters, DType::Float64), c.options));
@@ -214,7 +202,7 @@ TEST_CASE("conv2d backprops are the adjoints of conv2d (float64 finite differenc
     std::vector<double> y = conv(xv, wv);
     Shape out_shape =
         ops::conv2d(make(xv, c.input, DType::Float64), make(wv, c.filters, DType::Float64), c.options).shape();
-    std::vector<double> dyv = uniform(static_cast<int64_t>(y.size()), seed++);
+    std::vector<double> dyv = uniform_values(static_cast<int64_t>(y.size()), seed++);
     Tensor dy = make(dyv, out_shape, DType::Float64);
 
     std::vector<double> gx =
@@ -235,15 +223,15 @@ TEST_CASE("conv2d half types run the float32 path within tolerance", "[ops][nn][
     for (const ConvCase& c : random_cases()) {
       INFO(describe(c) << " dtype " << dt);
       // The reference sees the same rounded inputs, so only the output rounding and float32 sums differ.
-      Tensor x = make(uniform(c.input.num_elements(), seed++), c.input, dt);
-      Tensor w = make(uniform(c.filters.num_elements(), seed++), c.filters, dt);
+      Tensor x = make(uniform_values(c.input.num_elements(), seed++), c.input, dt);
+      Tensor w = make(uniform_values(c.filters.num_elements(), seed++), c.filters, dt);
       Tensor y = ops::conv2d(x, w, c.options);
       Tensor ref = ops::conv2d(make(values_as_double(x), c.input, DType::Float64),
                                make(values_as_double(w), c.filters, DType::Float64), c.options);
       CHECK(y.dtype() == dt);
       check_close(values_as_double(y), values_as_double(ref), tolerance_for(dt));
 
-      Tensor dy = make(uniform(y.num_elements(), seed++), y.shape(), dt);
+      Tensor dy = make(uniform_values(y.num_elements(), seed++), y.shape(), dt);
       Tensor dy64 = make(values_as_double(dy), y.shape(), DType::Float64);
       check_close(values_as_double(ops::conv2d_backprop_input(c.input, w, dy, c.options)),
                   values_as_double(ops::conv2d_backprop_input(
@@ -258,11 +246,11 @@ TEST_CASE("conv2d half types run the float32 path within tolerance", "[ops][nn][
 }
 
 TEST_CASE("conv2d on empty tensors", "[ops][nn][conv]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     // Empty batch.
     Tensor x0 = make({}, {0, 4, 4, 2}, dt);
-    Tensor w = make(iota(36), {3, 3, 2, 2}, dt);
+    Tensor w = make(iota(36, 1), {3, 3, 2, 2}, dt);
     check_tensor(ops::conv2d(x0, w, {.padding = "SAME"}), dt, {0, 4, 4, 2}, {});
     check_tensor(ops::conv2d_backprop_input({0, 4, 4, 2}, w, make({}, {0, 4, 4, 2}, dt), {.padding = "SAME"}), dt,
                  {0, 4, 4, 2}, {});
@@ -270,7 +258,7 @@ TEST_CASE("conv2d on empty tensors", "[ops][nn][conv]") {
     check_tensor(ops::conv2d_backprop_filter(x0, {3, 3, 2, 2}, make({}, {0, 2, 2, 2}, dt)), dt, {3, 3, 2, 2},
                  std::vector<double>(36, 0.0));
     // VALID with a window larger than the input: TF's (in - k + stride) / stride = 0 outputs.
-    Tensor x = make(iota(8), {1, 2, 2, 2}, dt);
+    Tensor x = make(iota(8, 1), {1, 2, 2, 2}, dt);
     check_tensor(ops::conv2d(x, w), dt, {1, 0, 0, 2}, {});
     check_tensor(ops::conv2d_backprop_input({1, 2, 2, 2}, w, make({}, {1, 0, 0, 2}, dt)), dt, {1, 2, 2, 2},
                  std::vector<double>(8, 0.0));
@@ -283,25 +271,25 @@ TEST_CASE("conv2d on empty tensors", "[ops][nn][conv]") {
 }
 
 TEST_CASE("conv2d errors name the op", "[ops][nn][conv]") {
-  Tensor x = make(iota(16), {1, 2, 2, 4}, DType::Float32);
-  Tensor w = make(iota(16), {1, 1, 4, 4}, DType::Float32);
+  Tensor x = make(iota(16, 1), {1, 2, 2, 4}, DType::Float32);
+  Tensor w = make(iota(16, 1), {1, 1, 4, 4}, DType::Float32);
   using Catch::Contains;
-  REQUIRE_THROWS_AS(ops::conv2d(make(iota(4), {2, 2}, DType::Float32), w), InvalidArgument);
-  REQUIRE_THROWS_WITH(ops::conv2d(make(iota(4), {1, 2, 2}, DType::Float32), w),
+  REQUIRE_THROWS_AS(ops::conv2d(make(iota(4, 1), {2, 2}, DType::Float32), w), InvalidArgument);
+  REQUIRE_THROWS_WITH(ops::conv2d(make(iota(4, 1), {1, 2, 2}, DType::Float32), w),
                       Contains("conv2d") && Contains("rank 4"));
-  REQUIRE_THROWS_WITH(ops::conv2d(x, make(iota(4), {2, 2}, DType::Float32)), Contains("conv2d") && Contains("filters"));
+  REQUIRE_THROWS_WITH(ops::conv2d(x, make(iota(4, 1), {2, 2}, DType::Float32)), Contains("conv2d") && Contains("filters"));
   // Mixed dtypes name both.
-  REQUIRE_THROWS_AS(ops::conv2d(x, make(iota(16), {1, 1, 4, 4}, DType::Float64)), InvalidArgument);
-  REQUIRE_THROWS_WITH(ops::conv2d(x, make(iota(16), {1, 1, 4, 4}, DType::Float64)),
+  REQUIRE_THROWS_AS(ops::conv2d(x, make(iota(16, 1), {1, 1, 4, 4}, DType::Float64)), InvalidArgument);
+  REQUIRE_THROWS_WITH(ops::conv2d(x, make(iota(16, 1), {1, 1, 4, 4}, DType::Float64)),
                       Contains("conv2d") && Contains("float32") && Contains("float64"));
   REQUIRE_THROWS_WITH(
-      ops::conv2d(make(iota(16), {1, 2, 2, 4}, DType::Int32), make(iota(16), {1, 1, 4, 4}, DType::Int32)),
+      ops::conv2d(make(iota(16, 1), {1, 2, 2, 4}, DType::Int32), make(iota(16, 1), {1, 1, 4, 4}, DType::Int32)),
       Contains("conv2d") && Contains("int32"));
   // Filter depth 3 does not divide 4 channels; 3 outputs are not divisible by 2 groups.
-  REQUIRE_THROWS_AS(ops::conv2d(x, make(iota(9), {1, 1, 3, 3}, DType::Float32)), InvalidArgument);
-  REQUIRE_THROWS_WITH(ops::conv2d(x, make(iota(9), {1, 1, 3, 3}, DType::Float32)),
+  REQUIRE_THROWS_AS(ops::conv2d(x, make(iota(9, 1), {1, 1, 3, 3}, DType::Float32)), InvalidArgument);
+  REQUIRE_THROWS_WITH(ops::conv2d(x, make(iota(9, 1), {1, 1, 3, 3}, DType::Float32)),
                       Contains("conv2d") && Contains("(1, 2, 2, 4)") && Contains("(1, 1, 3, 3)"));
-  REQUIRE_THROWS_WITH(ops::conv2d(x, make(iota(6), {1, 1, 2, 3}, DType::Float32)),
+  REQUIRE_THROWS_WITH(ops::conv2d(x, make(iota(6, 1), {1, 1, 2, 3}, DType::Float32)),
                       Contains("conv2d") && Contains("groups") && Contains("(1, 1, 2, 3)"));
   REQUIRE_THROWS_WITH(ops::conv2d(x, make({}, {0, 1, 4, 4}, DType::Float32)), Contains("conv2d"));
   REQUIRE_THROWS_WITH(ops::conv2d(x, w, {.strides = {0, 1}}), Contains("conv2d") && Contains("strides"));
@@ -311,15 +299,15 @@ TEST_CASE("conv2d errors name the op", "[ops][nn][conv]") {
   CHECK(ops::conv2d(x, w, {.padding = "same"}).shape() == Shape{1, 2, 2, 4});
   CHECK(ops::conv2d(x, w, {.padding = "Valid"}).shape() == Shape{1, 2, 2, 4});
   // VALID with too small an input gives a negative size.
-  REQUIRE_THROWS_WITH(ops::conv2d(make({1}, {1, 1, 1, 1}, DType::Float32), make(iota(9), {3, 3, 1, 1}, DType::Float32)),
+  REQUIRE_THROWS_WITH(ops::conv2d(make({1}, {1, 1, 1, 1}, DType::Float32), make(iota(9, 1), {3, 3, 1, 1}, DType::Float32)),
                       Contains("conv2d") && Contains("negative"));
 
   // Backprops: shapes checked against what the forward conv would produce.
-  Tensor dy = make(iota(16), {1, 2, 2, 4}, DType::Float32);
+  Tensor dy = make(iota(16, 1), {1, 2, 2, 4}, DType::Float32);
   REQUIRE_THROWS_AS(ops::conv2d_backprop_input({1, 3, 3, 4}, w, dy), InvalidArgument);
   REQUIRE_THROWS_WITH(ops::conv2d_backprop_input({1, 3, 3, 4}, w, dy),
                       Contains("conv2d_backprop_input") && Contains("(1, 3, 3, 4)"));
-  REQUIRE_THROWS_WITH(ops::conv2d_backprop_input({1, 2, 2, 4}, w, make(iota(16), {1, 2, 2, 4}, DType::Float64)),
+  REQUIRE_THROWS_WITH(ops::conv2d_backprop_input({1, 2, 2, 4}, w, make(iota(16, 1), {1, 2, 2, 4}, DType::Float64)),
                       Contains("conv2d_backprop_input") && Contains("float64"));
   REQUIRE_THROWS_WITH(ops::conv2d_backprop_input({1, 2, 2}, w, dy), Contains("conv2d_backprop_input"));
   REQUIRE_THROWS_WITH(ops::conv2d_backprop_input({1, 2, 2, 4}, w, dy, {.padding = "x"}),
@@ -328,6 +316,6 @@ TEST_CASE("conv2d errors name the op", "[ops][nn][conv]") {
   REQUIRE_THROWS_WITH(ops::conv2d_backprop_filter(x, {2, 2, 4, 4}, dy),
                       Contains("conv2d_backprop_filter") && Contains("(2, 2, 4, 4)"));
   REQUIRE_THROWS_WITH(ops::conv2d_backprop_filter(x, {1, 1, 3, 4}, dy), Contains("conv2d_backprop_filter"));
-  REQUIRE_THROWS_WITH(ops::conv2d_backprop_filter(x, {1, 1, 4, 4}, make(iota(16), {1, 2, 2, 4}, DType::BFloat16)),
+  REQUIRE_THROWS_WITH(ops::conv2d_backprop_filter(x, {1, 1, 4, 4}, make(iota(16, 1), {1, 2, 2, 4}, DType::BFloat16)),
                       Contains("conv2d_backprop_filter") && Contains("bfloat16"));
 }

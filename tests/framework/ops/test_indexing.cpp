@@ -9,20 +9,15 @@
 using namespace ember;
 using ember::testing::check_tensor;
 using ember::testing::make;
+using ember::testing::iota;
+using ember::testing::kAllDTypes;
 
 namespace {
 
-const std::vector<DType> kAllDTypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
-                                       DType::Int32,   DType::Int64,   DType::UInt8,   DType::Bool};
 
 std::vector<double> as(DType t, std::vector<double> v) {
   if (t == DType::Bool)
     for (double& x : v) x = std::fmod(x, 2.0);
-  return v;
-}
-std::vector<double> iota(int64_t n, double start = 0) {
-  std::vector<double> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), start);
   return v;
 }
 Tensor range_t(const Shape& s, DType t = DType::Float32) { return make(as(t, iota(s.num_elements())), s, t); }

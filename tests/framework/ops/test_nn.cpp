@@ -10,10 +10,9 @@ using ember::testing::check_tensor;
 using ember::testing::make;
 using ember::testing::tolerance_for;
 using ember::testing::values_as_double;
+using ember::testing::kFloatDTypes;
 
 namespace {
-
-const DType kFloatTypes[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
 
 // softmax([0, 1, 2]) and log_softmax([0, 1, 2]).
 const std::vector<double> kSoft012 = {0.09003057317038046, 0.24472847105479767, 0.6652409557748219};
@@ -34,7 +33,7 @@ TEST_CASE("softmax of large logits stays finite", "[ops][nn][softmax]") {
 }
 
 TEST_CASE("softmax and log_softmax values for every dtype", "[ops][nn][softmax]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     double tol = tolerance_for(dt);
     Tensor x = make({0, 1, 2, 10, 11, 12}, {2, 3}, dt);
@@ -103,7 +102,7 @@ TEST_CASE("softmax on large random input matches a float64 computation", "[ops][
 }
 
 TEST_CASE("softmax on empty tensors", "[ops][nn][softmax]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     check_tensor(ops::softmax(make({}, {2, 0}, dt)), dt, {2, 0}, {});
     check_tensor(ops::softmax(make({}, {0, 3}, dt)), dt, {0, 3}, {});
@@ -125,7 +124,7 @@ TEST_CASE("softmax errors name the op", "[ops][nn][softmax]") {
 }
 
 TEST_CASE("softmax of a row holding NaN is NaN", "[ops][nn][softmax]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     Tensor x = make({1, NAN, 3, 1, 2, 3}, {2, 3}, dt);
     check_tensor(ops::softmax(x), dt, {2, 3}, {NAN, NAN, NAN, kSoft012[0], kSoft012[1], kSoft012[2]}, tolerance_for(dt),

@@ -11,24 +11,12 @@ using ember::testing::check_tensor;
 using ember::testing::make;
 using ember::testing::tolerance_for;
 using ember::testing::values_as_double;
+using ember::testing::iota;
+using ember::testing::kFloatDTypes;
+using ember::testing::uniform_values;
 
 namespace {
 
-const DType kFloatTypes[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
-
-std::vector<double> iota(int64_t n, double start = 1) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<double>(i);
-  return v;
-}
-
-std::vector<double> uniform(int64_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = d(gen);
-  return v;
-}
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0;
@@ -51,10 +39,10 @@ struct PoolCase {
 }  // namespace
 
 TEST_CASE("max_pool2d and avg_pool2d hand-computed", "[ops][nn][pool]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     double tol = tolerance_for(dt);
-    Tensor x = make(iota(9), {1, 3, 3, 1}, dt);
+    Tensor x = make(iota(9, 1), {1, 3, 3, 1}, dt);
     check_tensor(ops::max_pool2d(x, {2, 2}), dt, {1, 2, 2, 1}, {5, 6, 8, 9}, tol, tol);
     check_tensor(ops::avg_pool2d(x, {2, 2}), dt, {1, 2, 2, 1}, {3, 4, 6, 7}, tol, tol);
     // SAME: max ignores the padding, the average divides by the real pixels only.
@@ -63,7 +51,7 @@ TEST_CASE("max_pool2d and avg_pool2d hand-computed", "[ops][nn][pool]") {
     check_tensor(ops::avg_pool2d(x, {2, 2}, {.padding = "SAME"}), dt, {1, 3, 3, 1}, {3, 4, 4.5, 6, 7, 7.5, 7.5, 8.5, 9},
                  tol, tol);
     // Stride 2 SAME on 4x4 with a 3x3 window: one padding pixel, after (windows of 9, 6, 6 and 4 pixels).
-    Tensor x4 = make(iota(16), {1, 4, 4, 1}, dt);
+    Tensor x4 = make(iota(16, 1), {1, 4, 4, 1}, dt);
     check_tensor(ops::max_pool2d(x4, {3, 3}, {.strides = {2, 2}, .padding = "SAME"}), dt, {1, 2, 2, 1},
                  {11, 12, 15, 16}, tol, tol);
     check_tensor(ops::avg_pool2d(x4, {3, 3}, {.strides = {2, 2}, .padding = "SAME"}), dt, {1, 2, 2, 1},
@@ -86,7 +74,7 @@ TEST_CASE("max_pool2d propagates NaN", "[ops][nn][pool]") {
 }
 
 TEST_CASE("pool gradients hand-computed", "[ops][nn][pool]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     double tol = tolerance_for(dt);
     // Ties: each window sends its gradient to the first maximum in row-major order.
@@ -117,11 +105,11 @@ TEST_CASE("pool gradients match float64 finite differences", "[ops][nn][pool]") 
   const double eps = 1e-6;
   for (const PoolCase& c : cases) {
     INFO("input " << c.input << " ksize " << c.ksize[0] << "x" << c.ksize[1] << " " << c.options.padding);
-    std::vector<double> xv = uniform(c.input.num_elements(), seed++), dv = uniform(c.input.num_elements(), seed++);
+    std::vector<double> xv = uniform_values(c.input.num_elements(), seed++), dv = uniform_values(c.input.num_elements(), seed++);
     Tensor x = make(xv, c.input, DType::Float64);
 
     Tensor ym = ops::max_pool2d(x, c.ksize, c.options);
-    std::vector<double> gy = uniform(ym.num_elements(), seed++);
+    std::vector<double> gy = uniform_values(ym.num_elements(), seed++);
     auto max_loss = [&](const std::vector<double>& v) {
       return dot(gy, values_as_double(ops::max_pool2d(make(v, c.input, DType::Float64), c.ksize, c.options)));
     };
@@ -143,7 +131,7 @@ TEST_CASE("pool gradients match float64 finite differences", "[ops][nn][pool]") 
 }
 
 TEST_CASE("pooling on empty tensors", "[ops][nn][pool]") {
-  for (DType dt : kFloatTypes) {
+  for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
     Tensor x0 = make({}, {0, 4, 4, 3}, dt);
     check_tensor(ops::max_pool2d(x0, {2, 2}), dt, {0, 3, 3, 3}, {});
@@ -152,7 +140,7 @@ TEST_CASE("pooling on empty tensors", "[ops][nn][pool]") {
     check_tensor(ops::max_pool2d_grad(x0, y0, y0, {2, 2}), dt, {0, 4, 4, 3}, {});
     check_tensor(ops::avg_pool2d_grad({0, 4, 4, 3}, y0, {2, 2}), dt, {0, 4, 4, 3}, {});
     // A window larger than a VALID input leaves no outputs; its gradient is all zeros.
-    Tensor x = make(iota(4), {1, 2, 2, 1}, dt);
+    Tensor x = make(iota(4, 1), {1, 2, 2, 1}, dt);
     check_tensor(ops::max_pool2d(x, {3, 3}), dt, {1, 0, 0, 1}, {});
     Tensor e = make({}, {1, 0, 0, 1}, dt);
     check_tensor(ops::max_pool2d_grad(x, e, e, {3, 3}), dt, {1, 2, 2, 1}, {0, 0, 0, 0});
@@ -163,7 +151,7 @@ TEST_CASE("pooling on empty tensors", "[ops][nn][pool]") {
 
 TEST_CASE("pooling errors name the op", "[ops][nn][pool]") {
   using Catch::Contains;
-  Tensor x = make(iota(16), {1, 4, 4, 1}, DType::Float32);
+  Tensor x = make(iota(16, 1), {1, 4, 4, 1}, DType::Float32);
   for (auto pool : {&ops::max_pool2d, &ops::avg_pool2d}) {
     const char* name = pool == &ops::max_pool2d ? "max_pool2d" : "avg_pool2d";
     INFO(name);
@@ -171,9 +159,9 @@ TEST_CASE("pooling errors name the op", "[ops][nn][pool]") {
     REQUIRE_THROWS_WITH(pool(x, {0, 2}, {}), Contains(name) && Contains("ksize"));
     REQUIRE_THROWS_WITH(pool(x, {2, 2}, {.strides = {1, 0}}), Contains(name) && Contains("strides"));
     REQUIRE_THROWS_WITH(pool(x, {2, 2}, {.padding = "CAUSAL"}), Contains(name) && Contains("CAUSAL"));
-    REQUIRE_THROWS_WITH(pool(make(iota(16), {4, 4, 1}, DType::Float32), {2, 2}, {}),
+    REQUIRE_THROWS_WITH(pool(make(iota(16, 1), {4, 4, 1}, DType::Float32), {2, 2}, {}),
                         Contains(name) && Contains("rank 4"));
-    REQUIRE_THROWS_WITH(pool(make(iota(16), {1, 4, 4, 1}, DType::Int64), {2, 2}, {}),
+    REQUIRE_THROWS_WITH(pool(make(iota(16, 1), {1, 4, 4, 1}, DType::Int64), {2, 2}, {}),
                         Contains(name) && Contains("int64"));
     REQUIRE_THROWS_WITH(pool(make({1}, {1, 1, 1, 1}, DType::Float32), {3, 3}, {.strides = {1, 1}}),
                         Contains(name) && Contains("negative"));
@@ -181,14 +169,14 @@ TEST_CASE("pooling errors name the op", "[ops][nn][pool]") {
   Tensor y = ops::max_pool2d(x, {2, 2});
   REQUIRE_THROWS_AS(ops::max_pool2d_grad(x, y, y, {3, 3}), InvalidArgument);
   REQUIRE_THROWS_WITH(ops::max_pool2d_grad(x, y, y, {3, 3}), Contains("max_pool2d_grad") && Contains("orig_output"));
-  REQUIRE_THROWS_WITH(ops::max_pool2d_grad(x, y, make(iota(4), {1, 2, 2, 1}, DType::Float32), {2, 2}),
+  REQUIRE_THROWS_WITH(ops::max_pool2d_grad(x, y, make(iota(4, 1), {1, 2, 2, 1}, DType::Float32), {2, 2}),
                       Contains("max_pool2d_grad") && Contains("grad"));
-  REQUIRE_THROWS_WITH(ops::max_pool2d_grad(x, y, make(iota(9), {1, 3, 3, 1}, DType::Float64), {2, 2}),
+  REQUIRE_THROWS_WITH(ops::max_pool2d_grad(x, y, make(iota(9, 1), {1, 3, 3, 1}, DType::Float64), {2, 2}),
                       Contains("max_pool2d_grad") && Contains("float64"));
   REQUIRE_THROWS_AS(ops::avg_pool2d_grad({1, 4, 4, 1}, y, {2, 2}, {.strides = {2, 2}}), InvalidArgument);
   REQUIRE_THROWS_WITH(ops::avg_pool2d_grad({1, 4, 4, 1}, y, {2, 2}, {.strides = {2, 2}}),
                       Contains("avg_pool2d_grad") && Contains("(1, 2, 2, 1)"));
   REQUIRE_THROWS_WITH(ops::avg_pool2d_grad({1, 4, 4}, y, {2, 2}), Contains("avg_pool2d_grad"));
-  REQUIRE_THROWS_WITH(ops::avg_pool2d_grad({1, 4, 4, 1}, make(iota(9), {1, 3, 3, 1}, DType::UInt8), {2, 2}),
+  REQUIRE_THROWS_WITH(ops::avg_pool2d_grad({1, 4, 4, 1}, make(iota(9, 1), {1, 3, 3, 1}, DType::UInt8), {2, 2}),
                       Contains("avg_pool2d_grad") && Contains("uint8"));
 }
