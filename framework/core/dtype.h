@@ -96,3 +96,21 @@ template <class T> using compute_t = typename compute_type<T>::type;
     EMBER_DTYPE_CASE_(UInt8, uint8_t, __VA_ARGS__)                     \
     EMBER_DTYPE_CASE_(Bool, bool, __VA_ARGS__)                         \
   }
+
+// Dispatch over the dtypes the sign-carrying numeric ops accept: floats, int32 and int64.
+#define EMBER_DISPATCH_SIGNED(dtype, opname, ...)                      \
+  switch (dtype) {                                                     \
+    EMBER_DTYPE_CASE_(Float32, float, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Float64, double, __VA_ARGS__)                    \
+    EMBER_DTYPE_CASE_(Float16, ::ember::half, __VA_ARGS__)             \
+    EMBER_DTYPE_CASE_(BFloat16, ::ember::bfloat16, __VA_ARGS__)        \
+    EMBER_DTYPE_CASE_(Int32, int32_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_CASE_(Int64, int64_t, __VA_ARGS__)                     \
+    EMBER_DTYPE_DEFAULT_(dtype, opname, "float32, float64, float16, bfloat16, int32 or int64") \
+  }
+
+// The dtype sets kernels register with (EMBER_REGISTER_KERNEL) and the ops document.
+#define EMBER_FLOAT_DTYPES ::ember::DType::Float32, ::ember::DType::Float64, ::ember::DType::Float16, ::ember::DType::BFloat16
+#define EMBER_SIGNED_DTYPES EMBER_FLOAT_DTYPES, ::ember::DType::Int32, ::ember::DType::Int64
+#define EMBER_NUMERIC_DTYPES EMBER_SIGNED_DTYPES, ::ember::DType::UInt8
+#define EMBER_ALL_DTYPES EMBER_NUMERIC_DTYPES, ::ember::DType::Bool

@@ -33,6 +33,26 @@ inline std::vector<double> uniform_values(int64_t n, uint32_t seed) {
   return v;
 }
 
+// Values as a dtype holds them: Bool keeps only parity, so moved elements stay distinguishable.
+inline std::vector<double> as_dtype_values(DType t, std::vector<double> v) {
+  if (t == DType::Bool)
+    for (double& x : v) x = std::fmod(x, 2.0);
+  return v;
+}
+
+inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+// x + a * d, elementwise.
+inline std::vector<double> axpy(const std::vector<double>& x, double a, const std::vector<double>& d) {
+  std::vector<double> r(x);
+  for (size_t i = 0; i < r.size(); ++i) r[i] += a * d[i];
+  return r;
+}
+
 // Values of any tensor as doubles (bool -> 0/1, half types widened).
 inline std::vector<double> values_as_double(const Tensor& t) {
   Tensor h = t.to(Device::cpu());

@@ -225,11 +225,11 @@ void tile_cpu(const KernelContext& ctx) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL(reshape, CPU, noop_cpu, EMBER_ARRAY_DTYPES);
-EMBER_REGISTER_KERNEL(transpose, CPU, transpose_cpu, EMBER_ARRAY_DTYPES);
-EMBER_REGISTER_KERNEL(concat, CPU, concat_cpu, EMBER_ARRAY_DTYPES);
-EMBER_REGISTER_KERNEL(strided_slice, CPU, strided_slice_cpu, EMBER_ARRAY_DTYPES);
-EMBER_REGISTER_KERNEL(broadcast_to, CPU, broadcast_to_cpu, EMBER_ARRAY_DTYPES);
-EMBER_REGISTER_KERNEL(tile, CPU, tile_cpu, EMBER_ARRAY_DTYPES);
+EMBER_REGISTER_KERNEL(reshape, CPU, noop_cpu, EMBER_ALL_DTYPES);
+EMBER_REGISTER_KERNEL(transpose, CPU, transpose_cpu, EMBER_ALL_DTYPES);
+EMBER_REGISTER_KERNEL(concat, CPU, concat_cpu, EMBER_ALL_DTYPES);
+EMBER_REGISTER_KERNEL(strided_slice, CPU, strided_slice_cpu, EMBER_ALL_DTYPES);
+EMBER_REGISTER_KERNEL(broadcast_to, CPU, broadcast_to_cpu, EMBER_ALL_DTYPES);
+EMBER_REGISTER_KERNEL(tile, CPU, tile_cpu, EMBER_ALL_DTYPES);
 
 }  // namespace ember

@@ -4,11 +4,6 @@
 #include <cstdint>
 #include <vector>
 
-// Every dtype, for registering the kernels that only move elements.
-#define EMBER_ARRAY_DTYPES                                                                                     \
-  ::ember::DType::Float32, ::ember::DType::Float64, ::ember::DType::Float16, ::ember::DType::BFloat16,       \
-      ::ember::DType::Int32, ::ember::DType::Int64, ::ember::DType::UInt8, ::ember::DType::Bool
-
 namespace ember::cpu {
 
 // Runs body(E{}) with E an unsigned integer type of the element size (every dtype is 1, 2, 4 or 8 bytes),

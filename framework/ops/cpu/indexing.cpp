@@ -236,10 +236,10 @@ void pad_cpu(const KernelContext& ctx) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL(gather, CPU, gather_cpu, EMBER_ARRAY_DTYPES);
+EMBER_REGISTER_KERNEL(gather, CPU, gather_cpu, EMBER_ALL_DTYPES);
 EMBER_REGISTER_KERNEL(unsorted_segment_sum, CPU, unsorted_segment_sum_cpu, DType::Float32, DType::Float64,
                       DType::Float16, DType::BFloat16, DType::Int32, DType::Int64, DType::UInt8);
 EMBER_REGISTER_KERNEL(one_hot, CPU, one_hot_cpu, DType::Int32, DType::Int64, DType::UInt8);
-EMBER_REGISTER_KERNEL(pad, CPU, pad_cpu, EMBER_ARRAY_DTYPES);
+EMBER_REGISTER_KERNEL(pad, CPU, pad_cpu, EMBER_ALL_DTYPES);
 
 }  // namespace ember

@@ -11,17 +11,11 @@ using ember::testing::check_tensor;
 using ember::testing::make;
 using ember::testing::iota;
 using ember::testing::kAllDTypes;
+using ember::testing::as_dtype_values;
 
 namespace {
 
-
-// Values as a dtype holds them: Bool keeps only parity, so moved elements stay distinguishable enough.
-std::vector<double> as(DType t, std::vector<double> v) {
-  if (t == DType::Bool)
-    for (double& x : v) x = std::fmod(x, 2.0);
-  return v;
-}
-Tensor range_t(const Shape& s, DType t = DType::Float32) { return make(as(t, iota(s.num_elements())), s, t); }
+Tensor range_t(const Shape& s, DType t = DType::Float32) { return make(as_dtype_values(t, iota(s.num_elements())), s, t); }
 
 }  // namespace
 
@@ -30,7 +24,7 @@ TEST_CASE("reshape is a view with one inferred dimension", "[ops][array]") {
     INFO("dtype " << t);
     Tensor x = range_t({2, 3}, t);
     Tensor y = ops::reshape(x, {3, -1});
-    check_tensor(y, t, {3, 2}, as(t, iota(6)));
+    check_tensor(y, t, {3, 2}, as_dtype_values(t, iota(6)));
     CHECK(y.raw_data() == x.raw_data());
   }
   check_tensor(ops::reshape(range_t({2, 3}), {-1}), DType::Float32, {6}, iota(6));
@@ -73,13 +67,13 @@ TEST_CASE("expand_dims and squeeze", "[ops][array]") {
 TEST_CASE("transpose permutes dimensions", "[ops][array]") {
   for (DType t : kAllDTypes) {
     INFO("dtype " << t);
-    check_tensor(ops::transpose(range_t({2, 3}, t)), t, {3, 2}, as(t, {0, 3, 1, 4, 2, 5}));
+    check_tensor(ops::transpose(range_t({2, 3}, t)), t, {3, 2}, as_dtype_values(t, {0, 3, 1, 4, 2, 5}));
     // batched last-two swap, generic permutation, default reversal
     Tensor x = range_t({2, 2, 3}, t);
-    check_tensor(ops::transpose(x, {0, 2, 1}), t, {2, 3, 2}, as(t, {0, 3, 1, 4, 2, 5, 6, 9, 7, 10, 8, 11}));
-    check_tensor(ops::transpose(x, {2, 0, 1}), t, {3, 2, 2}, as(t, {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11}));
-    check_tensor(ops::transpose(x), t, {3, 2, 2}, as(t, {0, 6, 3, 9, 1, 7, 4, 10, 2, 8, 5, 11}));
-    check_tensor(ops::transpose(x, {1, 0, 2}), t, {2, 2, 3}, as(t, {0, 1, 2, 6, 7, 8, 3, 4, 5, 9, 10, 11}));
+    check_tensor(ops::transpose(x, {0, 2, 1}), t, {2, 3, 2}, as_dtype_values(t, {0, 3, 1, 4, 2, 5, 6, 9, 7, 10, 8, 11}));
+    check_tensor(ops::transpose(x, {2, 0, 1}), t, {3, 2, 2}, as_dtype_values(t, {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11}));
+    check_tensor(ops::transpose(x), t, {3, 2, 2}, as_dtype_values(t, {0, 6, 3, 9, 1, 7, 4, 10, 2, 8, 5, 11}));
+    check_tensor(ops::transpose(x, {1, 0, 2}), t, {2, 2, 3}, as_dtype_values(t, {0, 1, 2, 6, 7, 8, 3, 4, 5, 9, 10, 11}));
   }
   check_tensor(ops::transpose(range_t({})), DType::Float32, {}, {0});
   check_tensor(ops::transpose(range_t({0, 3})), DType::Float32, {3, 0}, {});
@@ -119,11 +113,11 @@ TEST_CASE("transpose rejects bad perms", "[ops][array]") {
 TEST_CASE("concat joins along an axis", "[ops][array]") {
   for (DType t : kAllDTypes) {
     INFO("dtype " << t);
-    Tensor a = make(as(t, {0, 1, 2, 3}), {2, 2}, t), b = make(as(t, {4, 5}), {2, 1}, t);
-    check_tensor(ops::concat({a, b}, 1), t, {2, 3}, as(t, {0, 1, 4, 2, 3, 5}));
-    check_tensor(ops::concat({a, b, a}, -1), t, {2, 5}, as(t, {0, 1, 4, 0, 1, 2, 3, 5, 2, 3}));
-    Tensor c = make(as(t, {6, 7}), {1, 2}, t);
-    check_tensor(ops::concat({a, c}, 0), t, {3, 2}, as(t, {0, 1, 2, 3, 6, 7}));
+    Tensor a = make(as_dtype_values(t, {0, 1, 2, 3}), {2, 2}, t), b = make(as_dtype_values(t, {4, 5}), {2, 1}, t);
+    check_tensor(ops::concat({a, b}, 1), t, {2, 3}, as_dtype_values(t, {0, 1, 4, 2, 3, 5}));
+    check_tensor(ops::concat({a, b, a}, -1), t, {2, 5}, as_dtype_values(t, {0, 1, 4, 0, 1, 2, 3, 5, 2, 3}));
+    Tensor c = make(as_dtype_values(t, {6, 7}), {1, 2}, t);
+    check_tensor(ops::concat({a, c}, 0), t, {3, 2}, as_dtype_values(t, {0, 1, 2, 3, 6, 7}));
   }
   Tensor a = range_t({2, 2}), e = range_t({2, 0});
   check_tensor(ops::concat({e, a, e}, 1), DType::Float32, {2, 2}, {0, 1, 2, 3});
@@ -156,10 +150,10 @@ TEST_CASE("concat errors", "[ops][array]") {
 
 TEST_CASE("stack joins along a new axis", "[ops][array]") {
   for (DType t : {DType::Float32, DType::Int64, DType::Bool, DType::Float16}) {
-    Tensor a = make(as(t, {0, 1, 2}), {3}, t), b = make(as(t, {3, 4, 5}), {3}, t);
-    check_tensor(ops::stack({a, b}), t, {2, 3}, as(t, {0, 1, 2, 3, 4, 5}));
-    check_tensor(ops::stack({a, b}, -1), t, {3, 2}, as(t, {0, 3, 1, 4, 2, 5}));
-    check_tensor(ops::stack({a, b}, 1), t, {3, 2}, as(t, {0, 3, 1, 4, 2, 5}));
+    Tensor a = make(as_dtype_values(t, {0, 1, 2}), {3}, t), b = make(as_dtype_values(t, {3, 4, 5}), {3}, t);
+    check_tensor(ops::stack({a, b}), t, {2, 3}, as_dtype_values(t, {0, 1, 2, 3, 4, 5}));
+    check_tensor(ops::stack({a, b}, -1), t, {3, 2}, as_dtype_values(t, {0, 3, 1, 4, 2, 5}));
+    check_tensor(ops::stack({a, b}, 1), t, {3, 2}, as_dtype_values(t, {0, 3, 1, 4, 2, 5}));
   }
   check_tensor(ops::stack({range_t({}), range_t({})}), DType::Float32, {2}, {0, 0});
   check_tensor(ops::stack({range_t({0, 2})}, 1), DType::Float32, {0, 1, 2}, {});
@@ -175,12 +169,12 @@ TEST_CASE("split into equal parts or given sizes", "[ops][array]") {
     Tensor x = range_t({2, 6}, t);
     std::vector<Tensor> p = ops::split(x, 3, 1);
     REQUIRE(p.size() == 3);
-    check_tensor(p[0], t, {2, 2}, as(t, {0, 1, 6, 7}));
-    check_tensor(p[2], t, {2, 2}, as(t, {4, 5, 10, 11}));
+    check_tensor(p[0], t, {2, 2}, as_dtype_values(t, {0, 1, 6, 7}));
+    check_tensor(p[2], t, {2, 2}, as_dtype_values(t, {4, 5, 10, 11}));
     std::vector<Tensor> q = ops::split(x, std::vector<int64_t>{1, -1, 0}, -1);
     REQUIRE(q.size() == 3);
-    check_tensor(q[0], t, {2, 1}, as(t, {0, 6}));
-    check_tensor(q[1], t, {2, 5}, as(t, {1, 2, 3, 4, 5, 7, 8, 9, 10, 11}));
+    check_tensor(q[0], t, {2, 1}, as_dtype_values(t, {0, 6}));
+    check_tensor(q[1], t, {2, 5}, as_dtype_values(t, {1, 2, 3, 4, 5, 7, 8, 9, 10, 11}));
     check_tensor(q[2], t, {2, 0}, {});
   }
   std::vector<Tensor> rows = ops::split(range_t({4, 2}), 2);
@@ -204,11 +198,11 @@ TEST_CASE("split errors", "[ops][array]") {
 TEST_CASE("pad CONSTANT", "[ops][array]") {
   for (DType t : kAllDTypes) {
     INFO("dtype " << t);
-    Tensor x = make(as(t, {1, 2, 3, 4}), {2, 2}, t);
+    Tensor x = make(as_dtype_values(t, {1, 2, 3, 4}), {2, 2}, t);
     double c = t == DType::Bool ? 1 : 9;
     check_tensor(ops::pad(x, {{1, 0}, {0, 2}}, {.constant_values = c}), t, {3, 4},
-                 as(t, {c, c, c, c, 1, 2, c, c, 3, 4, c, c}));
-    check_tensor(ops::pad(x, {{0, 0}, {1, 1}}), t, {2, 4}, as(t, {0, 1, 2, 0, 0, 3, 4, 0}));
+                 as_dtype_values(t, {c, c, c, c, 1, 2, c, c, 3, 4, c, c}));
+    check_tensor(ops::pad(x, {{0, 0}, {1, 1}}), t, {2, 4}, as_dtype_values(t, {0, 1, 2, 0, 0, 3, 4, 0}));
   }
   // trailing unpadded dims are copied as blocks
   Tensor x = range_t({1, 2, 2});
@@ -250,9 +244,9 @@ TEST_CASE("pad errors", "[ops][array]") {
 TEST_CASE("tile repeats along each dimension", "[ops][array]") {
   for (DType t : kAllDTypes) {
     INFO("dtype " << t);
-    Tensor x = make(as(t, {1, 2, 3, 4}), {2, 2}, t);
-    check_tensor(ops::tile(x, {1, 2}), t, {2, 4}, as(t, {1, 2, 1, 2, 3, 4, 3, 4}));
-    check_tensor(ops::tile(x, {2, 1}), t, {4, 2}, as(t, {1, 2, 3, 4, 1, 2, 3, 4}));
+    Tensor x = make(as_dtype_values(t, {1, 2, 3, 4}), {2, 2}, t);
+    check_tensor(ops::tile(x, {1, 2}), t, {2, 4}, as_dtype_values(t, {1, 2, 1, 2, 3, 4, 3, 4}));
+    check_tensor(ops::tile(x, {2, 1}), t, {4, 2}, as_dtype_values(t, {1, 2, 3, 4, 1, 2, 3, 4}));
   }
   Tensor v = range_t({2});
   check_tensor(ops::tile(v, {3}), DType::Float32, {6}, {0, 1, 0, 1, 0, 1});
@@ -266,8 +260,8 @@ TEST_CASE("tile repeats along each dimension", "[ops][array]") {
 TEST_CASE("broadcast_to follows NumPy rules", "[ops][array]") {
   for (DType t : kAllDTypes) {
     INFO("dtype " << t);
-    check_tensor(ops::broadcast_to(make(as(t, {1, 2, 3}), {3}, t), {2, 3}), t, {2, 3}, as(t, {1, 2, 3, 1, 2, 3}));
-    check_tensor(ops::broadcast_to(make(as(t, {1, 2}), {2, 1}, t), {2, 3}), t, {2, 3}, as(t, {1, 1, 1, 2, 2, 2}));
+    check_tensor(ops::broadcast_to(make(as_dtype_values(t, {1, 2, 3}), {3}, t), {2, 3}), t, {2, 3}, as_dtype_values(t, {1, 2, 3, 1, 2, 3}));
+    check_tensor(ops::broadcast_to(make(as_dtype_values(t, {1, 2}), {2, 1}, t), {2, 3}), t, {2, 3}, as_dtype_values(t, {1, 1, 1, 2, 2, 2}));
   }
   check_tensor(ops::broadcast_to(Tensor::scalar<int32_t>(7), {2, 2}), DType::Int32, {2, 2}, {7, 7, 7, 7});
   check_tensor(ops::broadcast_to(range_t({1, 3}), {0, 3}), DType::Float32, {0, 3}, {});

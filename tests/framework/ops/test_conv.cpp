@@ -14,26 +14,15 @@ using ember::testing::values_as_double;
 using ember::testing::iota;
 using ember::testing::kFloatDTypes;
 using ember::testing::uniform_values;
+using ember::testing::dot;
+using ember::testing::axpy;
 
 namespace {
-
-
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
 
 double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double x : v) m = std::max(m, std::abs(x));
   return m;
-}
-
-std::vector<double> axpy(const std::vector<double>& x, double a, const std::vector<double>& d) {
-  std::vector<double> r(x);
-  for (size_t i = 0; i < r.size(); ++i) r[i] += a * d[i];
-  return r;
 }
 
 // got matches want within tol * (max |want| + 1) everywhere.

@@ -11,16 +11,11 @@ using ember::testing::check_tensor;
 using ember::testing::make;
 using ember::testing::iota;
 using ember::testing::kAllDTypes;
+using ember::testing::as_dtype_values;
 
 namespace {
 
-
-std::vector<double> as(DType t, std::vector<double> v) {
-  if (t == DType::Bool)
-    for (double& x : v) x = std::fmod(x, 2.0);
-  return v;
-}
-Tensor range_t(const Shape& s, DType t = DType::Float32) { return make(as(t, iota(s.num_elements())), s, t); }
+Tensor range_t(const Shape& s, DType t = DType::Float32) { return make(as_dtype_values(t, iota(s.num_elements())), s, t); }
 
 // Python slice spellings; the masks follow what TF's __getitem__ produces.
 Tensor ss(const Tensor& x, std::vector<int64_t> b, std::vector<int64_t> e, std::vector<int64_t> s,
@@ -36,23 +31,23 @@ TEST_CASE("strided_slice mirrors Python slicing", "[ops][indexing]") {
     Tensor v = range_t({10}, t);
     // v[::-1]
     check_tensor(ss(v, {0}, {0}, {-1}, {.begin_mask = 1, .end_mask = 1}), t, {10},
-                 as(t, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
+                 as_dtype_values(t, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
     // v[1:-1:2]
-    check_tensor(ss(v, {1}, {-1}, {2}), t, {4}, as(t, {1, 3, 5, 7}));
+    check_tensor(ss(v, {1}, {-1}, {2}), t, {4}, as_dtype_values(t, {1, 3, 5, 7}));
     // v[-3:]
-    check_tensor(ss(v, {-3}, {0}, {1}, {.end_mask = 1}), t, {3}, as(t, {7, 8, 9}));
+    check_tensor(ss(v, {-3}, {0}, {1}, {.end_mask = 1}), t, {3}, as_dtype_values(t, {7, 8, 9}));
     // v[8:2:-3]
-    check_tensor(ss(v, {8}, {2}, {-3}), t, {2}, as(t, {8, 5}));
+    check_tensor(ss(v, {8}, {2}, {-3}), t, {2}, as_dtype_values(t, {8, 5}));
     Tensor x = range_t({2, 3}, t);
     // x[..., 0]
-    check_tensor(ss(x, {0, 0}, {0, 1}, {1, 1}, {.ellipsis_mask = 1, .shrink_axis_mask = 2}), t, {2}, as(t, {0, 3}));
+    check_tensor(ss(x, {0, 0}, {0, 1}, {1, 1}, {.ellipsis_mask = 1, .shrink_axis_mask = 2}), t, {2}, as_dtype_values(t, {0, 3}));
     // x[:, tf.newaxis]
     check_tensor(ss(x, {0, 0}, {0, 0}, {1, 1}, {.begin_mask = 1, .end_mask = 1, .new_axis_mask = 2}), t, {2, 1, 3},
-                 as(t, iota(6)));
+                 as_dtype_values(t, iota(6)));
     // x[-1]
-    check_tensor(ss(x, {-1}, {0}, {1}, {.shrink_axis_mask = 1}), t, {3}, as(t, {3, 4, 5}));
+    check_tensor(ss(x, {-1}, {0}, {1}, {.shrink_axis_mask = 1}), t, {3}, as_dtype_values(t, {3, 4, 5}));
     // x[::-1, ::2]
-    check_tensor(ss(x, {0, 0}, {0, 0}, {-1, 2}, {.begin_mask = 3, .end_mask = 3}), t, {2, 2}, as(t, {3, 5, 0, 2}));
+    check_tensor(ss(x, {0, 0}, {0, 0}, {-1, 2}, {.begin_mask = 3, .end_mask = 3}), t, {2, 2}, as_dtype_values(t, {3, 5, 0, 2}));
   }
 }
 
@@ -117,8 +112,8 @@ TEST_CASE("slice takes begin and size", "[ops][indexing]") {
   for (DType t : kAllDTypes) {
     INFO("dtype " << t);
     Tensor x = range_t({3, 4}, t);
-    check_tensor(ops::slice(x, {1, 1}, {2, -1}), t, {2, 3}, as(t, {5, 6, 7, 9, 10, 11}));
-    check_tensor(ops::slice(x, {0, 2}, {1, 1}), t, {1, 1}, as(t, {2}));
+    check_tensor(ops::slice(x, {1, 1}, {2, -1}), t, {2, 3}, as_dtype_values(t, {5, 6, 7, 9, 10, 11}));
+    check_tensor(ops::slice(x, {0, 2}, {1, 1}), t, {1, 1}, as_dtype_values(t, {2}));
     check_tensor(ops::slice(x, {3, 0}, {0, 4}), t, {0, 4}, {});
   }
   Tensor x = range_t({3, 4});
@@ -135,10 +130,10 @@ TEST_CASE("gather picks slices along an axis", "[ops][indexing]") {
     for (DType t : kAllDTypes) {
       INFO("dtype " << t << ", indices " << it);
       Tensor p = range_t({3, 2}, t);
-      check_tensor(ops::gather(p, make({2, 0, 2}, {3}, it)), t, {3, 2}, as(t, {4, 5, 0, 1, 4, 5}));
+      check_tensor(ops::gather(p, make({2, 0, 2}, {3}, it)), t, {3, 2}, as_dtype_values(t, {4, 5, 0, 1, 4, 5}));
       check_tensor(ops::gather(p, make({1, 1, 0, 1}, {2, 2}, it), {.axis = -1}), t, {3, 2, 2},
-                   as(t, {1, 1, 0, 1, 3, 3, 2, 3, 5, 5, 4, 5}));
-      check_tensor(ops::gather(p, make({1}, {}, it)), t, {2}, as(t, {2, 3}));
+                   as_dtype_values(t, {1, 1, 0, 1, 3, 3, 2, 3, 5, 5, 4, 5}));
+      check_tensor(ops::gather(p, make({1}, {}, it)), t, {2}, as_dtype_values(t, {2, 3}));
     }
   }
   Tensor p = range_t({2, 3, 2}, DType::Int64);

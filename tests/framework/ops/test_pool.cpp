@@ -14,21 +14,10 @@ using ember::testing::values_as_double;
 using ember::testing::iota;
 using ember::testing::kFloatDTypes;
 using ember::testing::uniform_values;
+using ember::testing::dot;
+using ember::testing::axpy;
 
 namespace {
-
-
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
-
-std::vector<double> axpy(const std::vector<double>& x, double a, const std::vector<double>& d) {
-  std::vector<double> r(x);
-  for (size_t i = 0; i < r.size(); ++i) r[i] += a * d[i];
-  return r;
-}
 
 struct PoolCase {
   Shape input;
