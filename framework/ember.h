@@ -1,5 +1,8 @@
 #pragma once
 // The umbrella header: #include "framework/ember.h" brings in Ember's whole public API.
+#include "framework/autodiff/check_numerics.h"
+#include "framework/autodiff/gradient_tape.h"
+#include "framework/autodiff/variable.h"
 #include "framework/core/config.h"
 #include "framework/core/device.h"
 #include "framework/core/dtype.h"

@@ -77,8 +77,10 @@ class Tensor {
   Tensor clone() const;
   // TF-style text: ember.Tensor([[1. 2.] [3. 4.]], shape=(2, 2), dtype=float32, device=cpu:0).
   std::string to_string() const;
-  // Same storage and offset (the identity of the value, not elementwise equality).
+  // Same tensor object (the identity of the value, not elementwise equality).
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  // A process-unique id of this tensor object (views get their own); the tape tracks tensors by it.
+  uint64_t id() const { return impl().id; }
   const std::shared_ptr<Storage>& storage() const { return impl().storage; }
 
  private:
@@ -88,6 +90,7 @@ class Tensor {
     int64_t num_elements;
     std::shared_ptr<Storage> storage;
     size_t offset;  // bytes into storage
+    uint64_t id;
   };
   Tensor(Shape shape, DType dtype, std::shared_ptr<Storage> storage, size_t offset);
   const Impl& impl() const {

@@ -19,16 +19,11 @@ KernelEntry& entry(OpId op, DeviceType device) {
 
 uint32_t bit(DType t) { return 1u << static_cast<int>(t); }
 
-struct Hooks {
-  std::mutex mu;
-  std::vector<std::pair<int, OpHook>> list;
-  std::atomic<int> count{0};
-  int next_id = 0;
-};
-Hooks& hooks() {
-  static Hooks h;
-  return h;
-}
+// Hooks sit in fixed slots read without a lock: every op checks them, few ever change them.
+constexpr int kMaxHooks = 16;
+std::atomic<OpHook> g_hooks[kMaxHooks];
+std::atomic<int> g_hook_count{0};
+std::mutex g_hooks_mu;
 
 // The device an op runs on: the inputs' (they must agree, 0-d CPU scalars excepted), else `fallback`.
 Device resolve_device(OpId op, std::span<const Tensor> inputs, Device fallback) {
@@ -66,18 +61,20 @@ bool supports(OpId op, DeviceType device, DType dtype) {
 bool has_kernel(OpId op, DeviceType device) { return entry(op, device).fn != nullptr; }
 
 int add_op_hook(OpHook hook) {
-  Hooks& h = hooks();
-  std::lock_guard<std::mutex> lock(h.mu);
-  h.list.emplace_back(h.next_id, hook);
-  h.count = static_cast<int>(h.list.size());
-  return h.next_id++;
+  std::lock_guard<std::mutex> lock(g_hooks_mu);
+  for (int i = 0; i < kMaxHooks; ++i) {
+    if (!g_hooks[i].load()) {
+      g_hooks[i].store(hook);
+      g_hook_count.fetch_add(1);
+      return i;
+    }
+  }
+  throw make_error<ResourceExhausted>("add_op_hook: all ", kMaxHooks, " hook slots are taken");
 }
 
 void remove_op_hook(int id) {
-  Hooks& h = hooks();
-  std::lock_guard<std::mutex> lock(h.mu);
-  std::erase_if(h.list, [id](const auto& p) { return p.first == id; });
-  h.count = static_cast<int>(h.list.size());
+  std::lock_guard<std::mutex> lock(g_hooks_mu);
+  if (id >= 0 && id < kMaxHooks && g_hooks[id].exchange(nullptr)) g_hook_count.fetch_sub(1);
 }
 
 namespace {
@@ -96,15 +93,10 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
                                     : Tensor::empty(s.shape, s.dtype, device);
   }
   k.fn(KernelContext{op, inputs, outputs, attrs});
-  Hooks& h = hooks();
-  if (h.count.load(std::memory_order_acquire) == 0) return;
-  std::vector<std::pair<int, OpHook>> snapshot;
-  {
-    std::lock_guard<std::mutex> lock(h.mu);
-    snapshot = h.list;
-  }
+  if (g_hook_count.load(std::memory_order_acquire) == 0) return;
   OpRecord rec{op, inputs, outputs, attrs};
-  for (auto& [id, fn] : snapshot) fn(rec);
+  for (auto& slot : g_hooks)
+    if (OpHook fn = slot.load(std::memory_order_acquire)) fn(rec);
 }
 }  // namespace
 

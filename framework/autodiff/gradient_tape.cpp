@@ -1,0 +1,266 @@
+#include "framework/autodiff/gradient_tape.h"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "framework/autodiff/grad_registry.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/dispatch.h"
+#include "framework/ops/elementwise.h"
+
+namespace ember {
+
+namespace {
+
+using CustomBackward = std::function<std::vector<Tensor>(const Tensor& dy)>;
+
+// One recorded op. Non-differentiable ops keep no tensors: they are recorded only so that what they
+// produce stays tracked and a gradient asked through them is an error rather than silently zero.
+struct Node {
+  OpId op;
+  Attrs attrs;
+  bool differentiable;
+  std::vector<Tensor> inputs, outputs;
+  std::vector<uint64_t> input_ids, output_ids;
+  std::vector<DType> output_dtypes;
+  CustomBackward custom;  // custom_gradient's backward (op is then meaningless)
+};
+
+thread_local std::vector<GradientTape::Impl*> t_tapes;
+thread_local int t_no_record = 0;
+thread_local int t_backward = 0;
+
+void record_hook(const OpRecord& r);
+
+void install_hook() {
+  static std::once_flag once;
+  std::call_once(once, [] { add_op_hook(&record_hook); });
+}
+
+}  // namespace
+
+struct GradientTape::Impl {
+  TapeOptions options;
+  std::vector<Node> nodes;
+  std::unordered_set<uint64_t> tracked;  // watched tensors and everything recorded ops produced
+  int paused = 0;
+  bool used = false;
+
+  bool recording() const { return paused == 0 && !used && t_no_record == 0; }
+
+  bool any_tracked(std::span<const Tensor> inputs) const {
+    for (const Tensor& t : inputs)
+      if (tracked.count(t.id())) return true;
+    return false;
+  }
+
+  void record(OpId op, const Attrs& attrs, bool differentiable, std::span<const Tensor> inputs,
+              std::span<const Tensor> outputs, CustomBackward custom = {}) {
+    Node n{op, differentiable ? attrs : Attrs{}, differentiable, {}, {}, {}, {}, {}, std::move(custom)};
+    for (const Tensor& t : inputs) n.input_ids.push_back(t.id());
+    for (const Tensor& t : outputs) {
+      n.output_ids.push_back(t.id());
+      n.output_dtypes.push_back(t.dtype());
+      tracked.insert(t.id());
+    }
+    if (differentiable) {
+      n.inputs.assign(inputs.begin(), inputs.end());
+      n.outputs.assign(outputs.begin(), outputs.end());
+    }
+    nodes.push_back(std::move(n));
+  }
+};
+
+namespace {
+
+void record_hook(const OpRecord& r) {
+  if (t_tapes.empty() || t_no_record) return;
+  const bool differentiable = op_info(r.op).differentiable;
+  for (GradientTape::Impl* tape : t_tapes)
+    if (tape->recording() && tape->any_tracked(r.inputs)) tape->record(r.op, r.attrs, differentiable, r.inputs, r.outputs);
+}
+
+void accumulate(std::unordered_map<uint64_t, Tensor>& grads, uint64_t id, const Tensor& g) {
+  auto [it, inserted] = grads.try_emplace(id, g);
+  if (!inserted) it->second = ops::add(it->second, g);
+}
+
+struct BackwardScope {
+  GradientTape::Impl& tape;
+  explicit BackwardScope(GradientTape::Impl& t) : tape(t) {
+    ++tape.paused;
+    ++t_backward;
+  }
+  ~BackwardScope() {
+    --tape.paused;
+    --t_backward;
+  }
+};
+
+}  // namespace
+
+GradientTape::GradientTape(TapeOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  install_hook();
+  t_tapes.push_back(impl_.get());
+}
+
+GradientTape::~GradientTape() { std::erase(t_tapes, impl_.get()); }
+
+void GradientTape::watch(const Tensor& t) {
+  EMBER_CHECK(t.defined(), InvalidArgument) << "GradientTape.watch: the tensor is undefined";
+  impl_->tracked.insert(t.id());
+}
+
+void GradientTape::watch(const Variable& v) { watch(v.value()); }
+
+GradientTape::Pause::Pause(GradientTape& tape) : tape_(tape) { ++tape_.impl_->paused; }
+GradientTape::Pause::~Pause() { --tape_.impl_->paused; }
+
+NoRecordScope::NoRecordScope() { ++t_no_record; }
+NoRecordScope::~NoRecordScope() { --t_no_record; }
+
+bool in_backward_pass() { return t_backward > 0; }
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Tensor>& sources,
+                                           GradientOptions options) {
+  return gradient(std::vector<Tensor>{target}, sources, std::move(options));
+}
+
+std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
+                                           GradientOptions options) {
+  Impl& tape = *impl_;
+  EMBER_CHECK(!tape.used, FailedPrecondition)
+      << "GradientTape.gradient: a non-persistent tape can only compute gradients once; create it with "
+         "{.persistent = true} to call gradient several times";
+  EMBER_CHECK(options.output_gradients.empty() || options.output_gradients.size() == targets.size(), InvalidArgument)
+      << "GradientTape.gradient: got " << options.output_gradients.size() << " output_gradients for "
+      << targets.size() << " target(s)";
+  for (const Tensor& s : sources) EMBER_CHECK(s.defined(), InvalidArgument) << "GradientTape.gradient: a source is undefined";
+
+  BackwardScope scope(tape);
+  // Only nodes on a path from a source can contribute: mark them going forward.
+  std::unordered_set<uint64_t> reach;
+  for (const Tensor& s : sources) reach.insert(s.id());
+  std::vector<char> needed(tape.nodes.size(), 0);
+  for (size_t i = 0; i < tape.nodes.size(); ++i) {
+    const Node& n = tape.nodes[i];
+    if (std::none_of(n.input_ids.begin(), n.input_ids.end(), [&](uint64_t id) { return reach.count(id); })) continue;
+    needed[i] = 1;
+    reach.insert(n.output_ids.begin(), n.output_ids.end());
+  }
+
+  std::unordered_map<uint64_t, Tensor> grads;
+  for (size_t k = 0; k < targets.size(); ++k) {
+    const Tensor& t = targets[k];
+    EMBER_CHECK(t.defined(), InvalidArgument) << "GradientTape.gradient: a target is undefined";
+    Tensor seed = options.output_gradients.empty() ? ops::ones_like(t) : options.output_gradients[k];
+    EMBER_CHECK(seed.shape() == t.shape() && seed.dtype() == t.dtype(), InvalidArgument)
+        << "GradientTape.gradient: output_gradients[" << k << "] is " << seed.dtype() << " " << seed.shape()
+        << " but target " << k << " is " << t.dtype() << " " << t.shape();
+    accumulate(grads, t.id(), seed);
+  }
+
+  for (size_t i = tape.nodes.size(); i-- > 0;) {
+    if (!needed[i]) continue;
+    Node& n = tape.nodes[i];
+    std::vector<Tensor> out_grads(n.output_ids.size());
+    bool any = false;
+    for (size_t j = 0; j < n.output_ids.size(); ++j) {
+      auto it = grads.find(n.output_ids[j]);
+      if (it != grads.end()) {
+        out_grads[j] = it->second;
+        any = true;
+      }
+    }
+    if (!any) continue;
+    if (!n.differentiable) {
+      for (size_t j = 0; j < n.output_dtypes.size(); ++j)
+        EMBER_CHECK(is_floating(n.output_dtypes[j]), InvalidArgument)
+            << "GradientTape.gradient: a gradient was asked through op '" << op_name(n.op) << "', whose output is "
+            << n.output_dtypes[j] << ": integer and bool tensors carry no gradient";
+      continue;  // floor, round, sign...: zero almost everywhere, no gradient (TF returns None)
+    }
+    for (size_t j = 0; j < out_grads.size(); ++j)
+      if (!out_grads[j].defined()) out_grads[j] = ops::zeros_like(n.outputs[j]);
+    std::vector<Tensor> in_grads;
+    if (n.custom) {
+      in_grads = n.custom(out_grads[0]);
+      EMBER_CHECK(in_grads.size() == n.input_ids.size(), InvalidArgument)
+          << "custom_gradient: backward returned " << in_grads.size() << " gradient(s) for " << n.input_ids.size()
+          << " input(s)";
+    } else {
+      GradFn fn = gradient_function(n.op);
+      EMBER_CHECK(fn, Unimplemented) << "GradientTape.gradient: op '" << op_name(n.op) << "' has no gradient formula";
+      in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads});
+    }
+    for (size_t j = 0; j < n.input_ids.size() && j < in_grads.size(); ++j) {
+      if (!in_grads[j].defined() || !reach.count(n.input_ids[j])) continue;
+      EMBER_CHECK(in_grads[j].shape() == n.inputs[j].shape(), Internal)
+          << "gradient of op '" << (n.custom ? "custom_gradient" : op_name(n.op)) << "' for input " << j
+          << " has shape " << in_grads[j].shape() << ", expected " << n.inputs[j].shape();
+      accumulate(grads, n.input_ids[j], in_grads[j]);
+    }
+    if (!tape.options.persistent) {
+      n.inputs.clear();
+      n.outputs.clear();
+      n.custom = nullptr;
+    }
+  }
+
+  std::vector<Tensor> result;
+  result.reserve(sources.size());
+  for (const Tensor& s : sources) {
+    auto it = grads.find(s.id());
+    if (it != grads.end())
+      result.push_back(it->second);
+    else
+      result.push_back(options.unconnected_gradients == UnconnectedGradients::Zero ? ops::zeros_like(s) : Tensor());
+  }
+  if (!tape.options.persistent) {
+    tape.used = true;
+    tape.nodes.clear();
+    tape.nodes.shrink_to_fit();
+    tape.tracked.clear();
+  }
+  return result;
+}
+
+namespace detail {
+void on_variable_read(const Tensor& value) {
+  for (GradientTape::Impl* tape : t_tapes)
+    if (tape->options.watch_accessed_variables && tape->recording()) tape->tracked.insert(value.id());
+}
+}  // namespace detail
+
+Tensor custom_gradient(const std::vector<Tensor>& inputs,
+                       const std::function<Tensor(const std::vector<Tensor>&)>& forward,
+                       const std::function<std::vector<Tensor>(const Tensor& dy)>& backward) {
+  Tensor out;
+  {
+    NoRecordScope no_record;
+    out = forward(inputs);
+  }
+  EMBER_CHECK(out.defined(), InvalidArgument) << "custom_gradient: forward returned an undefined tensor";
+  out = out.view(out.shape());  // a tensor of its own, even when forward returned an input
+  if (t_no_record) return out;
+  for (GradientTape::Impl* tape : t_tapes)
+    if (tape->recording() && tape->any_tracked(inputs))
+      tape->record(OpId::neg, {}, true, inputs, std::span<const Tensor>(&out, 1), backward);
+  return out;
+}
+
+Tensor custom_gradient(const Tensor& x, const std::function<Tensor(const Tensor&)>& forward,
+                       const std::function<Tensor(const Tensor& dy)>& backward) {
+  return custom_gradient(
+      std::vector<Tensor>{x}, [&](const std::vector<Tensor>& in) { return forward(in[0]); },
+      [backward](const Tensor& dy) { return std::vector<Tensor>{backward(dy)}; });
+}
+
+namespace ops {
+Tensor stop_gradient(const Tensor& x) { return x.view(x.shape()); }
+}  // namespace ops
+
+}  // namespace ember

@@ -1,0 +1,92 @@
+#pragma once
+// GradientTape (TF: tf.GradientTape): records the ops run on watched tensors while it lives, then
+// computes gradients by running each op's backward formula, itself made of eager ops (so nested
+// tapes give higher-order gradients).
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "framework/autodiff/variable.h"
+#include "framework/core/tensor.h"
+
+namespace ember {
+
+struct TapeOptions {
+  bool persistent = false;               // allow several gradient() calls
+  bool watch_accessed_variables = true;  // watch trainable variables read while recording
+};
+
+// What gradient() returns for a source the targets do not depend on.
+enum class UnconnectedGradients { None, Zero };
+
+struct GradientOptions {
+  std::vector<Tensor> output_gradients;  // one per target (default: ones)
+  UnconnectedGradients unconnected_gradients = UnconnectedGradients::None;
+};
+
+class GradientTape {
+ public:
+  explicit GradientTape(TapeOptions options = {});
+  ~GradientTape();
+  GradientTape(const GradientTape&) = delete;
+  GradientTape& operator=(const GradientTape&) = delete;
+
+  // Records operations on t from now on.
+  void watch(const Tensor& t);
+  void watch(const Variable& v);
+  // d(sum of targets)/d(source) for each source; an unconnected source gives an undefined Tensor (or
+  // zeros with UnconnectedGradients::Zero). A non-persistent tape allows one call (FailedPrecondition after).
+  std::vector<Tensor> gradient(const Tensor& target, const std::vector<Tensor>& sources, GradientOptions options = {});
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
+                               GradientOptions options = {});
+
+  // Pauses this tape's recording while the returned object lives (TF: tape.stop_recording()).
+  class Pause {
+   public:
+    explicit Pause(GradientTape& tape);
+    ~Pause();
+    Pause(const Pause&) = delete;
+    Pause& operator=(const Pause&) = delete;
+
+   private:
+    GradientTape& tape_;
+  };
+  [[nodiscard]] Pause stop_recording() { return Pause(*this); }
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Pauses every tape on this thread while it lives (used by Variable::assign and custom_gradient).
+class NoRecordScope {
+ public:
+  NoRecordScope();
+  ~NoRecordScope();
+  NoRecordScope(const NoRecordScope&) = delete;
+  NoRecordScope& operator=(const NoRecordScope&) = delete;
+};
+
+// True while a tape on this thread runs backward formulas (check_numerics reports it).
+bool in_backward_pass();
+
+// A user op with its own gradient (TF: tf.custom_gradient): forward runs unrecorded; backward maps
+// the output's gradient to one gradient per input.
+Tensor custom_gradient(const std::vector<Tensor>& inputs,
+                       const std::function<Tensor(const std::vector<Tensor>&)>& forward,
+                       const std::function<std::vector<Tensor>(const Tensor& dy)>& backward);
+Tensor custom_gradient(const Tensor& x, const std::function<Tensor(const Tensor&)>& forward,
+                       const std::function<Tensor(const Tensor& dy)>& backward);
+
+namespace detail {
+// Called by Variable::read_value: watched by every recording tape that watches accessed variables.
+void on_variable_read(const Tensor& value);
+}  // namespace detail
+
+namespace ops {
+// x, cut off from every tape: no gradient flows through it (TF: tf.stop_gradient).
+Tensor stop_gradient(const Tensor& x);
+}  // namespace ops
+
+}  // namespace ember

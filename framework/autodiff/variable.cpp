@@ -1,0 +1,53 @@
+#include "framework/autodiff/variable.h"
+
+#include "framework/autodiff/gradient_tape.h"
+#include "framework/ops/elementwise.h"
+
+namespace ember {
+
+Variable::Variable(Tensor initial_value, VariableOptions options) {
+  EMBER_CHECK(initial_value.defined(), InvalidArgument)
+      << "Variable '" << options.name << "': the initial value is an undefined tensor";
+  state_ = std::make_shared<State>(State{std::move(initial_value), std::move(options.name), options.trainable});
+}
+
+Variable::State& Variable::state() const {
+  EMBER_CHECK(state_, FailedPrecondition) << "Variable: this variable is default-constructed and holds no value";
+  return *state_;
+}
+
+Tensor Variable::read_value() const {
+  State& s = state();
+  if (s.trainable) detail::on_variable_read(s.value);
+  return s.value;
+}
+
+const Tensor& Variable::value() const { return state().value; }
+
+void Variable::assign(const Tensor& value) {
+  State& s = state();
+  EMBER_CHECK(value.shape() == s.value.shape() && value.dtype() == s.value.dtype(), InvalidArgument)
+      << "Variable '" << s.name << "'.assign: got a " << value.dtype() << " tensor of shape " << value.shape()
+      << ", expected " << s.value.dtype() << " " << s.value.shape();
+  EMBER_CHECK(value.device() == s.value.device(), InvalidArgument)
+      << "Variable '" << s.name << "'.assign: the value is on " << value.device() << ", the variable on "
+      << s.value.device();
+  // A fresh tensor, so values saved by a tape from before the assignment stay as they were.
+  s.value = value.is_same(s.value) ? value : value.view(value.shape());
+}
+
+void Variable::assign_add(const Tensor& delta) {
+  NoRecordScope no_record;
+  assign(ops::add(value(), delta));
+}
+
+void Variable::assign_sub(const Tensor& delta) {
+  NoRecordScope no_record;
+  assign(ops::sub(value(), delta));
+}
+
+const std::string& Variable::name() const { return state().name; }
+bool Variable::trainable() const { return state().trainable; }
+void Variable::set_trainable(bool trainable) { state().trainable = trainable; }
+
+}  // namespace ember
