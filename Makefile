@@ -36,10 +36,11 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: configure
-	cmake --build $(BUILD) -j $(JOBS) --target bench_matmul bench_dispatch bench_elementwise
+	cmake --build $(BUILD) -j $(JOBS) --target bench_matmul bench_dispatch bench_elementwise bench_autodiff
 	$(BUILD)/bench/bench_matmul
 	$(BUILD)/bench/bench_dispatch
 	$(BUILD)/bench/bench_elementwise
+	$(BUILD)/bench/bench_autodiff
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds).
 test-sanitize: deps

@@ -1,0 +1,90 @@
+// Backward formulas of the broadcasting binary and ternary elementwise ops (TF: math_grad.py). Each
+// input's gradient is computed at the broadcast output shape, then summed back to the input's shape.
+#include "framework/autodiff/grad_registry.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/elementwise.h"
+
+namespace ember {
+namespace {
+
+using Grads = std::vector<Tensor>;
+
+// dy where mask holds, zero elsewhere.
+Tensor masked(const Tensor& mask, const Tensor& dy) { return ops::where(mask, dy, ops::zeros_like(dy)); }
+// Zero where mask holds, dy elsewhere.
+Tensor masked_out(const Tensor& mask, const Tensor& dy) { return ops::where(mask, ops::zeros_like(dy), dy); }
+
+// The two gradients of a binary op, each reduced to its input's shape.
+Grads reduced(const GradContext& c, const Tensor& ga, const Tensor& gb) {
+  return {unbroadcast(ga, c.inputs[0].shape()), unbroadcast(gb, c.inputs[1].shape())};
+}
+
+Grads add_grad(const GradContext& c) { return reduced(c, c.grads[0], c.grads[0]); }
+Grads sub_grad(const GradContext& c) { return reduced(c, c.grads[0], ops::neg(c.grads[0])); }
+Grads mul_grad(const GradContext& c) {
+  const Tensor& dy = c.grads[0];
+  return reduced(c, dy * c.inputs[1], c.inputs[0] * dy);
+}
+// d/dy (x / y) = -x / y^2, divided twice rather than by y * y so it does not overflow first.
+Grads div_grad(const GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1], &dy = c.grads[0];
+  return reduced(c, dy / y, dy * ((ops::neg(x) / y) / y));
+}
+// Floor modulo x - floor(x / y) y.
+Grads mod_grad(const GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1], &dy = c.grads[0];
+  return reduced(c, dy, dy * ops::neg(ops::floordiv(x, y)));
+}
+// TF: the exponent's gradient is taken as zero where x <= 0, where log(x) is not real.
+Grads pow_grad(const GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1], &z = c.outputs[0], &dy = c.grads[0];
+  Tensor gx = dy * y * ops::pow(x, y - 1.0);
+  Tensor zero = ops::zeros_like(x);
+  Tensor positive = ops::greater(x, zero);
+  Tensor log_x = ops::where(positive, ops::log(ops::where(positive, x, ops::ones_like(x))), zero);
+  return reduced(c, gx, dy * z * log_x);
+}
+// TF: ties go to x.
+Grads maximum_grad(const GradContext& c) {
+  Tensor x_wins = ops::greater_equal(c.inputs[0], c.inputs[1]);
+  return reduced(c, masked(x_wins, c.grads[0]), masked_out(x_wins, c.grads[0]));
+}
+Grads minimum_grad(const GradContext& c) {
+  Tensor x_wins = ops::less_equal(c.inputs[0], c.inputs[1]);
+  return reduced(c, masked(x_wins, c.grads[0]), masked_out(x_wins, c.grads[0]));
+}
+Grads squared_difference_grad(const GradContext& c) {
+  Tensor gx = 2.0 * c.grads[0] * (c.inputs[0] - c.inputs[1]);
+  return reduced(c, gx, ops::neg(gx));
+}
+
+// The condition takes no gradient.
+Grads where_grad(const GradContext& c) {
+  const Tensor &cond = c.inputs[0], &dy = c.grads[0];
+  return {Tensor(), unbroadcast(masked(cond, dy), c.inputs[1].shape()),
+          unbroadcast(masked_out(cond, dy), c.inputs[2].shape())};
+}
+// TF: x gets dy where lo <= x <= hi; a bound gets dy where it clipped x.
+Grads clip_by_value_grad(const GradContext& c) {
+  const Tensor &x = c.inputs[0], &lo = c.inputs[1], &hi = c.inputs[2], &dy = c.grads[0];
+  Tensor below = ops::less(x, lo);
+  Tensor above = ops::greater(x, hi);
+  return {unbroadcast(masked_out(ops::logical_or(below, above), dy), x.shape()),
+          unbroadcast(masked(below, dy), lo.shape()), unbroadcast(masked(above, dy), hi.shape())};
+}
+
+}  // namespace
+
+EMBER_REGISTER_GRADIENT(add, add_grad);
+EMBER_REGISTER_GRADIENT(sub, sub_grad);
+EMBER_REGISTER_GRADIENT(mul, mul_grad);
+EMBER_REGISTER_GRADIENT(div, div_grad);
+EMBER_REGISTER_GRADIENT(mod, mod_grad);
+EMBER_REGISTER_GRADIENT(pow, pow_grad);
+EMBER_REGISTER_GRADIENT(maximum, maximum_grad);
+EMBER_REGISTER_GRADIENT(minimum, minimum_grad);
+EMBER_REGISTER_GRADIENT(squared_difference, squared_difference_grad);
+EMBER_REGISTER_GRADIENT(where, where_grad);
+EMBER_REGISTER_GRADIENT(clip_by_value, clip_by_value_grad);
+
+}  // namespace ember

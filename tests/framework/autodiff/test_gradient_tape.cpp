@@ -1,0 +1,283 @@
+// GradientTape semantics (TF's tf.GradientTape): persistence, multiple targets, output_gradients,
+// unconnected sources, stop_gradient, variables, custom_gradient, integer paths, check_numerics and the
+// release of saved tensors.
+#include "tests/support/tensor_testing.h"
+
+using namespace ember;
+using ember::testing::check_tensor;
+
+namespace {
+
+Tensor scalar(double v) { return Tensor::scalar<float>(static_cast<float>(v)); }
+float value(const Tensor& t) { return t.item<float>(); }
+
+// Turns check_numerics off at the end of a test even when an assertion throws.
+struct CheckNumericsScope {
+  CheckNumericsScope() { debugging::enable_check_numerics(); }
+  ~CheckNumericsScope() { debugging::disable_check_numerics(); }
+};
+
+int64_t cpu_bytes() { return config::memory_info(Device::cpu()).bytes_in_use; }
+
+}  // namespace
+
+TEST_CASE("gradient of x*x + 2x + 1 at 3 is 8", "[autodiff][tape]") {
+  Tensor x = scalar(3);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x + 2.0 * x + 1.0;
+  std::vector<Tensor> g = tape.gradient(y, {x});
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].dtype() == DType::Float32);
+  CHECK(g[0].shape() == Shape{});
+  CHECK(value(g[0]) == 8.0f);
+}
+
+TEST_CASE("nested tapes give the second derivative of x^3", "[autodiff][tape]") {
+  Tensor x = scalar(2);
+  GradientTape outer;
+  outer.watch(x);
+  Tensor dy;
+  {
+    GradientTape inner;
+    inner.watch(x);
+    Tensor y = x * x * x;
+    dy = inner.gradient(y, {x})[0];
+  }
+  CHECK(value(dy) == 12.0f);  // 3x^2
+  Tensor d2 = outer.gradient(dy, {x})[0];
+  CHECK(value(d2) == 12.0f);  // 6x
+}
+
+TEST_CASE("a persistent tape computes several gradients; a plain one only one", "[autodiff][tape]") {
+  Tensor x = scalar(3);
+  {
+    GradientTape tape({.persistent = true});
+    tape.watch(x);
+    Tensor y = x * x;
+    Tensor z = y * y;
+    CHECK(value(tape.gradient(z, {x})[0]) == 108.0f);  // 4x^3
+    CHECK(value(tape.gradient(y, {x})[0]) == 6.0f);
+    CHECK(value(tape.gradient(z, {x})[0]) == 108.0f);
+  }
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;
+  CHECK(value(tape.gradient(y, {x})[0]) == 6.0f);
+  CHECK_THROWS_AS(tape.gradient(y, {x}), FailedPrecondition);
+  CHECK_THROWS_WITH(tape.gradient(y, {x}), Catch::Contains("persistent"));
+}
+
+TEST_CASE("multiple targets are summed; output_gradients weight them", "[autodiff][tape]") {
+  Tensor x = Tensor::from_vector<float>({1, 2});
+  {
+    GradientTape tape;
+    tape.watch(x);
+    std::vector<Tensor> g = tape.gradient({x * x, x * 3.0}, {x});
+    check_tensor(g[0], DType::Float32, {2}, {5, 7});  // 2x + 3
+  }
+  {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = x * 2.0;
+    GradientOptions o;
+    o.output_gradients = {Tensor::from_vector<float>({1, 10})};
+    check_tensor(tape.gradient(y, {x}, o)[0], DType::Float32, {2}, {2, 20});
+  }
+  {
+    GradientTape tape;
+    tape.watch(x);
+    GradientOptions o;
+    o.output_gradients = {Tensor::from_vector<float>({1, 2, 3})};
+    CHECK_THROWS_AS(tape.gradient(x * 2.0, {x}, o), InvalidArgument);
+  }
+}
+
+TEST_CASE("unconnected sources: undefined, or zeros on request", "[autodiff][tape]") {
+  Tensor x = scalar(3), z = Tensor::from_vector<float>({1, 2, 3});
+  {
+    GradientTape tape;
+    tape.watch(x);
+    tape.watch(z);
+    std::vector<Tensor> g = tape.gradient(x * x, {x, z});
+    CHECK(value(g[0]) == 6.0f);
+    CHECK_FALSE(g[1].defined());
+  }
+  {
+    GradientTape tape;
+    tape.watch(x);
+    GradientOptions o;
+    o.unconnected_gradients = UnconnectedGradients::Zero;
+    std::vector<Tensor> g = tape.gradient(x * x, {x, z}, o);
+    check_tensor(g[1], DType::Float32, {3}, {0, 0, 0});
+  }
+}
+
+TEST_CASE("stop_gradient and stop_recording cut the path", "[autodiff][tape]") {
+  Tensor x = scalar(3);
+  {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = x * ops::stop_gradient(x);
+    CHECK(value(y) == 9.0f);
+    CHECK(value(tape.gradient(y, {x})[0]) == 3.0f);  // x, not 2x
+  }
+  {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor z;
+    {
+      auto pause = tape.stop_recording();
+      z = x * x;
+    }
+    Tensor y = x * 2.0 + z;  // recorded again
+    CHECK(value(tape.gradient(y, {x})[0]) == 2.0f);
+  }
+}
+
+TEST_CASE("variables: trainable reads are watched, others are not", "[autodiff][tape][variable]") {
+  Variable v(scalar(3));
+  Variable frozen(scalar(3), {.name = "frozen", .trainable = false});
+  {
+    GradientTape tape;
+    Tensor a = v.read_value(), b = frozen.read_value();
+    std::vector<Tensor> g = tape.gradient(a * a + b * b, {v.value(), frozen.value()});
+    CHECK(value(g[0]) == 6.0f);
+    CHECK_FALSE(g[1].defined());
+  }
+  {
+    GradientTape tape({.watch_accessed_variables = false});
+    Tensor a = v;
+    CHECK_FALSE(tape.gradient(a * a, {v.value()})[0].defined());
+  }
+  {
+    GradientTape tape({.watch_accessed_variables = false});
+    tape.watch(v);
+    tape.watch(frozen);
+    Tensor a = v, b = frozen;
+    std::vector<Tensor> g = tape.gradient(a * b, {v.value(), frozen.value()});
+    CHECK(value(g[0]) == 3.0f);
+    CHECK(value(g[1]) == 3.0f);
+  }
+}
+
+TEST_CASE("variable updates are not recorded", "[autodiff][tape][variable]") {
+  Variable w(scalar(1));
+  Tensor x = scalar(2);
+  GradientTape tape;
+  tape.watch(x);
+  w.assign_sub(x);  // w = -1; were it recorded, w would depend on x and dy/dx would be w - x = -3
+  Tensor y = w.read_value() * x;
+  std::vector<Tensor> g = tape.gradient(y, {x, w.value()});
+  CHECK(value(g[0]) == -1.0f);
+  CHECK(value(g[1]) == 2.0f);
+}
+
+TEST_CASE("custom_gradient uses the given backward", "[autodiff][tape]") {
+  Tensor x = scalar(3);
+  {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = custom_gradient(x, [](const Tensor& x) { return x * 2.0f; }, [](const Tensor& dy) { return dy * 2.0f; });
+    CHECK(value(y) == 6.0f);
+    CHECK(value(tape.gradient(y, {x})[0]) == 2.0f);
+  }
+  {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = custom_gradient(x, [](const Tensor& x) { return x * 2.0f; }, [](const Tensor& dy) { return dy * 3.0f; });
+    CHECK(value(y) == 6.0f);
+    CHECK(value(tape.gradient(y * y, {x})[0]) == 36.0f);  // 2y * 3: the custom backward, chained
+  }
+  {
+    // Several inputs; forward runs unrecorded, so only the custom backward contributes.
+    Tensor a = scalar(2), b = scalar(5);
+    GradientTape tape;
+    tape.watch(a);
+    tape.watch(b);
+    Tensor y = custom_gradient(
+        {a, b}, [](const std::vector<Tensor>& in) { return in[0] * in[1]; },
+        [](const Tensor& dy) { return std::vector<Tensor>{dy * 10.0f, dy * 20.0f}; });
+    std::vector<Tensor> g = tape.gradient(y, {a, b});
+    CHECK(value(g[0]) == 10.0f);
+    CHECK(value(g[1]) == 20.0f);
+  }
+}
+
+TEST_CASE("a gradient through an integer result is InvalidArgument", "[autodiff][tape]") {
+  Tensor x = Tensor::from_vector<float>({1, 3, 2});
+  {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor i = ops::argmax(x);
+    CHECK_THROWS_AS(tape.gradient(i, {x}), InvalidArgument);
+  }
+  {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = ops::cast(ops::argmax(x), DType::Float32) * 2.0f;
+    CHECK_THROWS_AS(tape.gradient(y, {x}), InvalidArgument);
+  }
+  {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = ops::cast(ops::cast(x, DType::Int32), DType::Float32);
+    CHECK_THROWS_AS(tape.gradient(y, {x}), InvalidArgument);
+  }
+}
+
+TEST_CASE("check_numerics names the op and the forward pass", "[autodiff][check_numerics]") {
+  Tensor x = Tensor::from_vector<float>({1, 0});
+  CHECK_NOTHROW(ops::log(x));  // off by default: -inf passes silently
+  CheckNumericsScope on;
+  CHECK_THROWS_AS(ops::log(x), InvalidArgument);
+  CHECK_THROWS_WITH(ops::log(x), Catch::Contains("'log'") && Catch::Contains("forward"));
+  CHECK_NOTHROW(ops::log(Tensor::from_vector<float>({1, 2})));
+}
+
+TEST_CASE("check_numerics names the backward pass", "[autodiff][check_numerics]") {
+  Tensor x = Tensor::from_vector<float>({0, 4});
+  CheckNumericsScope on;
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y;
+  REQUIRE_NOTHROW(y = ops::sqrt(x));  // forward is finite: sqrt(0) = 0
+  CHECK_THROWS_AS(tape.gradient(y, {x}), InvalidArgument);
+  GradientTape tape2;
+  tape2.watch(x);
+  Tensor y2 = ops::sqrt(x);
+  CHECK_THROWS_WITH(tape2.gradient(y2, {x}), Catch::Contains("backward"));  // 1 / (2 sqrt(0)) = inf
+}
+
+TEST_CASE("a non-persistent tape releases its saved tensors after gradient()", "[autodiff][tape][memory]") {
+  const Tensor x = ops::ones({256, 256});  // 256 KiB per saved tensor
+  const int64_t one = static_cast<int64_t>(x.nbytes());
+  const int64_t before = cpu_bytes();
+  {
+    GradientTape tape;
+    tape.watch(x);
+    std::vector<Tensor> g;
+    {
+      Tensor y = ops::tanh(x);
+      Tensor z = ops::exp(y);
+      Tensor loss = ops::reduce_sum(z * y);
+      CHECK(cpu_bytes() - before >= 3 * one);  // y, z, z * y alive (and saved)
+      g = tape.gradient(loss, {x});
+    }
+    CHECK(cpu_bytes() - before <= one + one / 4);  // only the gradient, though the tape still lives
+    g.clear();
+    CHECK(cpu_bytes() - before <= one / 4);
+  }
+  {
+    // A persistent tape keeps what its formulas need until it is destroyed.
+    GradientTape tape({.persistent = true});
+    tape.watch(x);
+    {
+      Tensor y = ops::tanh(x);
+      Tensor loss = ops::reduce_sum(ops::exp(y));
+      tape.gradient(loss, {x});
+    }
+    CHECK(cpu_bytes() - before >= 2 * one);
+  }
+  CHECK(cpu_bytes() - before <= one / 4);
+}
