@@ -4,12 +4,13 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 PACKAGES := cmake g++ make ccache pkg-config libeigen3-dev libdnnl-dev catch2 libopenblas-dev \
-            libspdlog-dev dataset-fashion-mnist
+            libspdlog-dev nlohmann-json3-dev zlib1g-dev dataset-fashion-mnist
 CMAKE_FLAGS ?=
 export CCACHE_DIR ?= $(HOME)/.cache/ember-ccache
 
-.PHONY: deps configure build train test bench test-sanitize clean
+.PHONY: deps configure build train test bench test-sanitize test-tsan clean
 
 deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
@@ -36,11 +37,13 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: configure
-	cmake --build $(BUILD) -j $(JOBS) --target bench_matmul bench_dispatch bench_elementwise bench_autodiff
+	cmake --build $(BUILD) -j $(JOBS) --target bench_matmul bench_dispatch bench_elementwise bench_autodiff bench_data bench_conv
 	$(BUILD)/bench/bench_matmul
 	$(BUILD)/bench/bench_dispatch
 	$(BUILD)/bench/bench_elementwise
 	$(BUILD)/bench/bench_autodiff
+	$(BUILD)/bench/bench_data
+	$(BUILD)/bench/bench_conv
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds).
 test-sanitize: deps
@@ -50,5 +53,18 @@ test-sanitize: deps
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/support/lsan.supp ctest --output-on-failure -j $(JOBS) -L unit
 
+# ThreadSanitizer on the data pipeline (the one place Ember runs threads of its own). Only the data test
+# executables are built, to save CI time. Their test cases are named "data: ..."; the one reading the full
+# Fashion-MNIST files ("... real files") is left to `make test` and `make test-sanitize`: under TSan it is
+# slow and has no threads to check. OpenMP's libgomp is not TSan-instrumented: tests/support/tsan.supp.
+DATA_TESTS := test_data_pipeline test_data_shuffle test_data_parallel test_data_loaders
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1 -fsanitize=thread" \
+	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread -DEMBER_CUDA=OFF \
+	  -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_APPS=OFF -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(DATA_TESTS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/support/tsan.supp" \
+	  ctest --output-on-failure -j $(JOBS) -R '^data: ' -E 'real files'
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -1,5 +1,6 @@
 #pragma once
 // The umbrella header: #include "framework/ember.h" brings in Ember's whole public API.
+#include "data/data.h"
 #include "framework/autodiff/check_numerics.h"
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/autodiff/variable.h"
@@ -9,6 +10,11 @@
 #include "framework/core/error.h"
 #include "framework/core/shape.h"
 #include "framework/core/tensor.h"
+#include "framework/model/activations.h"
+#include "framework/model/initializers.h"
+#include "framework/model/layer.h"
+#include "framework/model/model.h"
+#include "framework/model/regularizers.h"
 #include "framework/ops/array.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
@@ -16,3 +22,8 @@
 #include "framework/ops/nn.h"
 #include "framework/ops/random.h"
 #include "framework/ops/reduce.h"
+#include "framework/precision/policy.h"
+#include "layers/layers.h"
+#include "optimizers/optimizers.h"
+#include "losses/losses.h"
+#include "framework/model/metrics/metrics.h"

@@ -23,6 +23,8 @@ class OutOfRange : public Error { using Error::Error; };
 class ResourceExhausted : public Error { using Error::Error; };
 // The operation has no implementation for this device/dtype.
 class Unimplemented : public Error { using Error::Error; };
+// Data is unreadable: a corrupt or truncated file (TF: DataLossError).
+class DataLoss : public Error { using Error::Error; };
 // A broken invariant inside Ember itself.
 class Internal : public Error { using Error::Error; };
 

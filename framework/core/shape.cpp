@@ -24,11 +24,15 @@ std::vector<int64_t> Shape::strides() const {
   return s;
 }
 
-std::string Shape::to_string() const {
+std::string Shape::to_string() const { return format(false); }
+
+std::string Shape::to_keras_string() const { return format(true); }
+
+std::string Shape::format(bool none_for_unknown) const {
   std::string s = "(";
   for (size_t i = 0; i < dims_.size(); ++i) {
     if (i) s += ", ";
-    s += std::to_string(dims_[i]);
+    s += none_for_unknown && dims_[i] == -1 ? std::string("None") : std::to_string(dims_[i]);
   }
   if (dims_.size() == 1) s += ",";
   return s + ")";

@@ -31,11 +31,14 @@ class Shape {
   std::vector<int64_t> strides() const;
   // "(2, 3)", "()" for a scalar, "(5,)" for rank 1 (Python tuple spelling, as TF prints).
   std::string to_string() const;
+  // The same with unknown (-1) dimensions as None, as Keras prints symbolic shapes: "(None, 784)".
+  std::string to_keras_string() const;
 
   bool operator==(const Shape& o) const { return dims_ == o.dims_; }
   bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
 
  private:
+  std::string format(bool none_for_unknown) const;
   std::vector<int64_t> dims_;
 };
 

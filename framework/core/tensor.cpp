@@ -20,6 +20,24 @@ void Tensor::throw_undefined() {
   throw FailedPrecondition("Tensor: this tensor is undefined (default-constructed, holds no value)");
 }
 
+void Tensor::throw_symbolic(const char* what) const {
+  throw InvalidArgument(std::string(what) + ": got a symbolic tensor of shape " + shape().to_keras_string() + " and dtype " +
+                        std::string(dtype_name(dtype())) +
+                        " (from layers::Input): it holds no values; in a functional model pass it to layers "
+                        "(e.g. layers::Add instead of +), and call the built Model on real tensors");
+}
+
+Tensor Tensor::symbolic(const Shape& shape, DType dtype, std::shared_ptr<const detail::KerasHistory> history) {
+  EMBER_CHECK(history != nullptr, InvalidArgument) << "Tensor::symbolic: a symbolic tensor needs its history";
+  for (int64_t d : shape)
+    EMBER_CHECK(d >= -1, InvalidArgument) << "Tensor::symbolic: bad dimension " << d << " in shape " << shape;
+  Tensor t(Shape{0}, dtype, std::make_shared<Storage>(0, Device::cpu()), 0);
+  t.impl_->shape = shape;
+  t.impl_->num_elements = 0;
+  t.impl_->history = std::move(history);
+  return t;
+}
+
 void Tensor::check_type(DType expected, const char* what) const {
   EMBER_CHECK(dtype() == expected, InvalidArgument)
       << what << ": the tensor has dtype " << dtype() << " but " << expected << " was requested";
@@ -50,10 +68,12 @@ Tensor Tensor::scalar_of(double value, DType dtype, Device device) {
 }
 
 void Tensor::copy_to_host(void* dst) const {
+  check_concrete("Tensor: reading values");
   allocator_for(device()).copy_to_host(dst, raw_data(), nbytes());
 }
 
 Tensor Tensor::to(Device target) const {
+  check_concrete("Tensor::to");
   if (target == device()) return *this;
   if (device().is_cpu()) return from_host(raw_data(), shape(), dtype(), target);
   Tensor host = empty(shape(), dtype(), Device::cpu());
@@ -62,6 +82,7 @@ Tensor Tensor::to(Device target) const {
 }
 
 Tensor Tensor::view(const Shape& new_shape) const {
+  check_concrete("Tensor::view");
   EMBER_CHECK(new_shape.num_elements() == num_elements(), InvalidArgument)
       << "Tensor::view: cannot view a tensor of shape " << shape() << " (" << num_elements() << " elements) as "
       << new_shape << " (" << new_shape.num_elements() << " elements)";
@@ -69,6 +90,7 @@ Tensor Tensor::view(const Shape& new_shape) const {
 }
 
 Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
+  check_concrete("Tensor::slice_rows");
   EMBER_CHECK(rank() >= 1 && 0 <= begin && begin <= end && end <= shape()[0], InvalidArgument)
       << "Tensor::slice_rows: rows [" << begin << ", " << end << ") are out of range for shape " << shape();
   Shape s = shape();
@@ -78,6 +100,7 @@ Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
 }
 
 Tensor Tensor::clone() const {
+  check_concrete("Tensor::clone");
   Tensor out = empty(shape(), dtype(), device());
   if (device().is_cpu()) {
     if (nbytes()) std::memcpy(out.raw_data(), raw_data(), nbytes());

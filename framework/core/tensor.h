@@ -15,6 +15,11 @@
 
 namespace ember {
 
+namespace detail {
+// Where a symbolic tensor comes from in a functional model (defined by framework/model).
+struct KerasHistory;
+}  // namespace detail
+
 class Tensor {
  public:
   // An undefined tensor (no storage); most uses throw FailedPrecondition.
@@ -35,6 +40,17 @@ class Tensor {
   static Tensor scalar(T value, Device device = default_device()) {
     return from_vector<T>(std::vector<T>{value}, Shape{}, device);
   }
+  // A symbolic tensor (Keras's KerasTensor): a shape whose unknown dimensions are -1 (printed None), a
+  // dtype, and the layer call that produces it; it holds no values. Only layers accept it (they record
+  // a functional-model node); ops and host reads throw.
+  static Tensor symbolic(const Shape& shape, DType dtype, std::shared_ptr<const detail::KerasHistory> history);
+  bool is_symbolic() const { return impl().history != nullptr; }
+  const std::shared_ptr<const detail::KerasHistory>& keras_history() const { return impl().history; }
+  // Throws InvalidArgument naming `what` when this tensor is symbolic.
+  void check_concrete(const char* what) const {
+    if (impl().history) throw_symbolic(what);
+  }
+
   // A 0-d tensor of `dtype` holding `value` converted (how C++ scalars in ops take a tensor's dtype).
   static Tensor scalar_of(double value, DType dtype, Device device = default_device());
 
@@ -91,6 +107,7 @@ class Tensor {
     std::shared_ptr<Storage> storage;
     size_t offset;  // bytes into storage
     uint64_t id;
+    std::shared_ptr<const detail::KerasHistory> history;  // set only on symbolic tensors
   };
   Tensor(Shape shape, DType dtype, std::shared_ptr<Storage> storage, size_t offset);
   const Impl& impl() const {
@@ -98,6 +115,7 @@ class Tensor {
     return *impl_;
   }
   [[noreturn]] static void throw_undefined();
+  [[noreturn]] void throw_symbolic(const char* what) const;
   void check_type(DType expected, const char* what) const;
   // Copies nbytes() bytes of this tensor into host memory at dst.
   void copy_to_host(void* dst) const;

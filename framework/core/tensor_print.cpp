@@ -424,6 +424,8 @@ std::string values_string(const Tensor& t) {
 
 std::string Tensor::to_string() const {
   if (!defined()) return "ember.Tensor(<undefined>)";
+  if (is_symbolic())
+    return "<KerasTensor shape=" + shape().to_keras_string() + ", dtype=" + dtype_name(dtype()) + ">";
   const Tensor host = device().is_cpu() ? *this : to(Device::cpu());
   return "ember.Tensor(" + values_string(host) + ", shape=" + shape().to_string() + ", dtype=" + dtype_name(dtype()) +
          ", device=" + device().to_string() + ")";

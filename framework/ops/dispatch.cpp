@@ -80,6 +80,8 @@ void remove_op_hook(int id) {
 namespace {
 void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<Tensor> outputs,
              const Attrs& attrs, Device fallback) {
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.is_symbolic()) t.check_concrete(op_info(op).name);
   Device device = resolve_device(op, inputs, fallback);
   const KernelEntry& k = entry(op, device.type());
   EMBER_CHECK(k.fn, Unimplemented) << op << ": no kernel is registered for device " << device;

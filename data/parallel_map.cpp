@@ -1,0 +1,171 @@
+// Dataset.map with num_parallel_calls: a pool of worker threads owned by the pass. Workers take input
+// elements in order (one at a time, under a lock), queue a result slot in input order, run the function
+// outside any lock and fill the slot; the consumer takes the front slot (deterministic) or any finished
+// one. At most 2 x workers slots exist, which bounds memory and how far the pool runs ahead.
+#include <condition_variable>
+#include <deque>
+#include <thread>
+
+#include "data/node.h"
+
+namespace ember::data::detail {
+
+namespace {
+
+class ParallelMapIterator : public IteratorImpl {
+ public:
+  ParallelMapIterator(std::shared_ptr<const Node> node, std::unique_ptr<IteratorImpl> input, const MapFn& fn,
+                      int64_t workers, bool deterministic, Context ctx)
+      : node_(std::move(node)), input_(std::move(input)), fn_(fn), workers_(workers), limit_(2 * workers), deterministic_(deterministic),
+        ctx_(std::move(ctx)) {
+    callback_ = ctx_.cancel->add_callback([this] { wake_all(); });
+  }
+
+  ~ParallelMapIterator() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_all();
+    for (std::thread& t : threads_) t.join();
+    ctx_.cancel->remove_callback(callback_);
+  }
+
+  std::optional<Element> next() override {
+    if (threads_.empty())  // threads start on the first request, as TF's EnsureThreadsStarted
+      for (int64_t i = 0; i < workers_; ++i) threads_.emplace_back([this] { work(); });
+    std::shared_ptr<Slot> slot;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      auto ready = [&] {
+        if (ctx_.cancelled() || (results_.empty() && input_done_)) return true;
+        if (deterministic_) return !results_.empty() && results_.front()->done;
+        for (const auto& s : results_)
+          if (s->done) return true;
+        return false;
+      };
+      result_cv_.wait(lock, ready);
+      if (ctx_.cancelled()) throw Cancelled{};
+      if (results_.empty()) return std::nullopt;
+      auto it = results_.begin();
+      if (!deterministic_)
+        while (!(*it)->done) ++it;
+      slot = std::move(*it);
+      results_.erase(it);
+    }
+    space_cv_.notify_one();
+    if (slot->error) {
+      // The pass ends at an error: later elements are not handed out (the owner finishes the pass).
+      std::rethrow_exception(slot->error);
+    }
+    return std::move(slot->value);
+  }
+
+ private:
+  struct Slot {
+    std::optional<Element> value;
+    std::exception_ptr error;
+    bool done = false;
+  };
+
+  void wake_all() {
+    { std::lock_guard<std::mutex> lock(mu_); }  // a waiter between its check and its wait sees the change
+    result_cv_.notify_all();
+    space_cv_.notify_all();
+  }
+
+  bool stopping() const { return stop_ || ctx_.cancelled(); }
+
+  void work() {
+    init_worker_thread();
+    while (true) {
+      std::shared_ptr<Slot> slot = std::make_shared<Slot>();
+      std::optional<Element> in;
+      int64_t index = 0;
+      {
+        // Reading the input and queueing the slot under input_mu_ keeps the queue in input order.
+        std::unique_lock<std::mutex> input_lock(input_mu_);
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          space_cv_.wait(lock, [&] { return stopping() || input_done_ || static_cast<int64_t>(results_.size()) < limit_; });
+          if (stopping() || input_done_) return;
+        }
+        std::exception_ptr input_error;
+        try {
+          in = input_->next();
+        } catch (const Cancelled&) {
+          return;
+        } catch (...) {
+          input_error = std::current_exception();  // already names the stage that failed upstream
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!in || input_error) {
+          input_done_ = true;
+          if (input_error) {
+            slot->error = input_error;
+            slot->done = true;
+            results_.push_back(std::move(slot));
+          }
+          result_cv_.notify_all();
+          space_cv_.notify_all();  // the other workers can leave
+          return;
+        }
+        index = next_index_++;
+        results_.push_back(slot);
+      }
+      try {
+        slot->value = fn_(*in);
+      } catch (const Cancelled&) {
+        return;
+      } catch (...) {
+        slot->error =
+            with_context(std::current_exception(), element_error_prefix("Dataset.map", "the map function", index));
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        slot->done = true;
+      }
+      result_cv_.notify_all();
+    }
+  }
+
+  std::shared_ptr<const Node> node_;     // owns fn_
+  std::unique_ptr<IteratorImpl> input_;  // guarded by input_mu_ once the workers run
+  const MapFn& fn_;
+  const int64_t workers_, limit_;
+  const bool deterministic_;
+  Context ctx_;
+  uint64_t callback_;
+
+  std::mutex input_mu_;
+  std::mutex mu_;  // guards everything below
+  std::condition_variable result_cv_, space_cv_;
+  std::deque<std::shared_ptr<Slot>> results_;
+  bool input_done_ = false, stop_ = false;
+  int64_t next_index_ = 0;
+  std::vector<std::thread> threads_;  // touched only by the consumer's thread
+};
+
+class ParallelMapNode : public Node {
+ public:
+  ParallelMapNode(NodePtr input, MapFn fn, int64_t workers, bool deterministic)
+      : input_(std::move(input)), fn_(std::move(fn)), workers_(workers), deterministic_(deterministic) {}
+  int64_t cardinality() const override { return input_->cardinality(); }
+  std::unique_ptr<IteratorImpl> make_iterator(const Context& ctx) const override {
+    return std::make_unique<ParallelMapIterator>(shared_from_this(), input_->make_iterator(ctx), fn_, workers_, deterministic_, ctx);
+  }
+
+ private:
+  NodePtr input_;
+  MapFn fn_;
+  int64_t workers_;
+  bool deterministic_;
+};
+
+}  // namespace
+
+NodePtr make_parallel_map(NodePtr input, MapFn fn, int64_t workers, bool deterministic) {
+  return std::make_shared<ParallelMapNode>(std::move(input), std::move(fn), workers, deterministic);
+}
+
+}  // namespace ember::data::detail

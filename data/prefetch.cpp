@@ -1,0 +1,152 @@
+// Dataset.prefetch: one background thread runs the input into a bounded buffer.
+//
+// AUTOTUNE starts at depth 2 and doubles the depth (up to kMaxAutotuneDepth) whenever the consumer finds
+// the buffer empty although the producer's average step is no slower than the consumer's: then the
+// starvation came from jitter, which a deeper buffer absorbs. When the producer is slower on average no
+// depth helps, so the buffer stays small and holds no memory for nothing. Step times are exponential
+// moving averages (weight 1/8) of the producer's input_->next() and of the consumer's own work: the time
+// from one next() returning to the next call (its waits excluded, or a starved consumer would seem as
+// slow as its producer).
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <thread>
+
+#include "data/node.h"
+
+namespace ember::data::detail {
+
+namespace {
+
+constexpr int64_t kMaxAutotuneDepth = 16;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+void update_average(double& avg, double x) { avg = avg < 0 ? x : avg + (x - avg) / 8; }
+
+class PrefetchIterator : public IteratorImpl {
+ public:
+  PrefetchIterator(std::unique_ptr<IteratorImpl> input, int64_t depth, bool autotune, Context ctx)
+      : input_(std::move(input)), depth_(depth), autotune_(autotune), ctx_(std::move(ctx)) {
+    callback_ = ctx_.cancel->add_callback([this] { wake_all(); });
+  }
+
+  ~PrefetchIterator() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_all();
+    if (thread_.joinable()) thread_.join();
+    ctx_.cancel->remove_callback(callback_);
+  }
+
+  std::optional<Element> next() override {
+    if (finished_) return std::nullopt;
+    if (!thread_.joinable()) thread_ = std::thread([this] { produce(); });
+    const Clock::time_point arrived = Clock::now();
+    Item item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (last_return_) update_average(consumer_step_, std::chrono::duration<double>(arrived - *last_return_).count());
+      if (buffer_.empty() && autotune_ && producer_step_ >= 0 && producer_step_ <= consumer_step_ &&
+          depth_ < kMaxAutotuneDepth) {
+        depth_ = std::min(2 * depth_, kMaxAutotuneDepth);
+        space_cv_.notify_one();
+      }
+      item_cv_.wait(lock, [&] { return !buffer_.empty() || ctx_.cancelled(); });
+      if (ctx_.cancelled()) throw Cancelled{};
+      item = std::move(buffer_.front());
+      buffer_.pop_front();
+    }
+    space_cv_.notify_one();
+    last_return_ = Clock::now();
+    if (item.error) {
+      finished_ = true;
+      std::rethrow_exception(item.error);
+    }
+    if (!item.value) finished_ = true;
+    return std::move(item.value);
+  }
+
+ private:
+  struct Item {
+    std::optional<Element> value;  // neither value nor error: the end
+    std::exception_ptr error;
+  };
+
+  void wake_all() {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    item_cv_.notify_all();
+    space_cv_.notify_all();
+  }
+
+  void produce() {
+    init_worker_thread();
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        space_cv_.wait(lock, [&] {
+          return stop_ || ctx_.cancelled() || static_cast<int64_t>(buffer_.size()) < depth_;
+        });
+        if (stop_ || ctx_.cancelled()) return;
+      }
+      Item item;
+      const Clock::time_point start = Clock::now();
+      try {
+        item.value = input_->next();
+      } catch (const Cancelled&) {
+        return;
+      } catch (...) {
+        item.error = std::current_exception();
+      }
+      const double step = seconds_since(start);
+      const bool last = !item.value;  // the end or an error: nothing follows
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        update_average(producer_step_, step);
+        buffer_.push_back(std::move(item));
+      }
+      item_cv_.notify_one();
+      if (last) return;
+    }
+  }
+
+  std::unique_ptr<IteratorImpl> input_;  // used only by the producer thread
+  int64_t depth_;
+  const bool autotune_;
+  Context ctx_;
+  uint64_t callback_;
+  bool finished_ = false;
+  std::optional<Clock::time_point> last_return_;  // the consumer's side only
+  std::thread thread_;
+
+  std::mutex mu_;  // guards what follows, and depth_
+  std::condition_variable item_cv_, space_cv_;
+  std::deque<Item> buffer_;
+  bool stop_ = false;
+  double producer_step_ = -1, consumer_step_ = -1;  // seconds; -1 until measured
+};
+
+class PrefetchNode : public Node {
+ public:
+  PrefetchNode(NodePtr input, int64_t depth, bool autotune)
+      : input_(std::move(input)), depth_(depth), autotune_(autotune) {}
+  int64_t cardinality() const override { return input_->cardinality(); }
+  std::unique_ptr<IteratorImpl> make_iterator(const Context& ctx) const override {
+    return std::make_unique<PrefetchIterator>(input_->make_iterator(ctx), depth_, autotune_, ctx);
+  }
+
+ private:
+  NodePtr input_;
+  int64_t depth_;
+  bool autotune_;
+};
+
+}  // namespace
+
+NodePtr make_prefetch(NodePtr input, int64_t depth, bool autotune) {
+  return std::make_shared<PrefetchNode>(std::move(input), depth, autotune);
+}
+
+}  // namespace ember::data::detail

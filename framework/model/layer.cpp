@@ -1,0 +1,410 @@
+#include "framework/model/layer.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "framework/autodiff/gradient_tape.h"
+#include "framework/model/functional.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/elementwise.h"
+
+namespace ember {
+
+namespace {
+
+std::mutex g_names_mutex;
+std::map<std::string, int64_t>& name_counts() {
+  static std::map<std::string, int64_t> counts;
+  return counts;
+}
+
+// The layers whose call() is running on this thread, innermost last: a layer called inside another's
+// call becomes its tracked sublayer (how subclassed models find their members).
+thread_local std::vector<Layer*> t_call_stack;
+
+struct CallFrame {
+  explicit CallFrame(Layer* l) { t_call_stack.push_back(l); }
+  ~CallFrame() { t_call_stack.pop_back(); }
+};
+
+std::string shapes_string(const std::vector<Shape>& shapes) {
+  if (shapes.size() == 1) return shapes[0].to_keras_string();
+  std::string s = "[";
+  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i].to_keras_string();
+  return s + "]";
+}
+
+// Build shapes keep per-sample dimensions; the batch dimension is always unknown.
+std::vector<Shape> with_unknown_batch(std::vector<Shape> shapes) {
+  for (Shape& s : shapes)
+    if (s.rank() > 0) s[0] = -1;
+  return shapes;
+}
+
+}  // namespace
+
+std::string unique_layer_name(const std::string& base) {
+  std::lock_guard lock(g_names_mutex);
+  int64_t n = name_counts()[base]++;
+  return n == 0 ? base : base + "_" + std::to_string(n);
+}
+
+std::string to_snake_case(const std::string& name) {
+  // Keras 3: re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name) then re.sub("([a-z])([A-Z])", r"\1_\2", ...).lower()
+  std::string a;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (i > 0 && std::isupper(static_cast<unsigned char>(name[i])) && i + 1 < name.size() &&
+        std::islower(static_cast<unsigned char>(name[i + 1])))
+      a += '_';
+    a += name[i];
+  }
+  std::string b;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i > 0 && std::isupper(static_cast<unsigned char>(a[i])) &&
+        std::islower(static_cast<unsigned char>(a[i - 1])))
+      b += '_';
+    b += static_cast<char>(std::tolower(static_cast<unsigned char>(a[i])));
+  }
+  return b;
+}
+
+namespace backend {
+void clear_session() {
+  std::lock_guard lock(g_names_mutex);
+  name_counts().clear();
+}
+}  // namespace backend
+
+Layer::Layer(const std::string& base_name, const LayerOptions& options)
+    : name_(options.name.empty() ? unique_layer_name(base_name) : options.name),
+      policy_(options.dtype.empty() ? mixed_precision::global_policy() : mixed_precision::Policy(options.dtype)),
+      trainable_(options.trainable) {}
+
+Layer::~Layer() = default;
+
+Layer::Layer(Layer&& o) noexcept
+    : std::enable_shared_from_this<Layer>(),
+      name_(std::move(o.name_)),
+      policy_(std::move(o.policy_)),
+      trainable_(o.trainable_),
+      built_(o.built_),
+      build_shapes_(std::move(o.build_shapes_)),
+      weights_(std::move(o.weights_)),
+      call_losses_(std::move(o.call_losses_)) {
+  // Owned sublayers move along; members tracked without ownership live in the moved-from object's
+  // memory, so they are re-tracked by the next call instead.
+  for (Child& c : o.children_)
+    if (c.layer.use_count() > 0) children_.push_back(std::move(c));
+  o.children_.clear();
+}
+
+// ---------------------------------------------------------------- calling
+
+Tensor Layer::operator()(const Tensor& x, bool training) & { return call_dispatch({x}, training, false); }
+Tensor Layer::operator()(const Tensor& x, bool training) && { return call_dispatch({x}, training, true); }
+Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) & { return call_dispatch(xs, training, false); }
+Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) && { return call_dispatch(xs, training, true); }
+
+Tensor Layer::call_dispatch(const std::vector<Tensor>& xs, bool training, bool temporary) {
+  EMBER_CHECK(!xs.empty(), InvalidArgument) << class_name() << " '" << name_ << "': called with no inputs";
+  size_t symbolic = 0;
+  for (const Tensor& x : xs) symbolic += x.is_symbolic() ? 1 : 0;
+  if (symbolic == 0) return call_concrete(xs, training);
+  EMBER_CHECK(symbolic == xs.size(), InvalidArgument)
+      << class_name() << " '" << name_ << "': inputs mix symbolic tensors (from layers::Input) and concrete ones";
+  LayerPtr self = weak_from_this().lock();
+  if (!self) {
+    EMBER_CHECK(temporary, FailedPrecondition)
+        << class_name() << " '" << name_
+        << "': a layer called on symbolic tensors must be a temporary (layers::Dense(8)(x)) or held by a "
+           "std::shared_ptr (auto d = std::make_shared<layers::Dense>(8); (*d)(x)), so the model can own it";
+    self = std::move(*this).move_to_shared();
+  }
+  return self->call_symbolic(xs, self);
+}
+
+void Layer::ensure_built(const std::vector<Shape>& shapes) {
+  if (built_) {
+    check_input_shape(shapes);
+    return;
+  }
+  NoRecordScope no_record;  // initial values are not part of any gradient
+  build(with_unknown_batch(shapes));
+  build_shapes_ = with_unknown_batch(shapes);
+  built_ = true;
+}
+
+void Layer::build_for(const std::vector<Shape>& input_shapes) { ensure_built(input_shapes); }
+
+Tensor Layer::call_concrete(const std::vector<Tensor>& xs, bool training) {
+  if (!t_call_stack.empty()) {
+    if (t_call_stack.back() != this) t_call_stack.back()->track(weak_from_this().lock() ? shared_from_this()
+                                                                                       : LayerPtr(LayerPtr(), this));
+  } else {
+    clear_call_losses();
+  }
+  std::vector<Shape> shapes;
+  shapes.reserve(xs.size());
+  for (const Tensor& x : xs) shapes.push_back(x.shape());
+  ensure_built(shapes);
+  std::vector<Tensor> cast = xs;
+  for (Tensor& x : cast)
+    if (is_floating(x.dtype()) && x.dtype() != compute_dtype()) x = ops::cast(x, compute_dtype());
+  CallFrame frame(this);
+  return cast.size() == 1 ? call(cast[0], training) : call(cast, training);
+}
+
+Tensor Layer::call_symbolic(const std::vector<Tensor>& xs, LayerPtr self) {
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  for (const Tensor& x : xs) {
+    shapes.push_back(x.shape());
+    dtypes.push_back(x.dtype());
+  }
+  ensure_built(shapes);
+  Shape out = shapes.size() == 1 ? compute_output_shape(shapes[0]) : compute_output_shape(shapes);
+  return detail::record_node(std::move(self), xs, out, compute_output_dtype(dtypes));
+}
+
+void Layer::build(const std::vector<Shape>& input_shapes) {
+  EMBER_CHECK(input_shapes.size() == 1, InvalidArgument)
+      << class_name() << " '" << name_ << "': expected one input, got " << input_shapes.size();
+  build(input_shapes[0]);
+}
+
+Tensor Layer::call(const Tensor& x, bool training) {
+  throw Unimplemented(class_name() + " '" + name_ + "': the layer does not override call()");
+}
+
+Tensor Layer::call(const std::vector<Tensor>& xs, bool training) {
+  EMBER_CHECK(xs.size() == 1, InvalidArgument)
+      << class_name() << " '" << name_ << "': expected one input, got " << xs.size();
+  return call(xs[0], training);
+}
+
+Shape Layer::compute_output_shape(const Shape& input_shape) {
+  // Keras 3's compute_output_spec: run call() on zeros (unknown dimensions as 1), outside any tape.
+  Shape probe = input_shape;
+  for (int64_t i = 0; i < probe.rank(); ++i)
+    if (probe[i] < 0) probe[i] = 1;
+  NoRecordScope no_record;
+  Tensor y;
+  {
+    CallFrame frame(this);
+    y = call(ops::zeros(probe, compute_dtype()), false);
+  }
+  Shape out = y.shape();
+  if (input_shape.rank() > 0 && input_shape[0] < 0 && out.rank() > 0) out[0] = -1;
+  return out;
+}
+
+Shape Layer::compute_output_shape(const std::vector<Shape>& input_shapes) {
+  EMBER_CHECK(input_shapes.size() == 1, InvalidArgument)
+      << class_name() << " '" << name_ << "': expected one input, got " << input_shapes.size();
+  return compute_output_shape(input_shapes[0]);
+}
+
+DType Layer::compute_output_dtype(const std::vector<DType>& input_dtypes) const {
+  return is_floating(input_dtypes.at(0)) ? compute_dtype() : input_dtypes.at(0);
+}
+
+void Layer::check_input_shape(const std::vector<Shape>& shapes) const {
+  bool ok = shapes.size() == build_shapes_.size();
+  for (size_t i = 0; ok && i < shapes.size(); ++i) {
+    ok = shapes[i].rank() == build_shapes_[i].rank();
+    for (int64_t d = 1; ok && d < shapes[i].rank(); ++d)
+      ok = build_shapes_[i][d] < 0 || shapes[i][d] < 0 || shapes[i][d] == build_shapes_[i][d];
+  }
+  EMBER_CHECK(ok, InvalidArgument) << class_name() << " '" << name_ << "': expected input shape "
+                                   << shapes_string(build_shapes_) << " (the shape it was built for), got "
+                                   << shapes_string(shapes);
+}
+
+// ---------------------------------------------------------------- weights
+
+Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer, bool trainable,
+                           const Regularizer& regularizer) {
+  Tensor value = initializer(shape, variable_dtype());
+  Variable v(value, {.name = name_ + "/" + name, .trainable = trainable});
+  weights_.push_back({v, regularizer});
+  return v;
+}
+
+Tensor Layer::read(const Variable& v) const {
+  Tensor t = v;
+  return is_floating(t.dtype()) && t.dtype() != compute_dtype() ? ops::cast(t, compute_dtype()) : t;
+}
+
+void Layer::track(const LayerPtr& child) {
+  for (const Child& c : children_)
+    if (c.layer.get() == child.get()) return;
+  children_.push_back({child, child->alive_});
+}
+
+std::vector<LayerPtr> Layer::sublayers() const {
+  std::vector<LayerPtr> out;
+  for (const Child& c : children_)
+    if (!c.alive.expired()) out.push_back(c.layer);
+  return out;
+}
+
+namespace {
+void append_unique(std::vector<Variable>& out, const std::vector<Variable>& vs) {
+  for (const Variable& v : vs) {
+    bool seen = false;
+    for (const Variable& o : out) seen = seen || &o.value() == &v.value();
+    if (!seen) out.push_back(v);
+  }
+}
+}  // namespace
+
+std::vector<Variable> Layer::weights() const {
+  std::vector<Variable> out;
+  for (const Weight& w : weights_)
+    if (w.variable.trainable()) out.push_back(w.variable);
+  for (const Weight& w : weights_)
+    if (!w.variable.trainable()) out.push_back(w.variable);
+  for (const LayerPtr& c : sublayers()) append_unique(out, c->weights());
+  return out;
+}
+
+std::vector<Variable> Layer::trainable_weights() const {
+  std::vector<Variable> out;
+  if (!trainable_) return out;
+  for (const Weight& w : weights_)
+    if (w.variable.trainable()) out.push_back(w.variable);
+  for (const LayerPtr& c : sublayers()) append_unique(out, c->trainable_weights());
+  return out;
+}
+
+std::vector<Variable> Layer::non_trainable_weights() const {
+  if (!trainable_) return weights();
+  std::vector<Variable> out;
+  for (const Weight& w : weights_)
+    if (!w.variable.trainable()) out.push_back(w.variable);
+  for (const LayerPtr& c : sublayers()) append_unique(out, c->non_trainable_weights());
+  return out;
+}
+
+int64_t Layer::count_params() const {
+  EMBER_CHECK(built_, FailedPrecondition) << class_name() << " '" << name_
+                                          << "': count_params needs a built layer (call it on data or build it first)";
+  int64_t n = 0;
+  for (const Variable& v : weights()) n += v.shape().num_elements();
+  return n;
+}
+
+std::vector<Tensor> Layer::get_weights() const {
+  std::vector<Tensor> out;
+  for (const Variable& v : weights()) out.push_back(v.value().clone());
+  return out;
+}
+
+void Layer::set_weights(const std::vector<Tensor>& values) {
+  std::vector<Variable> ws = weights();
+  EMBER_CHECK(values.size() == ws.size(), InvalidArgument)
+      << class_name() << " '" << name_ << "': set_weights got " << values.size() << " arrays but the layer has "
+      << ws.size() << " weights";
+  for (size_t i = 0; i < ws.size(); ++i) {
+    EMBER_CHECK(values[i].shape() == ws[i].shape(), InvalidArgument)
+        << class_name() << " '" << name_ << "': set_weights: weight " << ws[i].name() << " has shape "
+        << ws[i].shape() << ", got an array of shape " << values[i].shape();
+  }
+  for (size_t i = 0; i < ws.size(); ++i) {
+    Tensor v = values[i].dtype() == ws[i].dtype() ? values[i] : ops::cast(values[i], ws[i].dtype());
+    ws[i].assign(v.to(ws[i].device()).clone());
+  }
+}
+
+// ---------------------------------------------------------------- losses
+
+std::vector<Tensor> Layer::losses() const {
+  std::vector<Tensor> out;
+  for (const Weight& w : weights_)
+    if (w.regularizer) out.push_back(w.regularizer(w.variable));
+  out.insert(out.end(), call_losses_.begin(), call_losses_.end());
+  for (const LayerPtr& c : sublayers()) {
+    std::vector<Tensor> l = c->losses();
+    out.insert(out.end(), l.begin(), l.end());
+  }
+  return out;
+}
+
+void Layer::add_loss(const Tensor& loss) { call_losses_.push_back(loss); }
+
+void Layer::clear_call_losses() {
+  call_losses_.clear();
+  for (const LayerPtr& c : sublayers()) c->clear_call_losses();
+}
+
+// ---------------------------------------------------------------- config
+
+nlohmann::json Layer::base_config() const {
+  return {{"name", name_},
+          {"trainable", trainable_},
+          {"dtype",
+           {{"module", "keras"},
+            {"class_name", "DTypePolicy"},
+            {"config", {{"name", policy_.name()}}},
+            {"registered_name", nullptr}}}};
+}
+
+nlohmann::json Layer::get_config() const { return base_config(); }
+
+LayerOptions Layer::options_from_config(const nlohmann::json& c) {
+  LayerOptions o;
+  o.name = c.value("name", std::string());
+  o.trainable = c.value("trainable", true);
+  if (c.contains("dtype") && !c["dtype"].is_null()) {
+    const nlohmann::json& d = c["dtype"];
+    // "float32" (Keras 2), {"class_name": "Policy"|"DTypePolicy", "config": {"name": ...}} (both).
+    o.dtype = d.is_string() ? d.get<std::string>() : d.at("config").at("name").get<std::string>();
+  }
+  return o;
+}
+
+namespace {
+std::mutex g_registry_mutex;
+std::map<std::string, LayerFactory>& registry() {
+  static std::map<std::string, LayerFactory> r;
+  return r;
+}
+}  // namespace
+
+void register_layer(const std::string& class_name, LayerFactory factory) {
+  std::lock_guard lock(g_registry_mutex);
+  registry()[class_name] = std::move(factory);
+}
+
+std::vector<std::string> registered_layers() {
+  std::lock_guard lock(g_registry_mutex);
+  std::vector<std::string> out;
+  for (const auto& [name, f] : registry()) out.push_back(name);
+  return out;
+}
+
+LayerPtr deserialize_layer(const nlohmann::json& j) {
+  EMBER_CHECK(j.is_object() && j.contains("class_name"), InvalidArgument)
+      << "deserialize_layer: expected {\"class_name\": ..., \"config\": ...}, got " << j.dump().substr(0, 200);
+  const std::string cls = j["class_name"].get<std::string>();
+  LayerFactory f;
+  {
+    std::lock_guard lock(g_registry_mutex);
+    auto it = registry().find(cls);
+    if (it != registry().end()) f = it->second;
+  }
+  if (!f) {
+    std::string known;
+    for (const std::string& n : registered_layers()) known += (known.empty() ? "" : ", ") + n;
+    throw InvalidArgument("deserialize_layer: unknown layer class \"" + cls + "\"; supported: " + known);
+  }
+  return f(j.contains("config") ? j["config"] : nlohmann::json::object());
+}
+
+nlohmann::json serialize_layer(const Layer& layer) {
+  return {{"class_name", layer.class_name()}, {"config", layer.get_config()}};
+}
+
+}  // namespace ember

@@ -1,0 +1,194 @@
+// Keras's update_confusion_matrix_variables and helpers (keras/src/metrics/metrics_utils.py), as eager
+// ops that stay on the device.
+#include "framework/model/metrics/confusion_matrix.h"
+
+#include <cmath>
+
+#include "framework/core/error.h"
+#include "framework/model/metrics/metrics_utils.h"
+#include "framework/ops/array.h"
+#include "framework/ops/broadcast.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
+
+namespace ember::metrics::detail {
+
+namespace {
+
+// Above this many (threshold, prediction) pairs the bucket counts go through unsorted_segment_sum
+// (linear in the predictions, but its index validation reads the buckets on the host) instead of one
+// comparison per pair (no host read; the usual case: batch x 200 thresholds).
+constexpr int64_t kDensePairs = int64_t{1} << 22;
+
+Tensor thresholds_column(const std::vector<double>& thresholds) {
+  std::vector<float> t(thresholds.begin(), thresholds.end());  // Keras converts them to float32
+  return Tensor::from_vector<float>(t, Shape{static_cast<int64_t>(t.size()), 1}, Device::cpu());
+}
+
+// sample_weight broadcast to y_pred's shape, flattened; InvalidArgument when it does not broadcast.
+Tensor flat_weights(const Tensor& sample_weight, const Shape& pred_shape, const Shape& given, const std::string& who) {
+  bool fits = sample_weight.rank() <= pred_shape.rank();
+  if (fits) {
+    try {
+      fits = broadcast_shapes("broadcast_to", sample_weight.shape(), pred_shape) == pred_shape;
+    } catch (const InvalidArgument&) {
+      fits = false;
+    }
+  }
+  EMBER_CHECK(fits, InvalidArgument) << who << ": sample_weight of shape " << given
+                                     << " does not broadcast to the predictions of shape " << pred_shape;
+  return ops::reshape(ops::broadcast_to(sample_weight, pred_shape), Shape{-1});
+}
+
+void add(Variable* v, const Tensor& delta) {
+  if (v) v->assign_add(delta);
+}
+
+// Keras's _update_confusion_matrix_variables_optimized for evenly spaced thresholds.
+void update_evenly(const ConfusionVariables& vars, const Tensor& y_true, const Tensor& y_pred, const Tensor& weights,
+                   int64_t num_thresholds, bool with_epsilon) {
+  const Tensor pred = ops::reshape(ops::clip_by_value(y_pred, 0.0, 1.0), Shape{-1});
+  Tensor truth = ops::reshape(to_float32(ops::not_equal(y_true, f32(0))), Shape{-1});
+  Tensor true_labels = weights.defined() ? truth * weights : truth;
+  Tensor false_labels = weights.defined() ? (1.0 - truth) * weights : 1.0 - truth;
+  // A prediction must be strictly above a threshold: values in (t_{b}, t_{b+1}] land in bucket b.
+  Tensor bucket = ops::ceil(pred * static_cast<double>(num_thresholds - 1)) - 1.0;
+  if (with_epsilon) bucket = ops::relu(bucket);  // every prediction in [0, 1] exceeds -epsilon
+
+  const int64_t m = pred.shape()[0];
+  Tensor tp, fp;
+  if (m * num_thresholds <= kDensePairs) {
+    // tp[t] = sum of true_labels whose bucket >= t: the reversed cumulative sum of the bucket sums.
+    const Tensor t_idx = ops::reshape(ops::range(0, static_cast<double>(num_thresholds), 1, DType::Float32),
+                                      Shape{num_thresholds, 1});
+    const Tensor at_or_above = ops::greater_equal(ops::expand_dims(bucket, 0), t_idx);
+    tp = ops::reduce_sum(ops::where(at_or_above, ops::expand_dims(true_labels, 0), f32(0)), 1);
+    fp = ops::reduce_sum(ops::where(at_or_above, ops::expand_dims(false_labels, 0), f32(0)), 1);
+  } else {
+    // Bucket -1 (a prediction of exactly 0 without the epsilon end) is dropped, as TF's segment sum
+    // drops negative ids: it goes to an extra segment that is sliced off.
+    const Tensor ids = ops::cast(
+        ops::where(ops::less(bucket, f32(0)), f32(static_cast<double>(num_thresholds)), bucket), DType::Int32);
+    auto bucket_sums = [&](const Tensor& data) {
+      return ops::slice(ops::unsorted_segment_sum(data, ids, num_thresholds + 1), {0}, {num_thresholds});
+    };
+    const Tensor idx = ops::range(0, static_cast<double>(num_thresholds), 1, DType::Int32);
+    const Tensor upper = ops::greater_equal(ops::expand_dims(idx, 0), ops::expand_dims(idx, 1));  // [t, b]: b >= t
+    tp = ops::reduce_sum(ops::where(upper, ops::expand_dims(bucket_sums(true_labels), 0), f32(0)), 1);
+    fp = ops::reduce_sum(ops::where(upper, ops::expand_dims(bucket_sums(false_labels), 0), f32(0)), 1);
+  }
+  add(vars.true_positives, tp);
+  add(vars.false_positives, fp);
+  if (vars.true_negatives) add(vars.true_negatives, ops::reduce_sum(false_labels) - fp);
+  if (vars.false_negatives) add(vars.false_negatives, ops::reduce_sum(true_labels) - tp);
+}
+
+// The general path: every prediction against every threshold.
+void update_general(const ConfusionVariables& vars, const Tensor& y_true, const Tensor& y_pred, const Tensor& weights,
+                    const std::vector<double>& thresholds) {
+  const Tensor pred = ops::reshape(y_pred, Shape{1, -1});
+  const Tensor label_pos = ops::reshape(ops::not_equal(y_true, f32(0)), Shape{1, -1});
+  const Tensor pred_pos = ops::greater(pred, thresholds_column(thresholds));  // [thresholds, predictions]
+  const Tensor w = weights.defined() ? ops::reshape(weights, Shape{1, -1}) : Tensor();
+  auto count = [&](Variable* v, const Tensor& label, const Tensor& predicted) {
+    if (!v) return;
+    const Tensor both = ops::logical_and(label, predicted);
+    v->assign_add(ops::reduce_sum(w.defined() ? ops::where(both, w, f32(0)) : to_float32(both), 1));
+  };
+  count(vars.true_positives, label_pos, pred_pos);
+  if (vars.false_negatives || vars.true_negatives) {
+    const Tensor pred_neg = ops::logical_not(pred_pos);
+    count(vars.false_negatives, label_pos, pred_neg);
+    const Tensor label_neg = ops::logical_not(label_pos);
+    count(vars.false_positives, label_neg, pred_pos);
+    count(vars.true_negatives, label_neg, pred_neg);
+  } else if (vars.false_positives) {
+    count(vars.false_positives, ops::logical_not(label_pos), pred_pos);
+  }
+}
+
+// x[..., class_id:class_id + 1]: the column of one class, keeping the axis.
+Tensor class_column(const Tensor& x, int64_t class_id) {
+  std::vector<int64_t> begin(static_cast<size_t>(x.rank()), 0), size(static_cast<size_t>(x.rank()), -1);
+  begin.back() = class_id;
+  size.back() = 1;
+  return ops::slice(x, begin, size);
+}
+
+}  // namespace
+
+bool is_evenly_distributed_thresholds(const std::vector<double>& thresholds) {
+  const size_t n = thresholds.size();
+  if (n < 3) return false;
+  for (size_t i = 0; i < n; ++i) {
+    // numpy: np.arange(n, dtype=float32) / (n - 1) stays float32; allclose compares in float64.
+    const double even = static_cast<double>(static_cast<float>(i) / static_cast<float>(n - 1));
+    if (!(std::abs(thresholds[i] - even) <= 1e-7 + 1e-5 * std::abs(even))) return false;
+  }
+  return true;
+}
+
+void check_thresholds_range(const std::vector<double>& thresholds, const std::string& who) {
+  for (double t : thresholds)
+    EMBER_CHECK(t >= 0 && t <= 1, InvalidArgument) << who << ": threshold values must be in [0, 1], got " << t;
+}
+
+Tensor filter_top_k(const Tensor& x, int64_t k) {
+  const int64_t classes = x.shape()[x.rank() - 1];
+  EMBER_CHECK(k >= 1 && k <= classes, InvalidArgument)
+      << "top_k: k must be in [1, " << classes << "] for predictions of shape " << x.shape() << ", got " << k;
+  // Rank of x_i in its row: the larger scores, plus the equal ones at a lower index (top_k's order).
+  const Tensor xi = ops::expand_dims(x, -1);  // [..., C, 1]
+  const Tensor xj = ops::expand_dims(x, -2);  // [..., 1, C]
+  const Tensor idx = ops::range(0, static_cast<double>(classes), 1, DType::Int32);
+  const Tensor j_before_i = ops::less(ops::expand_dims(idx, 0), ops::expand_dims(idx, 1));  // [i, j]: j < i
+  const Tensor ahead = ops::logical_or(ops::greater(xj, xi), ops::logical_and(ops::equal(xj, xi), j_before_i));
+  const Tensor rank = ops::reduce_sum(to_float32(ahead), -1);
+  const Tensor mask = to_float32(ops::less(rank, f32(static_cast<double>(k))));
+  return x * mask + (1.0 - mask) * kNegInf;
+}
+
+void update_confusion_matrix_variables(const ConfusionVariables& vars, const Tensor& y_true_in, const Tensor& y_pred_in,
+                                       const std::vector<double>& thresholds, bool thresholds_distributed_evenly,
+                                       const Tensor& sample_weight_in, std::optional<int64_t> top_k,
+                                       std::optional<int64_t> class_id, const std::string& who) {
+  EMBER_CHECK(y_true_in.defined() && y_pred_in.defined(), InvalidArgument)
+      << who << ": y_true and y_pred must be defined tensors";
+  y_true_in.check_concrete(who.c_str());
+  y_pred_in.check_concrete(who.c_str());
+  auto [y_pred, y_true] = squeeze_or_expand_to_same_rank(to_float32(y_pred_in), to_float32(y_true_in));
+  EMBER_CHECK(y_true.shape() == y_pred.shape(), InvalidArgument)
+      << who << ": y_true has shape " << y_true_in.shape() << " but y_pred has shape " << y_pred_in.shape()
+      << "; they must be equal (up to a trailing 1)";
+  Tensor sample_weight;
+  if (sample_weight_in.defined()) {
+    sample_weight = ops::expand_dims(to_float32(sample_weight_in), -1);
+    sample_weight = squeeze_or_expand_to_same_rank(y_true, sample_weight, /*expand_rank_1=*/false).second;
+  }
+  if (top_k) {
+    EMBER_CHECK(y_pred.rank() >= 1, InvalidArgument) << who << ": top_k needs predictions with a class axis";
+    y_pred = filter_top_k(y_pred, *top_k);
+  }
+  if (class_id) {
+    EMBER_CHECK(y_pred.rank() >= 2, InvalidArgument)
+        << who << ": when class_id is given, y_pred must have shape (num_samples, num_classes), got "
+        << y_pred_in.shape();
+    const int64_t classes = y_pred.shape()[y_pred.rank() - 1];
+    EMBER_CHECK(*class_id >= 0 && *class_id < classes, InvalidArgument)
+        << who << ": class_id " << *class_id << " is outside [0, " << classes << ") for y_pred of shape "
+        << y_pred_in.shape();
+    y_true = class_column(y_true, *class_id);
+    y_pred = class_column(y_pred, *class_id);
+  }
+  const Tensor weights =
+      sample_weight.defined() ? flat_weights(sample_weight, y_pred.shape(), sample_weight_in.shape(), who) : Tensor();
+  if (thresholds_distributed_evenly) {
+    const bool with_epsilon = thresholds.front() < 0.0 || thresholds.back() > 1.0;
+    update_evenly(vars, y_true, y_pred, weights, static_cast<int64_t>(thresholds.size()), with_epsilon);
+  } else {
+    update_general(vars, y_true, y_pred, weights, thresholds);
+  }
+}
+
+}  // namespace ember::metrics::detail

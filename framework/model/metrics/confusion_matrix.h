@@ -1,0 +1,48 @@
+#pragma once
+// Keras's confusion-matrix accumulation (keras/src/metrics/metrics_utils.py), shared by Precision,
+// Recall and AUC: counts of true/false positives/negatives per threshold, weighted, added to Variables.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/autodiff/variable.h"
+#include "framework/core/tensor.h"
+
+namespace ember::metrics::detail {
+
+// Keras's NEG_INF: the score given to entries outside the top k, and Precision/Recall's default
+// threshold with top_k.
+inline constexpr double kNegInf = -1e10;
+
+// The accumulators to update (null: not tracked by the metric); each has one entry per threshold.
+struct ConfusionVariables {
+  Variable* true_positives = nullptr;
+  Variable* false_positives = nullptr;
+  Variable* true_negatives = nullptr;
+  Variable* false_negatives = nullptr;
+};
+
+// Keras's is_evenly_distributed_thresholds: at least 3 thresholds within np.allclose (atol 1e-7,
+// rtol 1e-5) of i / (n - 1) computed in float32.
+bool is_evenly_distributed_thresholds(const std::vector<double>& thresholds);
+
+// Throws InvalidArgument naming who unless every threshold lies in [0, 1].
+void check_thresholds_range(const std::vector<double>& thresholds, const std::string& who);
+
+// Keras's update_confusion_matrix_variables (single-label): y_true and y_pred (squeezed/expanded to
+// the same rank, cast to float32; a label counts as positive when non-zero), optionally restricted to
+// the top_k scores per row and to column class_id, compared with every threshold (prediction >
+// threshold is positive), weighted by sample_weight, and added to vars. Evenly spaced thresholds use
+// Keras's bucket algorithm (clip to [0, 1], bucket = ceil(p * (n - 1)) - 1, with the first bucket
+// absorbing -1 when the end thresholds carry the +-epsilon), so results match Keras bit for bit in
+// the counts.
+void update_confusion_matrix_variables(const ConfusionVariables& vars, const Tensor& y_true, const Tensor& y_pred,
+                                       const std::vector<double>& thresholds, bool thresholds_distributed_evenly,
+                                       const Tensor& sample_weight, std::optional<int64_t> top_k,
+                                       std::optional<int64_t> class_id, const std::string& who);
+
+// Keras's _filter_top_k: x where x is among the k largest of its last axis (lower index first on
+// ties, as tf.math.top_k), kNegInf elsewhere.
+Tensor filter_top_k(const Tensor& x, int64_t k);
+
+}  // namespace ember::metrics::detail

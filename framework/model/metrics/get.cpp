@@ -1,0 +1,170 @@
+// metrics::get (Keras: compile_utils.get_metric), the class registry, and (de)serialization.
+//
+// "accuracy" is resolved as Keras compiles it. Keras 3 decides from the shapes of the first batch
+// (is_binary_or_sparse_categorical); tf.keras decided from the loss. With one of the three
+// crossentropy losses the loss decides here (it says what the labels are, even where Keras 3's shape
+// rule guesses wrong, e.g. BinaryCrossentropy on (N, 5) multi-label outputs, which Keras 3 would
+// measure with CategoricalAccuracy); otherwise Keras 3's shape rule runs at the first update_state.
+// This file is the one place framework/ knows a losses/ type (the brief's get(name, loss) signature).
+#include <cctype>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "framework/core/error.h"
+#include "framework/model/metrics/config_reader.h"
+#include "framework/model/metrics/metrics.h"
+#include "losses/loss.h"
+
+namespace ember::metrics {
+
+namespace {
+
+struct Entry {
+  detail::MetricFactory factory = nullptr;
+  bool alias = false;
+};
+
+std::map<std::string, Entry>& registry() {
+  static std::map<std::string, Entry> r;
+  return r;
+}
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+Entry find_entry(const std::string& name) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto it = registry().find(name);
+  return it == registry().end() ? Entry{} : it->second;
+}
+
+[[noreturn]] void unknown(const std::string& identifier) {
+  std::ostringstream known;
+  known << "accuracy, acc";
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    for (const auto& [name, e] : registry()) known << ", " << name;
+  }
+  throw InvalidArgument("Unknown metric \"" + identifier + "\"; known metrics: " + known.str());
+}
+
+// "accuracy" before the shapes are known: Keras 3's rule picks the variant at the first update, and
+// the metric keeps it (and reports its class name) from then on.
+class CompileAccuracy : public MeanMetricWrapper {
+ public:
+  explicit CompileAccuracy(std::string name) : MeanMetricWrapper(std::move(name)) {}
+  std::string class_name() const override {
+    switch (kind_) {
+      case Kind::Binary: return "BinaryAccuracy";
+      case Kind::Sparse: return "SparseCategoricalAccuracy";
+      case Kind::Categorical: return "CategoricalAccuracy";
+      default: return "Accuracy";  // unresolved: no batch seen yet
+    }
+  }
+  std::string direction() const override { return "up"; }
+  // Fresh state, same choice (or still unresolved).
+  std::shared_ptr<Metric> clone() const override {
+    auto m = std::make_shared<CompileAccuracy>(name());
+    m->kind_ = kind_;
+    return m;
+  }
+  nlohmann::json get_config() const override {
+    nlohmann::json c = Metric::get_config();
+    if (kind_ == Kind::Binary) c["threshold"] = 0.5;
+    return c;
+  }
+
+ protected:
+  Tensor values(const Tensor& y_true, const Tensor& y_pred) const override {
+    if (kind_ == Kind::Unresolved) {
+      // keras/src/trainers/compile_utils.py is_binary_or_sparse_categorical.
+      const int64_t t_rank = y_true.rank(), p_rank = y_pred.rank();
+      const int64_t t_last = t_rank > 0 ? y_true.shape()[t_rank - 1] : -1;
+      const int64_t p_last = p_rank > 0 ? y_pred.shape()[p_rank - 1] : -1;
+      if (p_last == 1)
+        kind_ = Kind::Binary;
+      else if (t_rank < p_rank || (t_last == 1 && p_last > 1))
+        kind_ = Kind::Sparse;
+      else
+        kind_ = Kind::Categorical;
+    }
+    if (kind_ == Kind::Binary) return binary_accuracy(y_true, y_pred, 0.5);
+    if (kind_ == Kind::Sparse) return sparse_categorical_accuracy(y_true, y_pred);
+    return categorical_accuracy(y_true, y_pred);
+  }
+
+ private:
+  enum class Kind { Unresolved, Binary, Sparse, Categorical };
+  mutable Kind kind_ = Kind::Unresolved;
+};
+
+}  // namespace
+
+namespace detail {
+
+bool register_metric(const char* class_name, MetricFactory factory, std::initializer_list<const char*> aliases) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  registry()[class_name] = Entry{factory, false};
+  for (const char* a : aliases) registry()[a] = Entry{factory, true};
+  return true;
+}
+
+std::string read_metric_base(const nlohmann::json& config, const std::string& class_name, const char* default_name,
+                             std::initializer_list<const char*> extra) {
+  EMBER_CHECK(config.is_object(), InvalidArgument)
+      << class_name << ": config must be an object, got " << config.dump();
+  for (const auto& item : config.items()) {
+    bool known = item.key() == "name" || item.key() == "dtype";
+    for (const char* k : extra) known = known || item.key() == k;
+    if (!known) {
+      std::ostringstream keys;
+      keys << "name, dtype";
+      for (const char* k : extra) keys << ", " << k;
+      throw InvalidArgument(class_name + ": unknown config key \"" + item.key() + "\" (known keys: " + keys.str() + ")");
+    }
+  }
+  const std::string dtype = ::ember::detail::config_string(config, "dtype", "float32", class_name);
+  EMBER_CHECK(dtype == "float32", InvalidArgument)
+      << class_name << ": config \"dtype\" is \"" << dtype << "\"; Ember's metrics keep float32 state only";
+  return ::ember::detail::config_string(config, "name", default_name, class_name);
+}
+
+}  // namespace detail
+
+MetricPtr get(const std::string& identifier, const losses::Loss* loss) {
+  std::string lower = identifier;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "accuracy" || lower == "acc") {
+    const std::string loss_class = loss ? loss->class_name() : "";
+    if (loss_class == "SparseCategoricalCrossentropy")
+      return std::make_shared<SparseCategoricalAccuracy>(MetricOptions{.name = identifier});
+    if (loss_class == "BinaryCrossentropy")
+      return std::make_shared<BinaryAccuracy>(BinaryAccuracyOptions{.name = identifier});
+    if (loss_class == "CategoricalCrossentropy")
+      return std::make_shared<CategoricalAccuracy>(MetricOptions{.name = identifier});
+    return std::make_shared<CompileAccuracy>(identifier);
+  }
+  Entry e = find_entry(identifier);
+  if (!e.factory) unknown(identifier);
+  MetricPtr m = e.factory(nlohmann::json::object());
+  m->set_name(identifier);  // compile names a metric after its identifier
+  return m;
+}
+
+nlohmann::json serialize(const Metric& metric) {
+  return {{"class_name", metric.class_name()}, {"config", metric.get_config()}};
+}
+
+MetricPtr deserialize(const nlohmann::json& j) {
+  EMBER_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(), InvalidArgument)
+      << "metrics::deserialize: expected {\"class_name\": ..., \"config\": {...}}, got " << j.dump();
+  const std::string cls = j["class_name"].get<std::string>();
+  Entry e = find_entry(cls);
+  if (!e.factory || e.alias) unknown(cls);
+  const nlohmann::json config = j.contains("config") && !j["config"].is_null() ? j["config"] : nlohmann::json::object();
+  return e.factory(config);
+}
+
+}  // namespace ember::metrics

@@ -1,0 +1,33 @@
+// The Metric base (keras/src/metrics/metric.py).
+#include "framework/model/metrics/metric.h"
+
+#include "framework/autodiff/gradient_tape.h"
+#include "framework/model/metrics/metrics.h"
+#include "framework/ops/creation.h"
+
+namespace ember::metrics {
+
+void Metric::update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) {
+  NoRecordScope no_record;  // state updates are never part of a gradient
+  update(y_true, y_pred, sample_weight);
+}
+
+void Metric::reset_state() {
+  NoRecordScope no_record;
+  for (Variable& v : variables_) v.assign(ops::zeros(v.shape(), v.dtype()));
+}
+
+nlohmann::json Metric::get_config() const { return {{"name", name_}, {"dtype", "float32"}}; }
+
+std::shared_ptr<Metric> Metric::clone() const {
+  return deserialize({{"class_name", class_name()}, {"config", get_config()}});
+}
+
+Variable Metric::add_variable(const std::string& name, const Shape& shape) {
+  NoRecordScope no_record;
+  Variable v(ops::zeros(shape, DType::Float32), {.name = name_ + "/" + name, .trainable = false});
+  variables_.push_back(v);
+  return v;
+}
+
+}  // namespace ember::metrics

@@ -1,0 +1,48 @@
+#pragma once
+// Ember's metrics (Keras: keras.metrics): the Metric base, every metric class, and metrics::get, which
+// resolves names as Keras's compile does ("accuracy" picks the variant that fits the loss).
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/model/metrics/accuracy_metrics.h"
+#include "framework/model/metrics/auc.h"
+#include "framework/model/metrics/metric.h"
+#include "framework/model/metrics/precision_recall.h"
+#include "framework/model/metrics/reduction_metrics.h"
+#include "framework/model/metrics/regression_metrics.h"
+#include "framework/model/metrics/top_k_accuracy.h"
+
+namespace ember::losses {
+class Loss;
+}
+
+namespace ember::metrics {
+
+// A metric for a compile identifier (Keras: compile_utils.get_metric), named after the identifier.
+// Names: the class names ("AUC", "SparseCategoricalAccuracy"), their snake_case forms ("auc",
+// "sparse_categorical_accuracy") and "mse"/"MSE", "mae"/"MAE". "accuracy" and "acc" (any case) pick
+// the accuracy that fits: SparseCategoricalAccuracy with a SparseCategoricalCrossentropy loss,
+// BinaryAccuracy with BinaryCrossentropy, CategoricalAccuracy with CategoricalCrossentropy; with no
+// loss or another one, the choice is made at the first update_state from the shapes, by Keras 3's
+// rule (y_pred's last dimension 1: binary; y_true of lower rank, or a last dimension of 1 against
+// more than one class: sparse; otherwise categorical). Unknown names: InvalidArgument listing them.
+MetricPtr get(const std::string& identifier, const losses::Loss* loss = nullptr);
+// {"class_name", "config"} (Keras: keras.metrics.serialize, without module fields).
+nlohmann::json serialize(const Metric& metric);
+// The metric a {"class_name", "config"} object describes (config keys as Keras writes them).
+MetricPtr deserialize(const nlohmann::json& j);
+
+namespace detail {
+using MetricFactory = MetricPtr (*)(const nlohmann::json& config);
+// Registers a class (and snake_case names/aliases) at static-init time; each class does it in its .cpp.
+bool register_metric(const char* class_name, MetricFactory factory, std::initializer_list<const char*> aliases = {});
+// Checks config's keys ("name", "dtype" and extra) and returns its name (default_name when absent);
+// "dtype" must be null or "float32".
+std::string read_metric_base(const nlohmann::json& config, const std::string& class_name, const char* default_name,
+                             std::initializer_list<const char*> extra = {});
+}  // namespace detail
+
+}  // namespace ember::metrics

@@ -1,0 +1,41 @@
+// Keras's rank-matching rule and TF's divide_no_nan, shared by metrics and losses.
+#include "framework/model/metrics/metrics_utils.h"
+
+#include "framework/ops/array.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/elementwise.h"
+
+namespace ember::metrics {
+
+std::pair<Tensor, Tensor> squeeze_or_expand_to_same_rank(Tensor x1, Tensor x2, bool expand_rank_1) {
+  const int64_t r1 = x1.rank(), r2 = x2.rank();
+  if (r1 == r2) return {std::move(x1), std::move(x2)};
+  // Keras tests both directions in turn; at most one of them can apply.
+  if (r1 == r2 + 1 && x1.shape()[r1 - 1] == 1) {
+    if (r2 == 1 && expand_rank_1)
+      x2 = ops::expand_dims(x2, -1);
+    else
+      x1 = ops::squeeze(x1, {-1});
+  } else if (r2 == r1 + 1 && x2.shape()[r2 - 1] == 1) {
+    if (r1 == 1 && expand_rank_1)
+      x1 = ops::expand_dims(x1, -1);
+    else
+      x2 = ops::squeeze(x2, {-1});
+  }
+  return {std::move(x1), std::move(x2)};
+}
+
+Tensor divide_no_nan(const Tensor& a, const Tensor& b) {
+  // The quotient uses a divisor with the zeros replaced by ones, so neither the unused branch of the
+  // where nor its gradient ever sees 0/0; the kept quotients are exactly a / b.
+  const Tensor zero = Tensor::scalar_of(0.0, b.dtype(), Device::cpu());
+  const Tensor is_zero = ops::equal(b, zero);
+  const Tensor safe_b = ops::where(is_zero, Tensor::scalar_of(1.0, b.dtype(), Device::cpu()), b);
+  return ops::where(is_zero, Tensor::scalar_of(0.0, a.dtype(), Device::cpu()), ops::div(a, safe_b));
+}
+
+Tensor to_float32(const Tensor& x) { return x.dtype() == DType::Float32 ? x : ops::cast(x, DType::Float32); }
+
+Tensor f32(double v) { return Tensor::scalar_of(v, DType::Float32, Device::cpu()); }
+
+}  // namespace ember::metrics

@@ -1,0 +1,118 @@
+#pragma once
+// Model (Keras: keras.Model) in its three styles: functional Model(inputs, outputs) over the symbolic
+// graph of layer calls, Sequential (a list of layers), and subclassed models overriding call().
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "framework/model/functional.h"
+#include "framework/model/layer.h"
+
+namespace ember {
+
+struct ModelOptions {
+  std::string name;   // empty: "functional", "sequential" or "model" made unique
+  std::string dtype;
+  bool trainable = true;
+};
+
+class Model : public Layer {
+ public:
+  // A subclassed model: override call(); the layers it calls are tracked as its sublayers.
+  explicit Model(ModelOptions options = {});
+  // A functional model from symbolic tensors made with layers::Input and layer calls.
+  Model(const Tensor& inputs, const Tensor& outputs, ModelOptions options = {});
+  Model(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, ModelOptions options = {});
+  Model(Model&&) noexcept = default;
+
+  std::string class_name() const override;
+  LayerPtr move_to_shared() && override;
+
+  // Functional/Sequential: runs the graph. Subclasses override it.
+  Tensor call(const Tensor& x, bool training) override;
+  Tensor call(const std::vector<Tensor>& xs, bool training) override;
+  Shape compute_output_shape(const Shape& input_shape) override;
+  Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  void check_input_shape(const std::vector<Shape>& input_shapes) const override;
+
+  // Every output of the model for these inputs (one tensor per model input), e.g. for several outputs.
+  std::vector<Tensor> call_outputs(const std::vector<Tensor>& inputs, bool training = false);
+
+  // Keras's model.layers: graph layers in Keras order (functional models include their InputLayers;
+  // Sequential's omit it), or the tracked sublayers of a subclassed model.
+  std::vector<LayerPtr> layers() const;
+  // The layer called name; NotFound listing the names otherwise.
+  Layer& get_layer(const std::string& name) const;
+  // Symbolic inputs and outputs (empty for a subclassed model).
+  const std::vector<Tensor>& inputs() const { return inputs_; }
+  const std::vector<Tensor>& outputs() const { return outputs_; }
+  bool is_graph_model() const { return !outputs_.empty(); }
+  // The graph's layer calls in execution order (empty for a subclassed model).
+  const std::vector<std::shared_ptr<detail::Node>>& nodes() const { return nodes_; }
+
+  // Prints Keras's summary table (tf-keras layout) to os; line_length <= 0 picks Keras's default
+  // (65 for a Sequential, 98 for a functional model).
+  void summary(std::ostream& os, int line_length = -1) const;
+  void summary() const;
+  std::string summary_string(int line_length = -1) const;
+
+ protected:
+  // Tracks exactly these sublayers (Sequential without a known input shape).
+  void retrack(const std::vector<LayerPtr>& layers);
+  // Replaces the graph (Sequential rebuilds it as layers are added).
+  void set_graph(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
+  // Nodes in execution order (inputs first), and layers in Keras order.
+  std::vector<std::shared_ptr<detail::Node>> nodes_;
+  std::vector<LayerPtr> graph_layers_;
+  std::vector<Tensor> inputs_, outputs_;
+  bool sequential_ = false;
+
+ private:
+  Model(const std::string& base_name, ModelOptions options);
+  friend class Sequential;
+};
+
+// What a Sequential accepts in its list: a layer (a temporary, or one held by std::shared_ptr) or the
+// symbolic tensor of layers::Input.
+struct SequentialEntry {
+  template <class L>
+    requires std::is_base_of_v<Layer, std::remove_cvref_t<L>> && (!std::is_lvalue_reference_v<L>)
+  SequentialEntry(L&& layer) : layer(std::make_shared<std::remove_cvref_t<L>>(std::move(layer))) {}
+  template <class L>
+    requires std::is_base_of_v<Layer, L>
+  SequentialEntry(std::shared_ptr<L> layer) : layer(std::move(layer)) {}
+  SequentialEntry(const Tensor& input) : input(input) {}
+  LayerPtr layer;
+  Tensor input;
+};
+
+class Sequential : public Model {
+ public:
+  explicit Sequential(std::vector<SequentialEntry> entries = {}, ModelOptions options = {});
+  Sequential(Sequential&&) noexcept = default;
+  std::string class_name() const override { return "Sequential"; }
+  LayerPtr move_to_shared() && override { return std::make_shared<Sequential>(std::move(*this)); }
+
+  // Appends a layer; with a known input shape it is built at once (as Keras does).
+  void add(SequentialEntry entry);
+  // Removes the last layer.
+  void pop();
+  Tensor call(const Tensor& x, bool training) override;
+  nlohmann::json get_config() const override;
+  static LayerPtr from_config(const nlohmann::json& config);
+
+ private:
+  void rebuild(const Shape& batch_shape, DType dtype);
+  std::vector<LayerPtr> seq_layers_;
+  std::shared_ptr<layers::InputLayer> input_layer_;
+};
+
+namespace models {
+// A new model of the same architecture with freshly initialised weights (Keras: clone_model); copy the
+// weights with set_weights(get_weights()) when wanted. Subclassed models cannot be cloned this way.
+std::shared_ptr<Model> clone_model(const Model& model);
+}  // namespace models
+
+}  // namespace ember

@@ -1,0 +1,51 @@
+#include "layers/base_global_pooling2d.h"
+
+#include "layers/conv_utils.h"
+
+namespace ember::layers {
+
+using conv_utils::who;
+
+GlobalPooling2D::GlobalPooling2D(const std::string& base_name, GlobalPooling2DOptions options)
+    : Layer(base_name, {options.name, options.dtype, options.trainable}), options_(std::move(options)) {}
+
+void GlobalPooling2D::validate() {
+  options_.data_format = conv_utils::standardize_data_format(options_.data_format, who(*this));
+}
+
+Tensor GlobalPooling2D::call(const Tensor& x, bool training) {
+  conv_utils::check_rank4(x.shape(), who(*this));
+  return reduce(x);
+}
+
+Shape GlobalPooling2D::compute_output_shape(const Shape& input_shape) {
+  conv_utils::check_rank4(input_shape, who(*this));
+  if (options_.keepdims) return Shape{input_shape[0], 1, 1, input_shape[3]};
+  return Shape{input_shape[0], input_shape[3]};
+}
+
+void GlobalPooling2D::check_input_shape(const std::vector<Shape>& shapes) const {
+  EMBER_CHECK(shapes.size() == 1 && shapes[0].rank() == 4, InvalidArgument)
+      << who(*this) << ": expected one rank-4 input (batch, height, width, channels), got "
+      << (shapes.size() == 1 ? shapes[0].to_string() : std::to_string(shapes.size()) + " inputs");
+}
+
+nlohmann::json GlobalPooling2D::get_config() const {
+  nlohmann::json c = base_config();
+  c["data_format"] = options_.data_format;
+  c["keepdims"] = options_.keepdims;
+  return c;
+}
+
+GlobalPooling2DOptions GlobalPooling2D::parse_config(const nlohmann::json& c) {
+  LayerOptions base = options_from_config(c);
+  GlobalPooling2DOptions o;
+  o.data_format = conv_utils::data_format_from_config(c);
+  o.keepdims = c.value("keepdims", false);
+  o.name = base.name;
+  o.dtype = base.dtype;
+  o.trainable = base.trainable;
+  return o;
+}
+
+}  // namespace ember::layers

@@ -1,0 +1,121 @@
+#include "layers/conv2d.h"
+
+#include "framework/model/activations.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/nn.h"
+
+namespace ember::layers {
+
+using conv_utils::who;
+
+Conv2D::Conv2D(int64_t filters, Size2 kernel_size, Conv2DOptions options)
+    : Layer("conv2d", {options.name, options.dtype, options.trainable}),
+      filters_(filters),
+      kernel_size_(kernel_size),
+      options_(std::move(options)) {
+  const std::string w = who(*this);
+  EMBER_CHECK(filters > 0, InvalidArgument) << w << ": filters must be positive, got " << filters;
+  conv_utils::check_size2(kernel_size_, 1, w, "kernel_size");
+  conv_utils::check_size2(options_.strides, 1, w, "strides");
+  conv_utils::check_size2(options_.dilation_rate, 1, w, "dilation_rate");
+  // TF's conv2d rejects the combination; Keras checks it in the constructor.
+  EMBER_CHECK((options_.strides.h == 1 && options_.strides.w == 1) ||
+                  (options_.dilation_rate.h == 1 && options_.dilation_rate.w == 1),
+              InvalidArgument)
+      << w << ": strides > 1 are not supported together with dilation_rate > 1, got strides " << options_.strides
+      << " and dilation_rate " << options_.dilation_rate;
+  EMBER_CHECK(options_.groups >= 1 && filters % options_.groups == 0, InvalidArgument)
+      << w << ": the number of filters must be a multiple of groups (>= 1), got filters " << filters << " and groups "
+      << options_.groups;
+  options_.padding = conv_utils::standardize_padding(options_.padding, w);
+  options_.data_format = conv_utils::standardize_data_format(options_.data_format, w);
+  activations::get(options_.activation);  // an unknown name fails here, not at the first call
+}
+
+void Conv2D::build(const Shape& input_shape) {
+  const std::string w = who(*this);
+  conv_utils::check_rank4(input_shape, w);
+  const int64_t in = input_shape[3];
+  EMBER_CHECK(in > 0, InvalidArgument) << w << ": the channel dimension of the input must be known, got shape "
+                                       << input_shape;
+  EMBER_CHECK(in % options_.groups == 0, InvalidArgument)
+      << w << ": the number of input channels must be a multiple of groups " << options_.groups << ", got shape "
+      << input_shape;
+  kernel_ = add_weight("kernel", {kernel_size_.h, kernel_size_.w, in / options_.groups, filters_},
+                       options_.kernel_initializer, true, options_.kernel_regularizer);
+  if (options_.use_bias)
+    bias_ = add_weight("bias", {filters_}, options_.bias_initializer, true, options_.bias_regularizer);
+}
+
+// Keras's input spec: rank 4 with the channel count the kernel was built for; height and width may change.
+void Conv2D::check_input_shape(const std::vector<Shape>& shapes) const {
+  const int64_t in = kernel_.shape()[2] * options_.groups;
+  EMBER_CHECK(shapes.size() == 1 && shapes[0].rank() == 4 && shapes[0][3] == in, InvalidArgument)
+      << who(*this) << ": expected an input of shape (batch, height, width, " << in << "), got "
+      << (shapes.size() == 1 ? shapes[0].to_string() : std::to_string(shapes.size()) + " inputs");
+}
+
+Shape Conv2D::compute_output_shape(const Shape& input_shape) {
+  return conv_utils::windowed_output_shape(input_shape, filters_, kernel_size_, options_.strides,
+                                           options_.dilation_rate, options_.padding, 1, who(*this));
+}
+
+Tensor Conv2D::call(const Tensor& x, bool training) {
+  compute_output_shape(x.shape());  // a too-small input is an error naming this layer, not the op
+  Tensor y = ops::conv2d(x, read(kernel_),
+                         {.strides = options_.strides.array(),
+                          .padding = options_.padding,
+                          .dilations = options_.dilation_rate.array()});
+  if (options_.use_bias) y = y + read(bias_);
+  return activations::get(options_.activation)(y);
+}
+
+nlohmann::json Conv2D::get_config() const {
+  nlohmann::json c = base_config();
+  c["filters"] = filters_;
+  c["kernel_size"] = kernel_size_.to_json();
+  c["strides"] = options_.strides.to_json();
+  c["padding"] = options_.padding;
+  c["data_format"] = options_.data_format;
+  c["dilation_rate"] = options_.dilation_rate.to_json();
+  c["groups"] = options_.groups;
+  c["activation"] = options_.activation.empty() ? "linear" : options_.activation;
+  c["use_bias"] = options_.use_bias;
+  c["kernel_initializer"] = options_.kernel_initializer.to_json();
+  c["bias_initializer"] = options_.bias_initializer.to_json();
+  c["kernel_regularizer"] = options_.kernel_regularizer.to_json();
+  c["bias_regularizer"] = options_.bias_regularizer.to_json();
+  c["activity_regularizer"] = nullptr;
+  c["kernel_constraint"] = nullptr;
+  c["bias_constraint"] = nullptr;
+  return c;
+}
+
+LayerPtr Conv2D::from_config(const nlohmann::json& c) {
+  LayerOptions base = options_from_config(c);
+  const std::string w = "Conv2D '" + base.name + "'";
+  for (const char* key : {"activity_regularizer", "kernel_constraint", "bias_constraint"})
+    conv_utils::reject_unsupported(c, key, w);
+  Conv2DOptions o;
+  if (c.contains("strides")) o.strides = conv_utils::size2_from_json(c["strides"], w, "strides");
+  o.padding = c.value("padding", std::string("valid"));
+  o.data_format = conv_utils::data_format_from_config(c);
+  if (c.contains("dilation_rate")) o.dilation_rate = conv_utils::size2_from_json(c["dilation_rate"], w, "dilation_rate");
+  o.groups = c.value("groups", int64_t{1});
+  if (c.contains("activation") && !c["activation"].is_null()) o.activation = c["activation"].get<std::string>();
+  if (o.activation == "linear") o.activation.clear();
+  o.use_bias = c.value("use_bias", true);
+  if (c.contains("kernel_initializer")) o.kernel_initializer = Initializer::from_json(c["kernel_initializer"]);
+  if (c.contains("bias_initializer")) o.bias_initializer = Initializer::from_json(c["bias_initializer"]);
+  if (c.contains("kernel_regularizer")) o.kernel_regularizer = Regularizer::from_json(c["kernel_regularizer"]);
+  if (c.contains("bias_regularizer")) o.bias_regularizer = Regularizer::from_json(c["bias_regularizer"]);
+  o.name = base.name;
+  o.dtype = base.dtype;
+  o.trainable = base.trainable;
+  return std::make_shared<Conv2D>(c.at("filters").get<int64_t>(),
+                                  conv_utils::size2_from_json(c.at("kernel_size"), w, "kernel_size"), o);
+}
+
+EMBER_REGISTER_LAYER(Conv2D);
+
+}  // namespace ember::layers

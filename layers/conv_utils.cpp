@@ -1,0 +1,79 @@
+#include "layers/conv_utils.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace ember::layers {
+
+std::ostream& operator<<(std::ostream& os, const Size2& s) { return os << "(" << s.h << ", " << s.w << ")"; }
+
+namespace conv_utils {
+
+std::string who(const Layer& layer) { return layer.class_name() + " '" + layer.name() + "'"; }
+
+Size2 size2_from_json(const nlohmann::json& j, const std::string& who, const char* arg) {
+  if (j.is_number_integer()) return Size2(j.get<int64_t>());
+  EMBER_CHECK(j.is_array() && j.size() == 2 && j[0].is_number_integer() && j[1].is_number_integer(), InvalidArgument)
+      << who << ": config key \"" << arg << "\" must be an int or a list of 2 ints, got " << j.dump();
+  return Size2(j[0].get<int64_t>(), j[1].get<int64_t>());
+}
+
+void check_size2(const Size2& s, int64_t min, const std::string& who, const char* arg) {
+  EMBER_CHECK(s.h >= min && s.w >= min, InvalidArgument)
+      << who << ": " << arg << " must be a pair of integers >= " << min << ", got " << s;
+}
+
+std::string standardize_padding(const std::string& padding, const std::string& who) {
+  std::string low(padding);
+  std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return std::tolower(c); });
+  EMBER_CHECK(low == "valid" || low == "same", InvalidArgument)
+      << who << ": padding must be \"valid\" or \"same\", got \"" << padding << "\"";
+  return low;
+}
+
+std::string standardize_data_format(const std::string& data_format, const std::string& who) {
+  if (data_format.empty() || data_format == "channels_last") return "channels_last";
+  EMBER_CHECK(data_format != "channels_first", InvalidArgument)
+      << who << ": data_format \"channels_first\" is not supported; Ember's image layout is channels_last (NHWC)";
+  throw make_error<InvalidArgument>(who, ": data_format must be \"channels_last\", got \"", data_format, "\"");
+}
+
+std::string data_format_from_config(const nlohmann::json& c) {
+  if (!c.contains("data_format") || c["data_format"].is_null()) return "";
+  return c["data_format"].get<std::string>();
+}
+
+void reject_unsupported(const nlohmann::json& c, const char* key, const std::string& who) {
+  EMBER_CHECK(!c.contains(key) || c[key].is_null(), InvalidArgument)
+      << who << ": config key \"" << key << "\" is not supported by Ember (expected null), got " << c[key].dump();
+}
+
+void check_rank4(const Shape& s, const std::string& who) {
+  EMBER_CHECK(s.rank() == 4, InvalidArgument)
+      << who << ": expected a rank-4 input (batch, height, width, channels), got shape " << s;
+}
+
+int64_t output_length(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, const std::string& padding) {
+  if (in < 0) return -1;
+  if (padding == "same") return (in + stride - 1) / stride;
+  // TF's VALID rule with C++'s truncating division, as ops::conv2d computes it.
+  const int64_t effective = (kernel - 1) * dilation + 1;
+  return (in - effective + stride) / stride;
+}
+
+Shape windowed_output_shape(const Shape& in, int64_t channels, const Size2& kernel, const Size2& strides,
+                            const Size2& dilation, const std::string& padding, int64_t min_length,
+                            const std::string& who) {
+  check_rank4(in, who);
+  const int64_t oh = output_length(in[1], kernel.h, strides.h, dilation.h, padding);
+  const int64_t ow = output_length(in[2], kernel.w, strides.w, dilation.w, padding);
+  EMBER_CHECK((in[1] < 0 || oh >= min_length) && (in[2] < 0 || ow >= min_length), InvalidArgument)
+      << who << ": the computed output size would be (" << oh << ", " << ow << ") for input shape " << in
+      << ", window " << kernel << ", strides " << strides << ", dilation_rate " << dilation << ", padding \""
+      << padding << "\"; the input is too small";
+  return Shape{in[0], oh, ow, channels};
+}
+
+}  // namespace conv_utils
+
+}  // namespace ember::layers

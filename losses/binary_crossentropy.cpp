@@ -1,0 +1,65 @@
+// BinaryCrossentropy (keras/src/losses/losses.py binary_crossentropy; keras/src/backend/tensorflow/nn.py
+// binary_crossentropy; TF's sigmoid_cross_entropy_with_logits).
+#include "losses/binary_crossentropy.h"
+
+#include "framework/model/metrics/metrics_utils.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
+#include "losses/loss_utils.h"
+
+namespace ember::losses {
+
+namespace {
+constexpr const char* kName = "binary_crossentropy";
+[[maybe_unused]] const bool registered = detail::register_loss(
+    "BinaryCrossentropy", &BinaryCrossentropy::from_config, {"binary_crossentropy", "bce", "BCE"});
+constexpr double kEpsilon = 1e-7;
+}  // namespace
+
+BinaryCrossentropy::BinaryCrossentropy(BinaryCrossentropyOptions options)
+    : Loss(detail::name_or(options.name, kName), options.reduction, "BinaryCrossentropy"), options_(options) {
+  EMBER_CHECK(options_.label_smoothing >= 0 && options_.label_smoothing <= 1, InvalidArgument)
+      << "BinaryCrossentropy: label_smoothing must be in [0, 1], got " << options_.label_smoothing;
+}
+
+Tensor BinaryCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) const {
+  auto [z, x] = detail::prepare_same_shape(class_name(), y_true, y_pred);
+  const int64_t axis = normalize_axis(options_.axis, x.rank(), "BinaryCrossentropy");
+  const double s = options_.label_smoothing;
+  if (s != 0) z = z * (1.0 - s) + 0.5 * s;  // the constants are rounded to float32 as TF does
+  Tensor bce;
+  if (options_.from_logits) {
+    // TF's where-based form rather than relu/abs: at x == 0 its gradient is sigmoid(0) - z, where
+    // relu'(0) = |x|'(0) = 0 would give -z (and zero logits are common at initialisation).
+    const Tensor zero = metrics::f32(0);
+    const Tensor cond = ops::greater_equal(x, zero);
+    const Tensor relu_logits = ops::where(cond, x, zero);
+    const Tensor neg_abs_logits = ops::where(cond, -x, x);
+    bce = (relu_logits - x * z) + ops::log1p(ops::exp(neg_abs_logits));
+  } else {
+    const Tensor p = ops::clip_by_value(x, kEpsilon, 1.0 - kEpsilon);
+    bce = -(z * ops::log(p) + (1.0 - z) * ops::log(1.0 - p));
+  }
+  return ops::reduce_mean(bce, axis);
+}
+
+nlohmann::json BinaryCrossentropy::get_config() const {
+  nlohmann::json c = Loss::get_config();
+  c["from_logits"] = options_.from_logits;
+  c["label_smoothing"] = options_.label_smoothing;
+  c["axis"] = options_.axis;
+  return c;
+}
+
+LossPtr BinaryCrossentropy::from_config(const nlohmann::json& config) {
+  const char* who = "BinaryCrossentropy";
+  auto base = detail::read_base_config(config, who, kName, {"from_logits", "label_smoothing", "axis"});
+  return std::make_shared<BinaryCrossentropy>(BinaryCrossentropyOptions{
+      .from_logits = detail::config_bool(config, "from_logits", false, who),
+      .label_smoothing = detail::config_double(config, "label_smoothing", 0.0, who),
+      .axis = detail::config_int(config, "axis", -1, who),
+      .reduction = base.reduction,
+      .name = base.name});
+}
+
+}  // namespace ember::losses

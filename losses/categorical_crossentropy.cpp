@@ -1,0 +1,63 @@
+// CategoricalCrossentropy (keras/src/losses/losses.py categorical_crossentropy;
+// keras/src/backend/tensorflow/nn.py categorical_crossentropy; TF's softmax_cross_entropy_with_logits).
+#include "losses/categorical_crossentropy.h"
+
+#include "framework/model/metrics/metrics_utils.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/nn.h"
+#include "framework/ops/reduce.h"
+#include "losses/loss_utils.h"
+
+namespace ember::losses {
+
+namespace {
+constexpr const char* kName = "categorical_crossentropy";
+[[maybe_unused]] const bool registered = detail::register_loss(
+    "CategoricalCrossentropy", &CategoricalCrossentropy::from_config, {"categorical_crossentropy"});
+constexpr double kEpsilon = 1e-7;
+}  // namespace
+
+CategoricalCrossentropy::CategoricalCrossentropy(CategoricalCrossentropyOptions options)
+    : Loss(detail::name_or(options.name, kName), options.reduction, "CategoricalCrossentropy"), options_(options) {
+  EMBER_CHECK(options_.label_smoothing >= 0 && options_.label_smoothing <= 1, InvalidArgument)
+      << "CategoricalCrossentropy: label_smoothing must be in [0, 1], got " << options_.label_smoothing;
+}
+
+Tensor CategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) const {
+  auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
+  EMBER_CHECK(p.rank() >= 1, InvalidArgument)
+      << "CategoricalCrossentropy: y_true and y_pred must be at least rank 1, got shape " << p.shape();
+  const int64_t axis = normalize_axis(options_.axis, p.rank(), "CategoricalCrossentropy");
+  const double s = options_.label_smoothing;
+  if (s != 0) {
+    // As Keras: s / num_classes is a float32 division, num_classes from the last axis.
+    const float add = static_cast<float>(s) / static_cast<float>(t.shape()[t.rank() - 1]);
+    t = t * (1.0 - s) + static_cast<double>(add);
+  }
+  if (options_.from_logits) return -ops::reduce_sum(t * ops::log_softmax(p, axis), axis);
+  // Keras renormalises the probabilities along the class axis before clipping.
+  Tensor q = p / ops::reduce_sum(p, axis, /*keepdims=*/true);
+  q = ops::clip_by_value(q, kEpsilon, 1.0 - kEpsilon);
+  return -ops::reduce_sum(t * ops::log(q), axis);
+}
+
+nlohmann::json CategoricalCrossentropy::get_config() const {
+  nlohmann::json c = Loss::get_config();
+  c["from_logits"] = options_.from_logits;
+  c["label_smoothing"] = options_.label_smoothing;
+  c["axis"] = options_.axis;
+  return c;
+}
+
+LossPtr CategoricalCrossentropy::from_config(const nlohmann::json& config) {
+  const char* who = "CategoricalCrossentropy";
+  auto base = detail::read_base_config(config, who, kName, {"from_logits", "label_smoothing", "axis"});
+  return std::make_shared<CategoricalCrossentropy>(CategoricalCrossentropyOptions{
+      .from_logits = detail::config_bool(config, "from_logits", false, who),
+      .label_smoothing = detail::config_double(config, "label_smoothing", 0.0, who),
+      .axis = detail::config_int(config, "axis", -1, who),
+      .reduction = base.reduction,
+      .name = base.name});
+}
+
+}  // namespace ember::losses

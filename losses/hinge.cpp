@@ -1,0 +1,33 @@
+// Hinge (keras/src/losses/losses.py hinge and convert_binary_labels_to_hinge).
+#include "losses/hinge.h"
+
+#include "framework/model/metrics/metrics_utils.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
+#include "losses/loss_utils.h"
+
+namespace ember::losses {
+
+namespace {
+constexpr const char* kName = "hinge";
+[[maybe_unused]] const bool registered = detail::register_loss("Hinge", &Hinge::from_config, {"hinge"});
+}  // namespace
+
+Hinge::Hinge(LossOptions options) : Loss(detail::name_or(options.name, kName), options.reduction, "Hinge") {}
+
+Tensor Hinge::call(const Tensor& y_true, const Tensor& y_pred) const {
+  auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
+  // Keras maps labels to {-1, 1} only when every label is 0 or 1; decided on the device (a scalar
+  // condition broadcast by where), so there is no host round trip.
+  const Tensor is_binary =
+      ops::reduce_all(ops::logical_or(ops::equal(t, metrics::f32(0)), ops::equal(t, metrics::f32(1))));
+  t = ops::where(is_binary, t * 2.0 - 1.0, t);
+  return ops::reduce_mean(ops::maximum(1.0 - t * p, metrics::f32(0)), -1);
+}
+
+LossPtr Hinge::from_config(const nlohmann::json& config) {
+  auto base = detail::read_base_config(config, "Hinge", kName);
+  return std::make_shared<Hinge>(LossOptions{.reduction = base.reduction, .name = base.name});
+}
+
+}  // namespace ember::losses

@@ -1,0 +1,173 @@
+// The Loss base (keras/src/losses/loss.py): reduction, sample weights and masks; plus the name registry.
+#include "losses/loss.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "framework/core/error.h"
+#include "framework/model/metrics/metrics_utils.h"
+#include "framework/ops/array.h"
+#include "framework/ops/broadcast.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
+#include "losses/loss_utils.h"
+
+namespace ember::losses {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kReductions[] = {"sum_over_batch_size", "sum", "none", "mean", "mean_with_sample_weight"};
+
+bool is_mean(const std::string& r) { return r == "sum_over_batch_size" || r == "mean"; }
+
+// Keras's apply_mask: the mask as weights (total/valid per valid entry for the mean reductions, so
+// the mean runs over the valid entries), multiplied into the sample weights.
+Tensor apply_mask(Tensor sample_weight, const Tensor& mask, const std::string& reduction) {
+  const Tensor mask_f = metrics::to_float32(mask);
+  Tensor float_mask;
+  if (is_mean(reduction)) {
+    const Tensor total = metrics::f32(static_cast<double>(mask.num_elements()));
+    const Tensor valid = ops::reduce_sum(mask_f);
+    const Tensor mask_weight = metrics::divide_no_nan(total, valid);
+    float_mask = ops::where(ops::cast(mask_f, DType::Bool), mask_weight, metrics::f32(0));
+  } else {
+    float_mask = mask_f;
+  }
+  if (!sample_weight.defined()) return float_mask;
+  auto [m, w] = metrics::squeeze_or_expand_to_same_rank(float_mask, metrics::to_float32(sample_weight));
+  return w * m;
+}
+
+}  // namespace
+
+void validate_reduction(const std::string& reduction, const std::string& who) {
+  for (const char* r : kReductions)
+    if (reduction == r) return;
+  throw InvalidArgument(who + ": invalid reduction \"" + reduction +
+                        "\"; expected one of \"sum_over_batch_size\", \"sum\", \"none\", \"mean\", "
+                        "\"mean_with_sample_weight\"");
+}
+
+Tensor reduce_weighted_values(const Tensor& values_in, const Tensor& sample_weight_in, const Tensor& mask,
+                              const std::string& reduction, const std::string& who) {
+  validate_reduction(reduction, who);
+  Tensor values = metrics::to_float32(values_in);
+  Tensor sample_weight = sample_weight_in.defined() ? metrics::to_float32(sample_weight_in) : Tensor();
+  if (mask.defined()) sample_weight = apply_mask(sample_weight, mask, reduction);
+
+  if (sample_weight.defined()) {
+    auto [v, w] = metrics::squeeze_or_expand_to_same_rank(values, sample_weight);
+    try {
+      (void)broadcast_shapes("multiply", v.shape(), w.shape());
+    } catch (const InvalidArgument&) {
+      throw InvalidArgument(who + ": sample_weight of shape " + sample_weight_in.shape().to_string() +
+                            " does not broadcast to the per-sample losses of shape " + values.shape().to_string());
+    }
+    values = v * w;
+    sample_weight = w;
+  }
+
+  // Keras returns scalar and empty rank-1 values as they are.
+  const Shape& s = values.shape();
+  if (reduction == "none" || s.rank() == 0 || (s.rank() == 1 && s[0] == 0)) return values;
+  Tensor loss = ops::reduce_sum(values);
+  if (reduction == "sum") return loss;
+  if (reduction == "mean_with_sample_weight" && sample_weight.defined())
+    return metrics::divide_no_nan(loss, ops::reduce_sum(sample_weight));
+  const int64_t n = s.num_elements();
+  return n == 0 ? loss : loss / static_cast<double>(n);
+}
+
+Loss::Loss(std::string name, std::string reduction, const char* class_name)
+    : name_(std::move(name)), reduction_(std::move(reduction)) {
+  validate_reduction(reduction_, class_name);
+}
+
+Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) const {
+  Tensor mask;
+  Tensor values = call_with_mask(y_true, y_pred, &mask);
+  if (sample_weight.defined()) detail::check_input(class_name(), sample_weight, "sample_weight");
+  return reduce_weighted_values(values, sample_weight, mask, reduction_, class_name());
+}
+
+Tensor Loss::call_with_mask(const Tensor& y_true, const Tensor& y_pred, Tensor* mask) const {
+  if (mask) *mask = Tensor();
+  return call(y_true, y_pred);
+}
+
+json Loss::get_config() const { return {{"name", name_}, {"reduction", reduction_}}; }
+
+// ---- registry -------------------------------------------------------------------------------
+
+namespace {
+
+struct Entry {
+  std::string class_name;
+  detail::LossFactory factory;
+  bool alias;  // a function name or alias: the loss is named after the identifier
+};
+
+std::map<std::string, Entry>& registry() {
+  static std::map<std::string, Entry> r;
+  return r;
+}
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+[[noreturn]] void unknown(const std::string& identifier) {
+  std::ostringstream known;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    for (const auto& [name, e] : registry()) known << (known.tellp() > 0 ? ", " : "") << name;
+  }
+  throw InvalidArgument("Unknown loss \"" + identifier + "\"; known losses: " + known.str());
+}
+
+Entry find_entry(const std::string& identifier) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto it = registry().find(identifier);
+  if (it == registry().end()) return Entry{};
+  return it->second;
+}
+
+}  // namespace
+
+namespace detail {
+bool register_loss(const char* class_name, LossFactory factory, std::initializer_list<const char*> aliases) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  registry()[class_name] = Entry{class_name, factory, false};
+  for (const char* a : aliases) registry()[a] = Entry{class_name, factory, true};
+  return true;
+}
+}  // namespace detail
+
+LossPtr get(const std::string& identifier) {
+  Entry e = find_entry(identifier);
+  if (!e.factory) unknown(identifier);
+  return e.factory(e.alias ? json{{"name", identifier}} : json::object());
+}
+
+LossPtr get(const json& identifier) {
+  if (identifier.is_string()) return get(identifier.get<std::string>());
+  return deserialize(identifier);
+}
+
+json serialize(const Loss& loss) { return {{"class_name", loss.class_name()}, {"config", loss.get_config()}}; }
+
+LossPtr deserialize(const json& j) {
+  EMBER_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(), InvalidArgument)
+      << "losses::deserialize: expected {\"class_name\": ..., \"config\": {...}}, got " << j.dump();
+  const std::string cls = j["class_name"].get<std::string>();
+  Entry e = find_entry(cls);
+  if (!e.factory || e.alias) unknown(cls);
+  const json config = j.contains("config") && !j["config"].is_null() ? j["config"] : json::object();
+  return e.factory(config);
+}
+
+}  // namespace ember::losses

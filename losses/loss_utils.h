@@ -1,0 +1,52 @@
+#pragma once
+// Internal helpers of the loss classes: input preparation with Keras's rank rule, shape checks, and
+// reading Keras configs.
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/core/tensor.h"
+#include "framework/model/metrics/config_reader.h"
+
+namespace ember::losses::detail {
+
+using ::ember::detail::config_bool;
+using ::ember::detail::config_double;
+using ::ember::detail::config_int;
+using ::ember::detail::config_optional_int;
+using ::ember::detail::config_string;
+
+// Throws InvalidArgument naming who when t is undefined or symbolic.
+void check_input(const std::string& who, const Tensor& t, const char* what);
+
+// Keras's LossFunctionWrapper.call preamble for the elementwise losses: y_pred and y_true as float32,
+// squeezed/expanded to the same rank; their shapes must then be equal (Keras would broadcast; a
+// mismatch here is almost always a label-format mistake, so it is an InvalidArgument naming who and
+// both original shapes).
+std::pair<Tensor, Tensor> prepare_same_shape(const std::string& who, const Tensor& y_true, const Tensor& y_pred);
+
+// Throws InvalidArgument naming who and both shapes unless a and b have the same shape.
+void check_same_shape(const std::string& who, const Shape& y_true, const Shape& y_pred, const char* why = nullptr);
+
+// Keras's reduction key: a string, or null meaning "none".
+std::string config_reduction(const nlohmann::json& config, const std::string& fallback, const std::string& who);
+
+// The keys every loss config has, read after checking that config holds only those and `extra`:
+// "name" (default_name when absent), "reduction", and "dtype" (only null or "float32": losses compute
+// in float32).
+struct BaseConfig {
+  std::string name = {};
+  std::string reduction;
+};
+BaseConfig read_base_config(const nlohmann::json& config, const std::string& class_name, const char* default_name,
+                            std::initializer_list<const char*> extra = {});
+
+// options.name, or the Keras default name when empty.
+inline std::string name_or(const std::string& name, const char* default_name) {
+  return name.empty() ? std::string(default_name) : name;
+}
+
+}  // namespace ember::losses::detail

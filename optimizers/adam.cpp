@@ -1,0 +1,72 @@
+#include "optimizers/adam.h"
+
+#include "framework/ops/elementwise.h"
+#include "optimizers/config_util.h"
+#include "optimizers/registry.h"
+#include "optimizers/scalar.h"
+
+namespace ember::optimizers {
+
+using detail::Scalar;
+
+Adam::Adam(AdamOptions o) : Adam("Adam", std::move(o)) {}
+
+Adam::Adam(const std::string& class_name, AdamOptions o)
+    : Optimizer(class_name, base_options(o)),
+      beta_1_(o.beta_1),
+      beta_2_(o.beta_2),
+      epsilon_(o.epsilon),
+      amsgrad_(o.amsgrad) {}
+
+void Adam::build_slots(const std::vector<Variable>& vars) {
+  auto slots = add_optimizer_variables(vars, {"momentum", "velocity"});
+  momentums_ = std::move(slots[0]);
+  velocities_ = std::move(slots[1]);
+  if (amsgrad_) velocity_hats_ = add_optimizer_variables(vars, "velocity_hat");
+}
+
+void Adam::update_step(const Tensor& g, Variable& var, size_t index, double learning_rate) {
+  const DType dt = var.dtype();
+  const Scalar lr(learning_rate, dt);
+  const Scalar local_step(static_cast<double>(current_step() + 1), dt);
+  const Scalar beta_1_power = pow(Scalar::cast(beta_1_, dt), local_step);
+  const Scalar beta_2_power = pow(Scalar::cast(beta_2_, dt), local_step);
+  const Scalar alpha = lr * sqrt(1.0 - beta_2_power) / (1.0 - beta_1_power);
+  Variable& m = momentums_[index];
+  Variable& v = velocities_[index];
+  m.assign(m.value() + (g - m.value()) * (1 - beta_1_));
+  v.assign(v.value() + (ops::square(g) - v.value()) * (1 - beta_2_));
+  Tensor v_used = v.value();
+  if (amsgrad_) {
+    Variable& v_hat = velocity_hats_[index];
+    v_hat.assign(ops::maximum(v_hat.value(), v.value()));
+    v_used = v_hat.value();
+  }
+  var.assign(var.value() - (m.value() * alpha.value()) / (ops::sqrt(v_used) + epsilon_));
+}
+
+nlohmann::json Adam::get_config() const {
+  nlohmann::json c = Optimizer::get_config();
+  c["beta_1"] = beta_1_;
+  c["beta_2"] = beta_2_;
+  c["epsilon"] = epsilon_;
+  c["amsgrad"] = amsgrad_;
+  return c;
+}
+
+AdamOptions Adam::options_from_config(const nlohmann::json& c, const std::string& cls) {
+  AdamOptions o;
+  set_base_options(o, base_options_from_config(c, cls, {"beta_1", "beta_2", "epsilon", "amsgrad"},
+                                               base_options(o)));
+  o.beta_1 = detail::config_number(c, "beta_1", 0.9, cls);
+  o.beta_2 = detail::config_number(c, "beta_2", 0.999, cls);
+  o.epsilon = detail::config_number(c, "epsilon", 1e-7, cls);
+  o.amsgrad = detail::config_bool(c, "amsgrad", false, cls);
+  return o;
+}
+
+Adam Adam::from_config(const nlohmann::json& c) { return Adam(options_from_config(c, "Adam")); }
+
+EMBER_REGISTER_OPTIMIZER(Adam);
+
+}  // namespace ember::optimizers

@@ -1,0 +1,46 @@
+#pragma once
+// Adam (Keras: keras.optimizers.Adam): adaptive first and second moment estimates, optional AMSGrad.
+#include "optimizers/optimizer.h"
+
+namespace ember::optimizers {
+
+struct AdamOptions {
+  LearningRate learning_rate = 0.001;
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;  // added to sqrt(v) without bias correction, as Keras does (not PyTorch's form)
+  bool amsgrad = false;
+  std::optional<double> weight_decay;
+  std::optional<double> clipnorm;
+  std::optional<double> clipvalue;
+  std::optional<double> global_clipnorm;
+  bool use_ema = false;
+  double ema_momentum = 0.99;
+  std::optional<int64_t> ema_overwrite_frequency;
+  std::optional<double> loss_scale_factor;
+  std::string name;  // empty: "adam", "adam_1", ...
+};
+
+// t = iterations + 1; alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); m += (g - m) * (1 - beta_1);
+// v += (g^2 - v) * (1 - beta_2); (AMSGrad: v_hat = max(v_hat, v), used for v); w -= m * alpha / (sqrt(v) + epsilon).
+class Adam : public Optimizer {
+  EMBER_OPTIMIZER(Adam)
+ public:
+  explicit Adam(AdamOptions options = {});
+  nlohmann::json get_config() const override;
+  static Adam from_config(const nlohmann::json& config);
+
+ protected:
+  // For AdamW: names the optimizer after class_name.
+  Adam(const std::string& class_name, AdamOptions options);
+  static AdamOptions options_from_config(const nlohmann::json& config, const std::string& class_name);
+  void build_slots(const std::vector<Variable>& vars) override;
+  void update_step(const Tensor& gradient, Variable& variable, size_t index, double learning_rate) override;
+
+ private:
+  double beta_1_, beta_2_, epsilon_;
+  bool amsgrad_;
+  std::vector<Variable> momentums_, velocities_, velocity_hats_;
+};
+
+}  // namespace ember::optimizers

@@ -1,0 +1,321 @@
+#include "optimizers/optimizer.h"
+
+#include "framework/autodiff/gradient_tape.h"
+#include "framework/model/layer.h"  // unique_layer_name, to_snake_case: Keras names optimizers like layers
+#include "framework/ops/creation.h"
+#include "framework/ops/elementwise.h"
+#include "optimizers/clipping.h"
+#include "optimizers/scalar.h"
+
+namespace ember::optimizers {
+
+using detail::Scalar;
+using nlohmann::json;
+
+namespace {
+
+// Variables are handles; two refer to the same variable when they show the same value object (values
+// are replaced, never shared, by assign; build separates variables created from one tensor).
+bool same_variable(const Variable& a, const Variable& b) { return a.value().is_same(b.value()); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- construction
+
+Optimizer::Optimizer(const std::string& class_name, OptimizerOptions options)
+    : name_(options.name.empty() ? unique_layer_name(to_snake_case(class_name)) : options.name),
+      options_(std::move(options)),
+      schedule_(options_.learning_rate.schedule()) {
+  if (options_.use_ema) {
+    EMBER_CHECK(options_.ema_momentum >= 0 && options_.ema_momentum <= 1, InvalidArgument)
+        << class_name << ": `ema_momentum` must be in the range [0, 1]. Received: ema_momentum="
+        << options_.ema_momentum;
+    // Keras tests truthiness: 0 means "never", like unset.
+    EMBER_CHECK(!options_.ema_overwrite_frequency || *options_.ema_overwrite_frequency >= 0, InvalidArgument)
+        << class_name << ": `ema_overwrite_frequency` must be an integer >= 1 or None. Received: "
+        << "ema_overwrite_frequency=" << *options_.ema_overwrite_frequency;
+  }
+  int clip_args = options_.clipnorm.has_value() + options_.clipvalue.has_value() + options_.global_clipnorm.has_value();
+  auto show = [](const std::optional<double>& v) { return v ? std::to_string(*v) : std::string("None"); };
+  EMBER_CHECK(clip_args <= 1, InvalidArgument)
+      << class_name << ": Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: clipnorm="
+      << show(options_.clipnorm) << ", clipvalue=" << show(options_.clipvalue)
+      << ", global_clipnorm=" << show(options_.global_clipnorm);
+
+  iterations_ = add_variable(Tensor::scalar<int64_t>(0), "iteration");
+  if (!schedule_)
+    learning_rate_ = add_variable(Tensor::scalar<float>(static_cast<float>(options_.learning_rate.value())),
+                                  "learning_rate");
+}
+
+Optimizer::~Optimizer() = default;
+Optimizer::Optimizer(Optimizer&&) noexcept = default;
+
+Variable Optimizer::add_variable(const Tensor& initial_value, const std::string& name) {
+  Variable v(initial_value, {.name = name_ + "/" + name, .trainable = false});
+  variables_.push_back(v);
+  return v;
+}
+
+Variable Optimizer::add_variable_from_reference(const Variable& reference, const std::string& name,
+                                                double initial_value) {
+  std::string stem = reference.name();
+  for (char& ch : stem)
+    if (ch == '/' || ch == ':') ch = '_';
+  Tensor init = ops::zeros_like(reference.value());
+  if (initial_value != 0) init = init + initial_value;
+  return add_variable(init, stem + "_" + name);
+}
+
+std::vector<Variable> Optimizer::add_optimizer_variables(const std::vector<Variable>& vars, const std::string& name,
+                                                         double initial_value) {
+  std::vector<Variable> out;
+  for (const Variable& v : vars) out.push_back(add_variable_from_reference(v, name, initial_value));
+  return out;
+}
+
+std::vector<std::vector<Variable>> Optimizer::add_optimizer_variables(const std::vector<Variable>& vars,
+                                                                      std::initializer_list<const char*> names) {
+  std::vector<std::vector<Variable>> out(names.size());
+  for (const Variable& v : vars) {
+    size_t i = 0;
+    for (const char* name : names) out[i++].push_back(add_variable_from_reference(v, name));
+  }
+  return out;
+}
+
+void Optimizer::build(const std::vector<Variable>& vars) {
+  if (built_) return;
+  for (const Variable& v : vars)
+    EMBER_CHECK(v.defined(), InvalidArgument) << name_ << ".build: a variable is undefined (default-constructed)";
+  trainable_ = vars;
+  // Variables created from one tensor share a value until assigned; give each its own so identity holds.
+  for (size_t i = 0; i < trainable_.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (same_variable(trainable_[i], trainable_[j])) {
+        trainable_[i].assign(trainable_[i].value().clone());
+        // Still the same after the assignment: one variable passed twice, not two sharing a tensor.
+        EMBER_CHECK(!same_variable(trainable_[i], trainable_[j]), InvalidArgument)
+            << name_ << ".build: variable '" << trainable_[i].name() << "' is listed twice";
+      }
+  if (options_.use_ema) averages_ = add_optimizer_variables(trainable_, "average");
+  wd_cache_.assign(trainable_.size(), -1);
+  build_slots(trainable_);
+  built_ = true;
+}
+
+// ---------------------------------------------------------------- apply
+
+void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable>>& grads_and_vars) {
+  std::vector<Tensor> grads;
+  std::vector<Variable> vars;
+  for (const auto& [g, v] : grads_and_vars) {
+    grads.push_back(g);
+    vars.push_back(v);
+  }
+  apply(grads, vars);
+}
+
+void Optimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars) {
+  if (grads.empty() && vars.empty()) return;  // Keras: an empty gradient list is a no-op
+  EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
+      << name_ << ".apply: got " << grads.size() << " gradients for " << vars.size()
+      << " variables; pass one gradient (or an undefined Tensor) per variable";
+  if (!built_) build(vars);
+  apply_indexed(grads, indices_of(vars));
+}
+
+void Optimizer::apply(const std::vector<Tensor>& grads) {
+  if (grads.empty()) return;
+  EMBER_CHECK(built_, FailedPrecondition)
+      << name_ << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
+      << "list of variables. Call build(trainable_variables) first.";
+  EMBER_CHECK(grads.size() == trainable_.size(), InvalidArgument)
+      << name_ << ".apply: received a list of " << grads.size() << " gradients, but the optimizer is tracking "
+      << trainable_.size() << " trainable variables";
+  std::vector<size_t> indices(grads.size());
+  for (size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+  apply_indexed(grads, indices);
+}
+
+std::vector<size_t> Optimizer::indices_of(const std::vector<Variable>& vars) const {
+  std::vector<size_t> out(vars.size());
+  for (size_t i = 0; i < vars.size(); ++i) {
+    EMBER_CHECK(vars[i].defined(), InvalidArgument) << name_ << ".apply: variable " << i << " is undefined";
+    // The usual case: the same list, in the same order, as at build.
+    if (i < trainable_.size() && same_variable(vars[i], trainable_[i])) {
+      out[i] = i;
+      continue;
+    }
+    size_t j = 0;
+    while (j < trainable_.size() && !same_variable(vars[i], trainable_[j])) ++j;
+    EMBER_CHECK(j < trainable_.size(), InvalidArgument)
+        << name_ << ": Unknown variable: '" << vars[i].name() << "'. This optimizer can only be called for the "
+        << "variables it was originally built with. When working with a new set of variables, you should "
+        << "recreate a new optimizer instance.";
+    out[i] = j;
+  }
+  return out;
+}
+
+void Optimizer::apply_indexed(const std::vector<Tensor>& all_grads, const std::vector<size_t>& all_indices) {
+  NoRecordScope no_record;
+  // Keras filters None gradients first; everything below sees only the variables that have one.
+  std::vector<Tensor> grads;
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < all_grads.size(); ++i) {
+    if (!all_grads[i].defined()) continue;
+    const Variable& v = trainable_[all_indices[i]];
+    EMBER_CHECK(all_grads[i].shape() == v.shape(), InvalidArgument)
+        << name_ << ".apply: the gradient for variable '" << v.name() << "' has shape " << all_grads[i].shape()
+        << ", expected the variable's shape " << v.shape();
+    EMBER_CHECK(is_floating(all_grads[i].dtype()), InvalidArgument)
+        << name_ << ".apply: the gradient for variable '" << v.name() << "' has dtype " << all_grads[i].dtype()
+        << ", expected a floating dtype";
+    grads.push_back(all_grads[i]);
+    indices.push_back(all_indices[i]);
+  }
+  EMBER_CHECK(!grads.empty(), InvalidArgument) << name_ << ".apply: No gradients provided for any variable.";
+
+  step_ = read_iterations();
+  if (options_.loss_scale_factor)
+    for (Tensor& g : grads) g = g / *options_.loss_scale_factor;
+  clip_gradients(grads);
+  const double lr = learning_rate_at(step_);
+  apply_weight_decay(indices, lr);
+  before_update_steps(lr);
+  for (size_t k = 0; k < grads.size(); ++k) {
+    Variable& v = trainable_[indices[k]];
+    Tensor g = grads[k].dtype() == v.dtype() ? grads[k] : ops::cast(grads[k], v.dtype());
+    update_step(g, v, indices[k], lr);
+  }
+  if (options_.use_ema) {
+    update_moving_averages(step_);
+    const int64_t freq = options_.ema_overwrite_frequency.value_or(0);
+    if (freq > 0 && (step_ + 1) % freq == 0) overwrite_with_averages();
+  }
+  iterations_.assign(Tensor::scalar<int64_t>(step_ + 1, iterations_.device()));
+}
+
+void Optimizer::clip_gradients(std::vector<Tensor>& grads) const {
+  // Keras tests each option for "set and > 0", in this order.
+  if (options_.clipnorm && *options_.clipnorm > 0) {
+    for (Tensor& g : grads) g = detail::clip_by_norm(g, *options_.clipnorm);
+  } else if (options_.global_clipnorm && *options_.global_clipnorm > 0) {
+    detail::clip_by_global_norm(grads, *options_.global_clipnorm);
+  } else if (options_.clipvalue && *options_.clipvalue > 0) {
+    for (Tensor& g : grads) g = ops::clip_by_value(g, -*options_.clipvalue, *options_.clipvalue);
+  }
+}
+
+// ---------------------------------------------------------------- weight decay
+
+void Optimizer::exclude_from_weight_decay(const std::vector<std::string>& var_names) {
+  exclude_from_weight_decay(std::vector<Variable>{}, var_names);
+}
+
+void Optimizer::exclude_from_weight_decay(const std::vector<Variable>& var_list,
+                                          const std::vector<std::string>& var_names) {
+  // Keras replaces earlier exclusions and forgets its cached decisions.
+  wd_excluded_ = var_list;
+  wd_excluded_pattern_.reset();
+  if (!var_names.empty()) {
+    std::string pattern;
+    for (const std::string& n : var_names) pattern += (pattern.empty() ? "" : "|") + n;
+    try {
+      wd_excluded_pattern_.emplace(pattern);
+    } catch (const std::regex_error& e) {
+      throw make_error<InvalidArgument>(name_, ".exclude_from_weight_decay: '", pattern,
+                                        "' is not a valid regular expression: ", e.what());
+    }
+  }
+  wd_cache_.assign(trainable_.size(), -1);
+}
+
+bool Optimizer::use_weight_decay(size_t index) {
+  if (wd_cache_[index] >= 0) return wd_cache_[index] != 0;
+  const Variable& v = trainable_[index];
+  bool use = true;
+  for (const Variable& ex : wd_excluded_) use = use && !same_variable(ex, v);
+  if (use && wd_excluded_pattern_) use = !std::regex_search(v.name(), *wd_excluded_pattern_);
+  wd_cache_[index] = use;
+  return use;
+}
+
+void Optimizer::apply_weight_decay(const std::vector<size_t>& indices, double learning_rate) {
+  if (!options_.weight_decay) return;
+  for (size_t i : indices) {
+    if (!use_weight_decay(i)) continue;
+    Variable& v = trainable_[i];
+    const double lr = Scalar(learning_rate, v.dtype()).value();
+    const double wd = Scalar::cast(*options_.weight_decay, v.dtype()).value();
+    v.assign(v.value() - v.value() * wd * lr);
+  }
+}
+
+// ---------------------------------------------------------------- EMA
+
+void Optimizer::update_moving_averages(int64_t step) {
+  for (size_t i = 0; i < trainable_.size(); ++i) {
+    const Variable& v = trainable_[i];
+    // The first step copies the variable: momentum is 0 until iterations != 0.
+    const Scalar momentum = Scalar(step != 0 ? 1.0 : 0.0, v.dtype()) * options_.ema_momentum;
+    averages_[i].assign(averages_[i].value() * momentum.value() + v.value() * (1.0 - momentum).value());
+  }
+}
+
+void Optimizer::overwrite_with_averages() {
+  for (size_t i = 0; i < trainable_.size(); ++i) trainable_[i].assign(averages_[i].value());
+}
+
+void Optimizer::finalize_variable_values(const std::vector<Variable>& vars) {
+  if (!options_.use_ema) return;
+  EMBER_CHECK(vars.size() == averages_.size(), InvalidArgument)
+      << name_ << ".finalize_variable_values: The length of model variables (" << vars.size()
+      << ") to override does not match the length of model variables stored in the optimizer ("
+      << averages_.size() << "). Please check if the optimizer was called on your model.";
+  NoRecordScope no_record;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    Variable v = vars[i];
+    v.assign(averages_[i].value());
+  }
+}
+
+// ---------------------------------------------------------------- learning rate, state, config
+
+int64_t Optimizer::read_iterations() const { return iterations_.value().item<int64_t>(); }
+
+double Optimizer::learning_rate_at(int64_t step) const {
+  if (schedule_) return (*schedule_)(step);
+  return static_cast<double>(learning_rate_.value().item<float>());
+}
+
+double Optimizer::learning_rate() const { return learning_rate_at(read_iterations()); }
+
+void Optimizer::set_learning_rate(double learning_rate) {
+  EMBER_CHECK(!schedule_, FailedPrecondition)
+      << name_ << ": This optimizer was created with a `LearningRateSchedule` object as its `learning_rate` "
+      << "constructor argument, hence its learning rate is not settable. If you need the learning rate to be "
+      << "settable, you should instantiate the optimizer with a float `learning_rate` argument.";
+  learning_rate_.assign(Tensor::scalar<float>(static_cast<float>(learning_rate), learning_rate_.device()));
+}
+
+void Optimizer::set_weights(const std::vector<Tensor>& values) {
+  EMBER_CHECK(built_, FailedPrecondition)
+      << name_ << ".set_weights: the optimizer has not yet been built. Call build(trainable_variables) to create "
+      << "the optimizer weights first.";
+  EMBER_CHECK(values.size() == variables_.size(), InvalidArgument)
+      << name_ << ".set_weights: got " << values.size() << " values for " << variables_.size() << " variables";
+  for (size_t i = 0; i < values.size(); ++i)
+    EMBER_CHECK(values[i].shape() == variables_[i].shape() && values[i].dtype() == variables_[i].dtype(),
+                InvalidArgument)
+        << name_ << ".set_weights: optimizer variable '" << variables_[i].name() << "' is " << variables_[i].dtype()
+        << " " << variables_[i].shape() << ", got " << values[i].dtype() << " " << values[i].shape();
+  for (size_t i = 0; i < values.size(); ++i) variables_[i].assign(values[i].to(variables_[i].device()));
+}
+
+Tensor Optimizer::scale_loss(const Tensor& loss) const {
+  return options_.loss_scale_factor ? loss * *options_.loss_scale_factor : loss;
+}
+
+}  // namespace ember::optimizers

@@ -1,0 +1,194 @@
+#pragma once
+// Optimizer (Keras 3: keras.optimizers.Optimizer): the base owns apply, gradient filtering, loss-scale
+// unscaling, clipping, decoupled weight decay, EMA, the iteration counter, the learning rate and the
+// slot variables; a subclass is build_slots + update_step (Keras's build + update_step).
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/autodiff/variable.h"
+#include "framework/core/tensor.h"
+#include "optimizers/schedules.h"
+
+namespace ember::optimizers {
+
+// The options every optimizer takes. Each optimizer's own options struct starts with learning_rate
+// and its hyperparameters, then repeats these fields in this (Keras's) order.
+struct OptimizerOptions {
+  LearningRate learning_rate = 0.001;
+  std::optional<double> weight_decay;     // decoupled: var -= var * weight_decay * lr before the update
+  std::optional<double> clipnorm;         // clip each gradient to this L2 norm
+  std::optional<double> clipvalue;        // clip each gradient element to [-clipvalue, clipvalue]
+  std::optional<double> global_clipnorm;  // clip all gradients together to this global L2 norm
+  bool use_ema = false;                   // keep an exponential moving average of the variables
+  double ema_momentum = 0.99;
+  std::optional<int64_t> ema_overwrite_frequency;  // every N steps copy the averages into the variables
+  std::optional<double> loss_scale_factor;         // gradients are divided by it (see scale_loss)
+  std::string name;                                // empty: snake_case of the class ("adam", "adam_1", ...)
+};
+
+// The shared fields of any optimizer's options struct.
+template <class O>
+OptimizerOptions base_options(const O& o) {
+  return {o.learning_rate, o.weight_decay, o.clipnorm,     o.clipvalue,         o.global_clipnorm,
+          o.use_ema,       o.ema_momentum, o.ema_overwrite_frequency, o.loss_scale_factor, o.name};
+}
+
+// Copies shared fields into any optimizer's options struct (the reverse of base_options).
+template <class O>
+void set_base_options(O& o, const OptimizerOptions& b) {
+  o.learning_rate = b.learning_rate;
+  o.weight_decay = b.weight_decay;
+  o.clipnorm = b.clipnorm;
+  o.clipvalue = b.clipvalue;
+  o.global_clipnorm = b.global_clipnorm;
+  o.use_ema = b.use_ema;
+  o.ema_momentum = b.ema_momentum;
+  o.ema_overwrite_frequency = b.ema_overwrite_frequency;
+  o.loss_scale_factor = b.loss_scale_factor;
+  o.name = b.name;
+}
+
+// Reads the shared options from a Keras optimizer config (learning_rate a number or a serialized
+// schedule) over `defaults` (the class's own, for keys the config leaves out), checking that every key
+// is a shared one or in `own_keys` (InvalidArgument otherwise).
+OptimizerOptions base_options_from_config(const nlohmann::json& config, const std::string& class_name,
+                                          std::initializer_list<const char*> own_keys,
+                                          const OptimizerOptions& defaults);
+
+class Optimizer;
+using OptimizerPtr = std::shared_ptr<Optimizer>;
+
+// Declares an optimizer class's Keras class name and lets a temporary of it be moved into shared
+// ownership (how `compile({.optimizer = optimizers::Adam()})` keeps it). Put it in every optimizer class.
+#define EMBER_OPTIMIZER(ClassName)                                                         \
+ public:                                                                                   \
+  std::string class_name() const override { return #ClassName; }                          \
+  ::ember::optimizers::OptimizerPtr move_to_shared() && override {                         \
+    return std::make_shared<ClassName>(std::move(*this));                                  \
+  }                                                                                        \
+                                                                                           \
+ public:
+
+class Optimizer {
+ public:
+  virtual ~Optimizer();
+  Optimizer(const Optimizer&) = delete;  // two optimizers must not share slot variables
+  Optimizer& operator=(const Optimizer&) = delete;
+  Optimizer(Optimizer&&) noexcept;
+  Optimizer& operator=(Optimizer&&) = delete;
+
+  // --- applying gradients ---
+  // (apply, build, the state accessors, finalize_variable_values and scale_loss are virtual so that a
+  // wrapper such as mixed_precision::LossScaleOptimizer can forward them to the optimizer it wraps.)
+  // One update: builds on the first call, skips undefined gradients (as Keras skips None), then
+  // unscales, clips, applies weight decay, runs update_step per variable, updates the EMA and
+  // increments iterations. Runs outside every tape. A variable the optimizer was not built with, a
+  // count or shape mismatch, or no defined gradient at all is InvalidArgument, before any update.
+  void apply_gradients(const std::vector<std::pair<Tensor, Variable>>& grads_and_vars);
+  virtual void apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars);
+  // Gradients for the variables the optimizer was built with, in that order.
+  virtual void apply(const std::vector<Tensor>& grads);
+  // Creates the slot variables for `vars` (once; later calls do nothing).
+  virtual void build(const std::vector<Variable>& vars);
+  virtual bool built() const { return built_; }
+
+  // --- state ---
+  const std::string& name() const { return name_; }
+  // Keras class name ("Adam"); EMBER_OPTIMIZER defines it.
+  virtual std::string class_name() const = 0;
+  // Moves this object into a new shared_ptr (EMBER_OPTIMIZER defines it).
+  virtual OptimizerPtr move_to_shared() && = 0;
+  // The step counter: an int64 scalar, non-trainable, named "<name>/iteration".
+  virtual const Variable& iterations() const { return iterations_; }
+  // The learning rate now: the schedule at iterations(), else the float32 variable's value.
+  virtual double learning_rate() const;
+  // Sets the fixed learning rate (FailedPrecondition when it is a schedule, as Keras refuses).
+  virtual void set_learning_rate(double learning_rate);
+  // The schedule, or null when the learning rate is a number.
+  virtual const schedules::SchedulePtr& learning_rate_schedule() const { return schedule_; }
+  // Every optimizer variable in Keras 3 order (its checkpoint order): iteration, learning_rate (unless
+  // a schedule), EMA averages, then the subclass's slots ("<name>/<var>_<slot>").
+  virtual std::vector<Variable> variables() const { return variables_; }
+  // Assigns values to variables() in order; count, shape and dtype must match.
+  virtual void set_weights(const std::vector<Tensor>& values);
+
+  // Variables whose name contains a match of one of these regular expressions (the TF backend
+  // matches the full variable path, e.g. "dense/bias") get no weight decay.
+  void exclude_from_weight_decay(const std::vector<std::string>& var_names);
+  // Those variables, plus names as above, get no weight decay.
+  void exclude_from_weight_decay(const std::vector<Variable>& var_list, const std::vector<std::string>& var_names = {});
+
+  // With use_ema, copies the moving averages into `vars` (the variables built with); fit calls it at
+  // the end of training. Without use_ema it does nothing.
+  virtual void finalize_variable_values(const std::vector<Variable>& vars);
+  // loss * loss_scale_factor when set, else loss (Keras: optimizer.scale_loss).
+  virtual Tensor scale_loss(const Tensor& loss) const;
+
+  // Keras config: name, learning_rate (a number or a serialized schedule), the shared options, then
+  // the subclass's hyperparameters.
+  virtual nlohmann::json get_config() const;
+
+ protected:
+  // class_name: the Keras class name, whose snake_case names an unnamed optimizer.
+  Optimizer(const std::string& class_name, OptimizerOptions options);
+
+  // Creates the subclass's slot variables for `vars` (Keras: build after super().build).
+  virtual void build_slots(const std::vector<Variable>& vars) = 0;
+  // Updates `variable` (the index-th built variable) from `gradient`, already unscaled, clipped and
+  // cast to the variable's dtype; learning_rate is the float32 value for this step.
+  virtual void update_step(const Tensor& gradient, Variable& variable, size_t index, double learning_rate) = 0;
+  // Runs once per apply before the update steps (Keras: _backend_update_step; Nadam's u_product).
+  virtual void before_update_steps(double learning_rate) {}
+
+  // A tracked, non-trainable variable named "<optimizer>/<name>".
+  Variable add_variable(const Tensor& initial_value, const std::string& name);
+  // A slot shaped like `reference`, named "<optimizer>/<reference name with '/' -> '_'>_<name>".
+  Variable add_variable_from_reference(const Variable& reference, const std::string& name, double initial_value = 0);
+  // One slot per variable (Keras: add_optimizer_variables with one name).
+  std::vector<Variable> add_optimizer_variables(const std::vector<Variable>& vars, const std::string& name,
+                                                double initial_value = 0);
+  // Several slots per variable, created interleaved per variable as Keras does; result[i] is names[i]'s list.
+  std::vector<std::vector<Variable>> add_optimizer_variables(const std::vector<Variable>& vars,
+                                                             std::initializer_list<const char*> names);
+  // The iteration count before the running update (valid inside update_step / before_update_steps).
+  int64_t current_step() const { return step_; }
+  // The built variables, in build order.
+  const std::vector<Variable>& trainable_variables() const { return trainable_; }
+  const OptimizerOptions& base() const { return options_; }
+
+ private:
+  std::vector<size_t> indices_of(const std::vector<Variable>& vars) const;
+  void apply_indexed(const std::vector<Tensor>& grads, const std::vector<size_t>& indices);
+  void clip_gradients(std::vector<Tensor>& grads) const;
+  bool use_weight_decay(size_t index);
+  void apply_weight_decay(const std::vector<size_t>& indices, double learning_rate);
+  void update_moving_averages(int64_t step);
+  void overwrite_with_averages();
+  double learning_rate_at(int64_t step) const;
+  int64_t read_iterations() const;
+
+  std::string name_;
+  OptimizerOptions options_;
+  schedules::SchedulePtr schedule_;
+  Variable iterations_;
+  Variable learning_rate_;  // undefined with a schedule
+  std::vector<Variable> variables_;
+  std::vector<Variable> trainable_;
+  std::vector<Variable> averages_;  // use_ema
+  bool built_ = false;
+  int64_t step_ = 0;
+  // Weight decay exclusions and a per-variable cache of the decision (-1: not decided yet).
+  std::vector<Variable> wd_excluded_;
+  std::optional<std::regex> wd_excluded_pattern_;
+  std::vector<int> wd_cache_;
+};
+
+}  // namespace ember::optimizers

@@ -1,0 +1,42 @@
+#pragma once
+// SGD (Keras: keras.optimizers.SGD): gradient descent, optionally with (Nesterov) momentum.
+#include "optimizers/optimizer.h"
+
+namespace ember::optimizers {
+
+struct SGDOptions {
+  LearningRate learning_rate = 0.01;
+  double momentum = 0.0;  // in [0, 1]; 0 is plain gradient descent (no slot)
+  bool nesterov = false;
+  std::optional<double> weight_decay;
+  std::optional<double> clipnorm;
+  std::optional<double> clipvalue;
+  std::optional<double> global_clipnorm;
+  bool use_ema = false;
+  double ema_momentum = 0.99;
+  std::optional<int64_t> ema_overwrite_frequency;
+  std::optional<double> loss_scale_factor;
+  std::string name;  // empty: "sgd", "sgd_1", ...
+};
+
+// w -= lr * g; with momentum m = momentum * m - lr * g, then w += m (Nesterov: w += momentum * m - lr * g).
+class SGD : public Optimizer {
+  EMBER_OPTIMIZER(SGD)
+ public:
+  explicit SGD(SGDOptions options = {});
+  nlohmann::json get_config() const override;
+  static SGD from_config(const nlohmann::json& config);
+  double momentum() const { return momentum_; }
+  bool nesterov() const { return nesterov_; }
+
+ protected:
+  void build_slots(const std::vector<Variable>& vars) override;
+  void update_step(const Tensor& gradient, Variable& variable, size_t index, double learning_rate) override;
+
+ private:
+  double momentum_;
+  bool nesterov_;
+  std::vector<Variable> momentums_;
+};
+
+}  // namespace ember::optimizers

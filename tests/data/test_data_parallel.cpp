@@ -1,0 +1,250 @@
+// The threaded stages: parallel map order (deterministic or not), prefetch overlap, errors carried to
+// the consumer with the element's index, and prompt, complete shutdown when a pass is left early.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "tests/data/data_testing.h"
+
+using namespace ember;
+using data::Dataset;
+using data::Element;
+using ember::testing::iota64;
+using ember::testing::scalars;
+using ember::testing::seconds_since;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// A map function that sleeps `ms` (longer for element `slow`) and returns its input.
+auto sleeper(int ms, int64_t slow = -1, int slow_ms = 0) {
+  return [=](const Tensor& x) {
+    sleep_ms(x.item<int64_t>() == slow ? slow_ms : ms);
+    return x;
+  };
+}
+
+// A map function that throws `E` on element `bad`.
+template <class E>
+auto thrower(int64_t bad) {
+  return [bad](const Tensor& x) {
+    if (x.item<int64_t>() == bad) throw E("bad element " + std::to_string(bad));
+    return x;
+  };
+}
+
+// Reads a pass until it throws; returns what came before and the error's message.
+template <class E>
+std::pair<std::vector<int64_t>, std::string> read_until_error(const Dataset& ds) {
+  std::vector<int64_t> got;
+  data::Iterator it = ds.make_iterator();
+  std::string message;
+  try {
+    while (auto e = it.next()) got.push_back((*e)[0].item<int64_t>());
+    FAIL("the pass ended without an error");
+  } catch (const E& e) {
+    message = e.what();
+  }
+  CHECK_FALSE(it.next().has_value());  // finished, not hung
+  return {got, message};
+}
+
+// Threads of the process once the OpenMP pool and the allocator are warm.
+int baseline_threads() {
+  scalars(Dataset::range(4).map([](const Tensor& x) { return x; }, {.num_parallel_calls = 2}).prefetch(2));
+  return testing::thread_count();
+}
+
+}  // namespace
+
+TEST_CASE("data: parallel map keeps input order when deterministic", "[data][parallel]") {
+  // Element 0 is slow: the others finish first, yet come out after it.
+  Dataset ds = Dataset::range(40).map(sleeper(1, 0, 60), {.num_parallel_calls = 4});
+  CHECK(ds.cardinality() == 40);
+  CHECK(scalars(ds) == iota64(40));
+  CHECK(scalars(Dataset::range(300).map([](const Tensor& x) { return x; }, {.num_parallel_calls = data::AUTOTUNE})) ==
+        iota64(300));
+  // A repeat of a parallel map restarts the workers each pass.
+  CHECK(scalars(Dataset::range(10).map(sleeper(0), {.num_parallel_calls = 3}).repeat(3)).size() == 30);
+}
+
+TEST_CASE("data: parallel map without determinism yields each element once, finished ones first", "[data][parallel]") {
+  Dataset ds = Dataset::range(40).map(sleeper(1, 0, 150), {.num_parallel_calls = 4, .deterministic = false});
+  std::vector<int64_t> got = scalars(ds);
+  std::vector<int64_t> sorted = got;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == iota64(40));
+  CHECK(got.front() != 0);  // the slow element did not hold the others back
+}
+
+TEST_CASE("data: AUTOTUNE runs one call per usable CPU at once", "[data][parallel]") {
+  std::atomic<int> running{0}, peak{0};
+  auto fn = [&](const Tensor& x) {
+    int now = ++running;
+    int p = peak.load();
+    while (now > p && !peak.compare_exchange_weak(p, now)) {
+    }
+    sleep_ms(20);
+    --running;
+    return x;
+  };
+  const int cores = static_cast<int>(data::autotune_parallelism());
+  CHECK(cores >= 1);
+  CHECK(cores <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  CHECK(scalars(Dataset::range(3 * cores).map(fn, {.num_parallel_calls = data::AUTOTUNE})) == iota64(3 * cores));
+  CHECK(peak.load() == cores);
+  peak = 0;
+  CHECK(scalars(Dataset::range(12).map(fn, {.num_parallel_calls = 3})).size() == 12);
+  CHECK(peak.load() == 3);
+  CHECK_THROWS_AS(Dataset::range(3).map(fn, {.num_parallel_calls = -2}), InvalidArgument);
+}
+
+TEST_CASE("data: prefetch overlaps the producer with the consumer", "[data][parallel]") {
+  // 15 steps of 20 ms on each side: about 300 ms overlapped, 600 ms in sequence.
+  auto run = [](const Dataset& ds) {
+    const auto t0 = Clock::now();
+    int n = 0;
+    for (const Element& e : ds) {
+      (void)e;
+      sleep_ms(20);
+      ++n;
+    }
+    CHECK(n == 15);
+    return seconds_since(t0);
+  };
+  Dataset producer = Dataset::range(15).map(sleeper(20));
+  const double overlapped = run(producer.prefetch(2)), autotuned = run(producer.prefetch(data::AUTOTUNE));
+  INFO("prefetch(2) " << overlapped << " s, AUTOTUNE " << autotuned << " s (sequential would be 0.6 s)");
+  CHECK(overlapped < 0.45);
+  CHECK(autotuned < 0.45);
+  CHECK(scalars(Dataset::range(100).prefetch(3)) == iota64(100));
+  CHECK(scalars(Dataset::range(10).prefetch(0)) == iota64(10));
+  CHECK_THROWS_AS(Dataset::range(3).prefetch(-3), InvalidArgument);
+}
+
+TEST_CASE("data: a map error reaches the consumer at its element, naming map and index", "[data][parallel]") {
+  for (int64_t calls : {int64_t{0}, int64_t{1}, int64_t{4}}) {
+    INFO("num_parallel_calls " << calls);
+    auto [got, msg] = read_until_error<InvalidArgument>(
+        Dataset::range(50).map(thrower<InvalidArgument>(17), {.num_parallel_calls = calls}));
+    CHECK(got == iota64(17));
+    CHECK_THAT(msg, Catch::Contains("Dataset.map") && Catch::Contains("element 17") &&
+                        Catch::Contains("bad element 17"));
+  }
+  // A foreign exception type becomes an ember::Error; through a prefetch it keeps its position.
+  auto [got, msg] = read_until_error<Error>(
+      Dataset::range(30).map(thrower<std::runtime_error>(9), {.num_parallel_calls = 2}).prefetch(4));
+  CHECK(got == iota64(9));
+  CHECK_THAT(msg, Catch::Contains("Dataset.map") && Catch::Contains("element 9"));
+  // Without determinism the error still arrives, after some subset of the other elements.
+  auto [any, msg2] = read_until_error<OutOfRange>(
+      Dataset::range(30).map(thrower<OutOfRange>(5), {.num_parallel_calls = 3, .deterministic = false}));
+  CHECK(any.size() < 30);
+  CHECK_THAT(msg2, Catch::Contains("element 5"));
+}
+
+TEST_CASE("data: generator and filter errors name their transformation and index", "[data][parallel]") {
+  Dataset gen = Dataset::from_generator([] {
+    return [i = int64_t{0}]() mutable -> std::optional<Element> {
+      if (i == 6) throw FailedPrecondition("generator broke");
+      return Element{Tensor::scalar<int64_t>(i++)};
+    };
+  });
+  auto [got, msg] = read_until_error<FailedPrecondition>(gen.prefetch(2));
+  CHECK(got == iota64(6));
+  CHECK_THAT(msg, Catch::Contains("Dataset.from_generator") && Catch::Contains("element 6") &&
+                      Catch::Contains("generator broke"));
+  // The map downstream of a failing generator passes the generator's error on unchanged.
+  auto [got2, msg2] = read_until_error<FailedPrecondition>(gen.map(sleeper(0), {.num_parallel_calls = 2}));
+  CHECK(got2 == iota64(6));
+  CHECK_THAT(msg2, Catch::Contains("Dataset.from_generator") && !Catch::Contains("Dataset.map"));
+
+  auto [got3, msg3] = read_until_error<Error>(Dataset::range(10).filter([](const Tensor& x) {
+    if (x.item<int64_t>() == 4) throw std::logic_error("predicate broke");
+    return true;
+  }));
+  CHECK(got3 == iota64(4));
+  CHECK_THAT(msg3, Catch::Contains("Dataset.filter") && Catch::Contains("element 4"));
+}
+
+TEST_CASE("data: leaving a pass early stops slow producers promptly and joins every thread", "[data][parallel]") {
+  const int before = baseline_threads();
+  // Slow workers (50 ms per element), buffers that fill up, nested threaded stages, an endless input.
+  Dataset slow = Dataset::range(0, 1000000)
+                     .repeat()
+                     .map(sleeper(50), {.num_parallel_calls = 4})
+                     .prefetch(2)
+                     .map([](const Tensor& x) { return x; }, {.num_parallel_calls = 2})
+                     .prefetch(data::AUTOTUNE);
+  auto t0 = Clock::now();
+  int seen = 0;
+  for (const Element& e : slow) {
+    (void)e;
+    if (++seen == 3) break;
+  }
+  CHECK(seen == 3);
+  INFO("break after 3 elements took " << seconds_since(t0) << " s");
+  CHECK(seconds_since(t0) < 1.5);
+  CHECK(testing::thread_count() == before);
+
+  // An iterator destroyed while its producers sit blocked on full buffers.
+  t0 = Clock::now();
+  {
+    data::Iterator it = Dataset::range(100).map(sleeper(5), {.num_parallel_calls = 2}).prefetch(2).make_iterator();
+    CHECK(it.next().has_value());
+    sleep_ms(100);  // every buffer fills; the workers wait for space
+    CHECK(testing::thread_count() > before);
+  }
+  CHECK(seconds_since(t0) < 1.0);
+  CHECK(testing::thread_count() == before);
+
+  // The Dataset goes first, then the pass: the pass keeps what it needs.
+  std::optional<data::Iterator> it;
+  {
+    Dataset temp = Dataset::range(50).map(sleeper(1), {.num_parallel_calls = 2}).prefetch(4);
+    it.emplace(temp.make_iterator());
+  }
+  CHECK((*it->next())[0].item<int64_t>() == 0);
+  it.reset();
+  CHECK(testing::thread_count() == before);
+
+  // A slow generator behind a prefetch.
+  t0 = Clock::now();
+  Dataset gen = Dataset::from_generator([] {
+    return [i = int64_t{0}]() mutable -> std::optional<Element> {
+      sleep_ms(30);
+      return Element{Tensor::scalar<int64_t>(i++)};
+    };
+  });
+  for (const Element& e : gen.prefetch(4)) {
+    (void)e;
+    break;
+  }
+  CHECK(seconds_since(t0) < 1.0);
+  CHECK(testing::thread_count() == before);
+
+  // After an error the pass's threads are gone as well.
+  {
+    data::Iterator err = Dataset::range(100).map(thrower<InvalidArgument>(2), {.num_parallel_calls = 3}).prefetch(2).make_iterator();
+    err.next();
+    err.next();
+    CHECK_THROWS_AS(err.next(), InvalidArgument);
+    CHECK(testing::thread_count() == before);
+  }
+}
+
+TEST_CASE("data: concurrent passes over one dataset are independent", "[data][parallel]") {
+  Dataset ds = Dataset::range(200).map(sleeper(0), {.num_parallel_calls = 2}).cache().prefetch(4);
+  std::vector<int64_t> a, b;
+  std::thread other([&] { a = scalars(ds); });
+  b = scalars(ds);
+  other.join();
+  CHECK(a == iota64(200));
+  CHECK(b == iota64(200));
+  CHECK(scalars(ds) == iota64(200));
+}
