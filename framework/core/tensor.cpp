@@ -13,7 +13,7 @@ std::atomic<uint64_t> g_next_tensor_id{1};
 Tensor::Tensor(Shape shape, DType dtype, std::shared_ptr<Storage> storage, size_t offset) {
   int64_t n = shape.num_elements();
   uint64_t id = g_next_tensor_id.fetch_add(1, std::memory_order_relaxed);
-  impl_ = std::make_shared<Impl>(Impl{std::move(shape), dtype, n, std::move(storage), offset, id});
+  impl_ = std::make_shared<Impl>(Impl{std::move(shape), dtype, n, std::move(storage), offset, id, nullptr});
 }
 
 void Tensor::throw_undefined() {
