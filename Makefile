@@ -5,8 +5,8 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-PACKAGES := cmake g++ make ccache pkg-config libeigen3-dev libdnnl-dev catch2 libopenblas-dev \
-            libspdlog-dev nlohmann-json3-dev zlib1g-dev dataset-fashion-mnist
+PACKAGES := cmake g++ make ccache pkg-config libeigen3-dev libdnnl-dev ocl-icd-opencl-dev catch2 libopenblas-dev \
+            libspdlog-dev nlohmann-json3-dev zlib1g-dev libcli11-dev dataset-fashion-mnist
 CMAKE_FLAGS ?=
 export CCACHE_DIR ?= $(HOME)/.cache/ember-ccache
 
@@ -30,8 +30,8 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 train: configure
-	cmake --build $(BUILD) -j $(JOBS) --target ember_demo
-	$(BUILD)/apps/ember_demo
+	cmake --build $(BUILD) -j $(JOBS) --target train_fashion_mnist
+	$(BUILD)/apps/train_fashion_mnist $(TRAIN_FLAGS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

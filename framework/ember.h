@@ -11,6 +11,7 @@
 #include "framework/core/shape.h"
 #include "framework/core/tensor.h"
 #include "framework/model/activations.h"
+#include "framework/model/callbacks/callbacks.h"
 #include "framework/model/initializers.h"
 #include "framework/model/layer.h"
 #include "framework/model/model.h"

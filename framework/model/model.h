@@ -9,8 +9,15 @@
 
 #include "framework/model/functional.h"
 #include "framework/model/layer.h"
+#include "framework/model/trainer.h"
 
 namespace ember {
+
+namespace detail {
+struct CompiledState;
+}
+// Metric results of one step by name (Keras: what train_step returns), float32 scalars.
+using MetricResults = std::vector<std::pair<std::string, Tensor>>;
 
 struct ModelOptions {
   std::string name;   // empty: "functional", "sequential" or "model" made unique
@@ -58,6 +65,66 @@ class Model : public Layer {
   void summary() const;
   std::string summary_string(int line_length = -1) const;
 
+  // --- training (Keras: Model.compile/fit/evaluate/predict; framework/model/trainer.cpp) ---
+  // Sets the optimizer, the loss (one for every output or one per output), the metrics and the loss
+  // weights. Unknown names are InvalidArgument listing the known ones.
+  void compile(CompileOptions options);
+  bool compiled() const { return compiled_ != nullptr; }
+  // Trains for epochs - initial_epoch epochs. Tensors are batched here (batch_size, shuffled each
+  // epoch); a dataset is used as it is, each element being (x..., y..., [sample_weight]) with one x per
+  // model input and one y per output. Returns the History of the epochs run.
+  History fit(const Tensor& x, const Tensor& y, FitOptions options = {});
+  History fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, FitOptions options = {});
+  History fit(const data::Dataset& dataset, FitOptions options = {});
+  // The loss and metrics over the data (Keras: evaluate(return_dict=True)).
+  Logs evaluate(const Tensor& x, const Tensor& y, EvaluateOptions options = {});
+  Logs evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, EvaluateOptions options = {});
+  Logs evaluate(const data::Dataset& dataset, EvaluateOptions options = {});
+  // Outputs for every sample, computed in batches (training = false). A model with several outputs
+  // needs predict_outputs.
+  Tensor predict(const Tensor& x, PredictOptions options = {});
+  Tensor predict(const data::Dataset& dataset, PredictOptions options = {});
+  std::vector<Tensor> predict_outputs(const std::vector<Tensor>& x, PredictOptions options = {});
+  std::vector<Tensor> predict_outputs(const data::Dataset& dataset, PredictOptions options = {});
+  // One step on one batch; the metrics are reset first, as Keras 3 does.
+  Logs train_on_batch(const Tensor& x, const Tensor& y, OnBatchOptions options = {});
+  Logs train_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y, OnBatchOptions options = {});
+  Logs test_on_batch(const Tensor& x, const Tensor& y, OnBatchOptions options = {});
+  Logs test_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y, OnBatchOptions options = {});
+  Tensor predict_on_batch(const Tensor& x);
+
+  // One training step on a batch (x..., y..., [sample_weight]); override for custom training logic
+  // (forward under a GradientTape, compute_loss, gradients, optimizer().apply, compute_metrics).
+  virtual MetricResults train_step(const data::Element& batch);
+  virtual MetricResults test_step(const data::Element& batch);
+  virtual std::vector<Tensor> predict_step(const data::Element& batch);
+
+  // The total loss (Keras 3: compute_loss): the compiled losses, weighted, plus the regularization and
+  // layer-added losses of the last call. Updates the per-output loss trackers of multi-output models.
+  Tensor compute_loss(const std::vector<Tensor>& y, const std::vector<Tensor>& y_pred,
+                      const Tensor& sample_weight = {});
+  // Updates the compiled metrics (and the "loss" tracker with `loss` when given), then returns every
+  // metric's result.
+  MetricResults compute_metrics(const std::vector<Tensor>& y, const std::vector<Tensor>& y_pred,
+                                const Tensor& sample_weight = {}, const Tensor& loss = {});
+  // Every metric's current result: "loss", per-output losses, then the compiled metrics.
+  MetricResults get_metrics_result() const;
+  void reset_metrics();
+  // The compiled optimizer (FailedPrecondition before compile).
+  optimizers::Optimizer& optimizer() const;
+  // The loss tracker and compiled metrics, in log order (empty before compile).
+  std::vector<std::shared_ptr<metrics::Metric>> metrics() const;
+  // Splits a batch into its model inputs, targets and sample weight (FailedPrecondition/InvalidArgument
+  // when the element does not fit the model's inputs and outputs).
+  void unpack_batch(const data::Element& batch, std::vector<Tensor>& x, std::vector<Tensor>& y,
+                    Tensor& sample_weight) const;
+  // Number of model inputs and outputs (1 and 1 for a subclassed model).
+  size_t num_inputs() const;
+  size_t num_outputs() const;
+
+  // Set by a callback to end fit after the current batch (Keras: model.stop_training).
+  bool stop_training = false;
+
  protected:
   // Tracks exactly these sublayers (Sequential without a known input shape).
   void retrack(const std::vector<LayerPtr>& layers);
@@ -68,6 +135,7 @@ class Model : public Layer {
   std::vector<LayerPtr> graph_layers_;
   std::vector<Tensor> inputs_, outputs_;
   bool sequential_ = false;
+  std::shared_ptr<detail::CompiledState> compiled_;
 
  private:
   Model(const std::string& base_name, ModelOptions options);

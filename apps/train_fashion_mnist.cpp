@@ -1,0 +1,147 @@
+// train_fashion_mnist: trains a Keras-style model on Fashion-MNIST (what `make train` runs) and prints
+// the model summary, Keras progress bars and, as its last line,
+// `test_accuracy=<0..1> test_loss=<x> seconds_per_epoch=<s>`.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "framework/ember.h"
+
+using namespace ember;
+
+namespace {
+
+struct Flags {
+  std::string model = "mlp";
+  int epochs = 5;
+  int64_t batch_size = 128;
+  double lr = 1e-3;
+  std::string optimizer = "adam";
+  std::string precision = "float32";
+  std::string device = "cpu";
+  uint64_t seed = 42;
+  std::string logdir;
+  int threads = 0;
+  int verbose = 1;
+};
+
+std::unique_ptr<Sequential> make_model(const std::string& kind) {
+  auto model = std::make_unique<Sequential>(std::vector<SequentialEntry>{}, ModelOptions{.name = kind});
+  if (kind == "mlp") {
+    model->add(layers::Input({784}));
+    model->add(layers::Dense(256, {.activation = "relu"}));
+    model->add(layers::Dense(256, {.activation = "relu"}));
+    model->add(layers::Dense(10, {.dtype = "float32"}));
+  } else if (kind == "cnn") {  // the classic Keras example
+    model->add(layers::Input({28, 28, 1}));
+    model->add(layers::Conv2D(32, 3, {.activation = "relu"}));
+    model->add(layers::MaxPooling2D(2));
+    model->add(layers::Conv2D(64, 3, {.activation = "relu"}));
+    model->add(layers::MaxPooling2D(2));
+    model->add(layers::Flatten());
+    model->add(layers::Dropout(0.3));
+    model->add(layers::Dense(128, {.activation = "relu"}));
+    model->add(layers::Dense(10, {.dtype = "float32"}));
+  } else {  // seed_cnn: the seeds' model
+    model->add(layers::Input({28, 28, 1}));
+    model->add(layers::Conv2D(32, 3, {.activation = "relu"}));
+    model->add(layers::GlobalAveragePooling2D());
+    model->add(layers::Dense(10, {.dtype = "float32"}));
+  }
+  return model;
+}
+
+// Batches of (uint8 images, labels) scaled to [0, 1] float32 in the pipeline, shaped for the model.
+data::Dataset pipeline(const datasets::Split& split, const Shape& image_shape, int64_t batch_size, bool shuffle,
+                       uint64_t seed) {
+  auto ds = data::Dataset::from_tensor_slices({split.x, split.y});
+  if (shuffle) ds = ds.shuffle(split.x.shape()[0], {.seed = seed});
+  std::vector<int64_t> dims = {-1};
+  dims.insert(dims.end(), image_shape.begin(), image_shape.end());
+  return ds.batch(batch_size)
+      .map(
+          [dims](const Tensor& x, const Tensor& y) {
+            return data::Element{ops::reshape(ops::cast(x, DType::Float32) * (1.0f / 255.0f), Shape(dims)), y};
+          },
+          {.num_parallel_calls = data::AUTOTUNE})
+      .prefetch(data::AUTOTUNE);
+}
+
+// Wall time of each epoch, for seconds_per_epoch.
+struct EpochTimer : callbacks::Callback {
+  EMBER_CALLBACK(EpochTimer)
+  std::chrono::steady_clock::time_point start;
+  double total = 0;
+  int epochs = 0;
+  void on_epoch_begin(int, const Logs&) override { start = std::chrono::steady_clock::now(); }
+  void on_epoch_end(int, Logs&) override {
+    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++epochs;
+  }
+};
+
+int run(const Flags& f) {
+  if (f.threads > 0) config::set_intra_op_parallelism_threads(f.threads);
+  random::set_seed(f.seed);
+  mixed_precision::set_global_policy(f.precision);
+  std::optional<DeviceScope> on_device;
+  if (f.device == "gpu") on_device.emplace(Device::cuda(0));
+
+  auto [train, test] = datasets::fashion_mnist::load_data();
+  auto model = make_model(f.model);
+  const Shape image_shape = f.model == "mlp" ? Shape{784} : Shape{28, 28, 1};
+  model->summary();
+
+  optimizers::OptimizerPtr optimizer = optimizers::get(f.optimizer);
+  optimizer->set_learning_rate(f.lr);
+  model->compile({.optimizer = optimizer,
+                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                  .metrics = {"accuracy"}});
+
+  auto timer = std::make_shared<EpochTimer>();
+  std::vector<callbacks::CallbackArg> cbs = {timer};
+  if (!f.logdir.empty()) cbs.push_back(callbacks::TensorBoard(f.logdir));
+  auto train_ds = pipeline(train, image_shape, f.batch_size, true, f.seed);
+  auto test_ds = pipeline(test, image_shape, f.batch_size, false, f.seed);
+  model->fit(train_ds, {.epochs = f.epochs, .verbose = f.verbose, .callbacks = cbs, .validation_data = test_ds});
+
+  Logs scores = model->evaluate(test_ds, {.verbose = 0});
+  std::printf("test_accuracy=%.4f test_loss=%.4f seconds_per_epoch=%.3f\n", scores.at("accuracy"), scores.at("loss"),
+              timer->epochs ? timer->total / timer->epochs : 0.0);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Trains a Keras-style model on Fashion-MNIST with Ember."};
+  Flags f;
+  app.add_option("--model", f.model, "mlp (784-256-256-10), cnn (the Keras example CNN) or seed_cnn")
+      ->check(CLI::IsMember({"mlp", "cnn", "seed_cnn"}))
+      ->capture_default_str();
+  app.add_option("--epochs", f.epochs, "Training epochs")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--batch-size", f.batch_size, "Batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--lr", f.lr, "Learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--optimizer", f.optimizer, "Keras optimizer name (adam, sgd, rmsprop, adamw, ...)")->capture_default_str();
+  app.add_option("--precision", f.precision, "Dtype policy")
+      ->check(CLI::IsMember({"float32", "mixed_float16", "mixed_bfloat16"}))
+      ->capture_default_str();
+  app.add_option("--device", f.device, "cpu or gpu")->check(CLI::IsMember({"cpu", "gpu"}))->capture_default_str();
+  app.add_option("--seed", f.seed, "Seed of weights, shuffling and dropout")->capture_default_str();
+  app.add_option("--logdir", f.logdir, "Write TensorBoard event files here");
+  app.add_option("--threads", f.threads, "Intra-op threads (0: all cores)")->capture_default_str();
+  app.add_option("--verbose", f.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
+      ->check(CLI::Range(0, 2))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(f);
+  } catch (const Error& e) {
+    std::cerr << "train_fashion_mnist: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,112 @@
+#pragma once
+// TensorBoard event files: EventFileWriter writes scalar summaries byte for byte as TF2's
+// tf.summary.scalar does, in TFRecord framing that TensorBoard reads; EventFileReader reads them back,
+// as well as files written by TensorFlow (TF1 simple_value scalars or TF2 tensor scalars).
+// Only scalars are encoded: histograms, images, graphs and other plugins' summaries are read as
+// values without a scalar and otherwise ignored.
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ember::io {
+
+// One scalar read from an event file.
+struct ScalarEvent {
+  double wall_time = 0;
+  int64_t step = 0;
+  std::string tag;
+  double value = 0;
+  bool operator==(const ScalarEvent&) const = default;
+};
+
+// One Summary.Value as read: its tag, the plugin that wrote it ("scalars" for tf.summary.scalar; empty
+// for TF1 simple values) and its scalar when it holds one (simple_value, or a float32/float64 tensor
+// of rank 0).
+struct SummaryValue {
+  std::string tag;
+  std::string plugin_name;
+  std::optional<double> scalar;
+};
+
+// One Event record as read (fields other than these are skipped).
+struct Event {
+  double wall_time = 0;
+  int64_t step = 0;
+  std::string file_version;  // set on the first record of a file: "brain.Event:2"
+  std::vector<SummaryValue> values;
+};
+
+// The serialized Event that opens an event file (file_version "brain.Event:2", source writer "ember").
+std::string encode_file_version_event(double wall_time);
+// The serialized Event of one scalar as tf.summary.scalar writes it: Summary.Value{tag, tensor =
+// float32 rank-0 TensorProto with tensor_content, metadata.plugin_data.plugin_name = "scalars"}.
+std::string encode_scalar_event(std::string_view tag, float value, int64_t step, double wall_time);
+// Decodes one serialized Event; DataLoss when it is malformed.
+Event decode_event(std::string_view bytes);
+
+struct EventFileWriterOptions {
+  // Ends the file name, after ".<pid>.<n>" (TF2's tf.summary.create_file_writer uses ".v2").
+  std::string filename_suffix = ".v2";
+};
+
+// Writes one event file, <log_dir>/events.out.tfevents.<10-digit seconds>.<hostname>.<pid>.<n><suffix>
+// (TF's name; n counts the writers this process opened), as TF's summary file writer does. Records
+// are buffered until flush(); TensorBoard sees them after that.
+class EventFileWriter {
+ public:
+  // Creates log_dir (with its parents) and the file, and writes the file_version event. An IO
+  // failure is FailedPrecondition naming the path and the system's reason.
+  explicit EventFileWriter(const std::string& log_dir, EventFileWriterOptions options = {});
+  // Flushes and closes; an error here is lost (call close() to see it).
+  ~EventFileWriter();
+  EventFileWriter(EventFileWriter&& other) noexcept;
+  EventFileWriter& operator=(EventFileWriter&& other) noexcept;
+  EventFileWriter(const EventFileWriter&) = delete;
+  EventFileWriter& operator=(const EventFileWriter&) = delete;
+
+  // The event file's path.
+  const std::string& path() const { return path_; }
+  // Appends tf.summary.scalar(tag, value, step): the value is stored as float32, as TF does; the
+  // wall time defaults to now (seconds since the epoch, microsecond resolution).
+  void add_scalar(std::string_view tag, double value, int64_t step, std::optional<double> wall_time = std::nullopt);
+  // Appends a serialized Event as one record.
+  void add_event(std::string_view serialized_event);
+  // Writes the buffered records to the file.
+  void flush();
+  // Flushes and closes the file; later writes are FailedPrecondition. Closing twice does nothing.
+  void close();
+  bool closed() const { return file_ == nullptr; }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+// Reads a whole event file, checking both CRCs of every record: a corrupt or truncated file is
+// DataLoss naming the path and the byte offset of the bad record; a missing one is NotFound.
+class EventFileReader {
+ public:
+  explicit EventFileReader(const std::string& path);
+  const std::string& path() const { return path_; }
+  // Every event, in file order.
+  const std::vector<Event>& events() const { return events_; }
+  // The file_version of the first event ("brain.Event:2"); empty when it has none.
+  std::string file_version() const;
+  // Every scalar value in file order, as {wall_time, step, tag, value}.
+  std::vector<ScalarEvent> scalars() const;
+  // The scalars with this tag, in file order.
+  std::vector<ScalarEvent> scalars(std::string_view tag) const;
+
+ private:
+  std::string path_;
+  std::vector<Event> events_;
+};
+
+// The event files (names starting "events.out.tfevents.") directly inside dir, sorted by name; empty
+// when dir does not exist.
+std::vector<std::string> list_event_files(const std::string& dir);
+
+}  // namespace ember::io

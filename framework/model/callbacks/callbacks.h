@@ -1,0 +1,14 @@
+#pragma once
+// Ember's callbacks (Keras: keras.callbacks): the Callback base, History and CallbackList, the progress
+// bar, and every built-in callback.
+#include "framework/model/callbacks/callback.h"
+#include "framework/model/callbacks/csv_logger.h"
+#include "framework/model/callbacks/early_stopping.h"
+#include "framework/model/callbacks/lambda_callback.h"
+#include "framework/model/callbacks/learning_rate_scheduler.h"
+#include "framework/model/callbacks/progbar.h"
+#include "framework/model/callbacks/progbar_logger.h"
+#include "framework/model/callbacks/python_format.h"
+#include "framework/model/callbacks/reduce_lr_on_plateau.h"
+#include "framework/model/callbacks/tensorboard.h"
+#include "framework/model/callbacks/terminate_on_nan.h"

@@ -1,0 +1,62 @@
+#pragma once
+// EarlyStopping (Keras 3: keras/src/callbacks/early_stopping.py): stops fit once the monitored quantity
+// has not improved for `patience` epochs, optionally restoring the best epoch's weights at the end.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/core/tensor.h"
+#include "framework/model/callbacks/callback.h"
+
+namespace ember::callbacks {
+
+struct EarlyStoppingOptions {
+  std::string monitor = "val_loss";
+  double min_delta = 0;  // a change smaller than this (in absolute value) is no improvement
+  int patience = 0;      // epochs without improvement before stopping
+  int verbose = 0;       // 1: print "Epoch N: early stopping" and the restore message
+  // "min", "max", or "auto": "loss"/"val_loss" are minimised, a compiled metric follows its
+  // direction() (e.g. "accuracy" maximised); any other name in auto mode is an InvalidArgument.
+  std::string mode = "auto";
+  // Training stops unless the quantity beats this within `patience` epochs.
+  std::optional<double> baseline;
+  bool restore_best_weights = false;
+  int start_from_epoch = 0;  // epochs of warm-up that are not monitored
+};
+
+class EarlyStopping : public Callback {
+  EMBER_CALLBACK(EarlyStopping)
+ public:
+  explicit EarlyStopping(EarlyStoppingOptions options = {});
+
+  void on_train_begin(const Logs& logs) override;
+  void on_epoch_end(int epoch, Logs& logs) override;
+  void on_train_end(const Logs& logs) override;
+
+  // The epoch (0-based) at which training was stopped; 0 when it was not.
+  int stopped_epoch() const { return stopped_epoch_; }
+  // The epoch (0-based) with the best monitored value so far.
+  int best_epoch() const { return best_epoch_; }
+  // The best monitored value so far (unset before the first monitored epoch).
+  std::optional<double> best() const { return best_; }
+  // Epochs since the last improvement.
+  int wait() const { return wait_; }
+  const EarlyStoppingOptions& options() const { return options_; }
+
+ private:
+  // Resolves mode "auto" once the model's metrics exist (Keras delays it to the first epoch end).
+  void set_monitor_op();
+  bool is_improvement(double value, std::optional<double> reference) const;
+
+  EarlyStoppingOptions options_;
+  std::optional<bool> minimize_;  // unset until set_monitor_op
+  double min_delta_;              // signed: negative when minimising
+  int wait_ = 0;
+  int stopped_epoch_ = 0;
+  int best_epoch_ = 0;
+  std::optional<double> best_;
+  std::vector<Tensor> best_weights_;
+  bool has_best_weights_ = false;
+};
+
+}  // namespace ember::callbacks

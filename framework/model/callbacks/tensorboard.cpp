@@ -1,0 +1,129 @@
+#include "framework/model/callbacks/tensorboard.h"
+
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "framework/core/error.h"
+#include "framework/model/model.h"
+#include "optimizers/optimizer.h"
+
+namespace ember::callbacks {
+namespace {
+
+int64_t parse_update_freq(const std::variant<std::string, int64_t>& freq) {
+  if (const auto* n = std::get_if<int64_t>(&freq)) {
+    EMBER_CHECK(*n >= 1, InvalidArgument)
+        << "TensorBoard: update_freq must be \"epoch\", \"batch\" or a number of batches >= 1; got " << *n;
+    return *n;
+  }
+  const auto& s = std::get<std::string>(freq);
+  if (s == "epoch") return 0;
+  if (s == "batch") return 1;  // Keras: "batch" is a synonym for 1
+  throw InvalidArgument("TensorBoard: update_freq must be \"epoch\", \"batch\" or a number of batches >= 1; got \"" +
+                        s + "\"");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TensorBoard::TensorBoard(std::string log_dir, TensorBoardOptions options)
+    : log_dir_(std::move(log_dir)),
+      update_freq_(parse_update_freq(options.update_freq)),
+      write_steps_per_second_(options.write_steps_per_second) {}
+
+std::string TensorBoard::train_dir() const { return (std::filesystem::path(log_dir_) / "train").string(); }
+std::string TensorBoard::validation_dir() const {
+  return (std::filesystem::path(log_dir_) / "validation").string();
+}
+
+io::EventFileWriter& TensorBoard::train_writer() {
+  if (!train_writer_) train_writer_ = std::make_unique<io::EventFileWriter>(train_dir());
+  return *train_writer_;
+}
+
+io::EventFileWriter& TensorBoard::validation_writer() {
+  if (!validation_writer_) validation_writer_ = std::make_unique<io::EventFileWriter>(validation_dir());
+  return *validation_writer_;
+}
+
+void TensorBoard::close_writers() {
+  // Both are released even when closing the first fails; the first error is reported.
+  auto train = std::move(train_writer_);
+  auto validation = std::move(validation_writer_);
+  if (train) train->close();
+  if (validation) validation->close();
+}
+
+std::optional<int64_t> TensorBoard::optimizer_iterations() const {
+  if (!model() || !model()->compiled()) return std::nullopt;
+  return model()->optimizer().iterations().value().item<int64_t>();
+}
+
+void TensorBoard::set_model(Model* model) {
+  Callback::set_model(model);
+  // As Keras: each fit/evaluate starts new event files.
+  close_writers();
+}
+
+void TensorBoard::on_train_begin(const Logs&) {
+  global_train_batch_ = 0;
+  previous_epoch_iterations_ = 0;
+}
+
+void TensorBoard::on_train_end(const Logs&) { close_writers(); }
+
+void TensorBoard::on_epoch_begin(int, const Logs&) {
+  if (!write_steps_per_second_) return;
+  previous_epoch_iterations_ = optimizer_iterations().value_or(global_train_batch_);
+  epoch_start_ = Clock::now();
+}
+
+void TensorBoard::on_train_batch_begin(int64_t, const Logs&) {
+  ++global_train_batch_;
+  if (write_steps_per_second_) batch_start_ = Clock::now();
+}
+
+void TensorBoard::on_train_batch_end(int64_t, const Logs& logs) {
+  if (update_freq_ == 0 || global_train_batch_ % update_freq_ != 0) return;
+  io::EventFileWriter& writer = train_writer();
+  if (write_steps_per_second_)
+    writer.add_scalar("batch_steps_per_second", 1.0 / seconds_since(batch_start_), global_train_batch_);
+  for (const auto& [name, value] : logs) writer.add_scalar("batch_" + name, value, global_train_batch_);
+}
+
+void TensorBoard::on_epoch_end(int epoch, Logs& logs) {
+  if (logs.empty()) return;
+  Logs train_logs, val_logs;
+  for (const auto& [name, value] : logs) (name.starts_with("val_") ? val_logs : train_logs)[name] = value;
+  // Keras reads the optimizer's rate rather than trusting logs (a scheduler may have changed it since).
+  if (model() && model()->compiled()) train_logs["learning_rate"] = model()->optimizer().learning_rate();
+  if (write_steps_per_second_) {
+    const int64_t iterations = optimizer_iterations().value_or(global_train_batch_);
+    train_logs["steps_per_second"] = double(iterations - previous_epoch_iterations_) / seconds_since(epoch_start_);
+  }
+  if (!train_logs.empty()) {
+    io::EventFileWriter& writer = train_writer();
+    for (const auto& [name, value] : train_logs) writer.add_scalar("epoch_" + name, value, epoch);
+    writer.flush();
+  }
+  if (!val_logs.empty()) {
+    io::EventFileWriter& writer = validation_writer();
+    for (const auto& [name, value] : val_logs) writer.add_scalar("epoch_" + name.substr(4), value, epoch);
+    writer.flush();
+  }
+}
+
+void TensorBoard::on_test_end(const Logs& logs) {
+  const std::optional<int64_t> iterations = optimizer_iterations();
+  if (!iterations || logs.empty()) return;
+  io::EventFileWriter& writer = validation_writer();
+  for (const auto& [name, value] : logs)
+    writer.add_scalar("evaluation_" + name + "_vs_iterations", value, *iterations);
+  writer.flush();
+}
+
+}  // namespace ember::callbacks

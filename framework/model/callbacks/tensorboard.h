@@ -1,0 +1,77 @@
+#pragma once
+// TensorBoard (Keras 3: keras.callbacks.TensorBoard), scalar summaries only: the epoch's training logs
+// and learning rate into <log_dir>/train, its validation logs into <log_dir>/validation, optionally the
+// batch logs every N batches, and Keras 3's evaluation_<metric>_vs_iterations after each evaluation.
+// Histograms, weight images, the model graph/config summary, embeddings and profiling are not
+// supported (histogram_freq, write_graph, write_images, embeddings_*, profile_batch have no option).
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "framework/io/event_file.h"
+#include "framework/model/callbacks/callback.h"
+
+namespace ember::callbacks {
+
+struct TensorBoardOptions {
+  // "epoch": scalars once per epoch; "batch" (same as 1) or N: also the batch logs as batch_<name>
+  // whenever the global train batch count (from 1, across epochs) is a multiple of N.
+  std::variant<std::string, int64_t> update_freq = std::string("epoch");
+  // Also logs training speed: epoch_steps_per_second (optimizer steps over the epoch's wall time) and,
+  // with batch-level logging, batch_steps_per_second.
+  bool write_steps_per_second = false;
+};
+
+// Writes TensorBoard event files (see framework/io/event_file.h) during fit and evaluate:
+//   train/:      epoch_<name> for every training log and epoch_learning_rate (the optimizer's current
+//                learning rate), step = epoch; batch_<name> at step = global train batch.
+//   validation/: epoch_<name> for each val_<name> log, step = epoch; evaluation_<name>_vs_iterations
+//                for every log of each evaluation (fit's validation or evaluate), step = the optimizer's
+//                iterations (only once the model is compiled).
+// Unlike Keras 3, whose summary record_if from batch-level logging leaks into the epoch summaries,
+// epoch and evaluation summaries are written whatever update_freq is (tf-keras behaves so).
+class TensorBoard : public Callback {
+  EMBER_CALLBACK(TensorBoard)
+ public:
+  // Invalid update_freq (a string other than "epoch"/"batch", or a count < 1) is InvalidArgument.
+  explicit TensorBoard(std::string log_dir = "logs", TensorBoardOptions options = {});
+  TensorBoard(TensorBoard&&) = default;
+
+  const std::string& log_dir() const { return log_dir_; }
+  // Batches between batch-level summaries; 0 when only epochs are logged.
+  int64_t update_freq() const { return update_freq_; }
+  // <log_dir>/train and <log_dir>/validation.
+  std::string train_dir() const;
+  std::string validation_dir() const;
+
+  void set_model(Model* model) override;
+  void on_train_begin(const Logs& logs) override;
+  void on_train_end(const Logs& logs) override;
+  void on_epoch_begin(int epoch, const Logs& logs) override;
+  void on_epoch_end(int epoch, Logs& logs) override;
+  void on_train_batch_begin(int64_t batch, const Logs& logs) override;
+  void on_train_batch_end(int64_t batch, const Logs& logs) override;
+  void on_test_end(const Logs& logs) override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // Writers open on first use, so a run that logs nothing to validation/ leaves no file there.
+  io::EventFileWriter& train_writer();
+  io::EventFileWriter& validation_writer();
+  void close_writers();
+  // The compiled optimizer's iterations, or nullopt without a compiled model.
+  std::optional<int64_t> optimizer_iterations() const;
+
+  std::string log_dir_;
+  int64_t update_freq_ = 0;
+  bool write_steps_per_second_ = false;
+  std::unique_ptr<io::EventFileWriter> train_writer_, validation_writer_;
+  int64_t global_train_batch_ = 0;
+  int64_t previous_epoch_iterations_ = 0;
+  Clock::time_point epoch_start_, batch_start_;
+};
+
+}  // namespace ember::callbacks

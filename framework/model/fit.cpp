@@ -1,0 +1,288 @@
+// The epoch loops of Model::fit / evaluate / predict and the *_on_batch calls (Keras 3:
+// keras/src/backend/tensorflow/trainer.py): validation, class weights and the callbacks' hooks. The
+// batches come from batch_source.h.
+#include <cmath>
+
+#include "framework/core/error.h"
+#include "framework/model/batch_source.h"
+#include "framework/model/model.h"
+#include "framework/ops/array.h"
+#include "optimizers/optimizer.h"
+
+namespace ember {
+
+using detail::BatchSource;
+using detail::EpochIterator;
+
+namespace {
+
+// The evaluation loop: shared by evaluate and fit's validation.
+Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs) {
+  model.reset_metrics();
+  cbs.on_test_begin();
+  it.begin_epoch();
+  Logs logs;
+  int64_t step = 0;
+  while (auto batch = it.next()) {
+    cbs.on_test_batch_begin(step);
+    logs = detail::to_logs(model.test_step(*batch));
+    cbs.on_test_batch_end(step, logs);
+    ++step;
+  }
+  if (logs.empty()) logs = detail::to_logs(model.get_metrics_result());
+  cbs.on_test_end(logs);
+  return logs;
+}
+
+}  // namespace
+
+History Model::fit(const Tensor& x, const Tensor& y, FitOptions options) {
+  return fit(std::vector<Tensor>{x}, std::vector<Tensor>{y}, std::move(options));
+}
+
+namespace {
+
+struct FitData {
+  std::unique_ptr<BatchSource> train;
+  std::unique_ptr<BatchSource> validation;  // null: no validation
+};
+
+History run_fit(Model& model, FitData data, const FitOptions& options) {
+  const std::string who = "Model '" + model.name() + "'.fit";
+  EMBER_CHECK(model.compiled(), InvalidArgument) << who << ": call compile() before fit()";
+  EMBER_CHECK(options.epochs >= 0 && options.initial_epoch >= 0, InvalidArgument)
+      << who << ": epochs and initial_epoch must not be negative, got " << options.epochs << " and "
+      << options.initial_epoch;
+  EMBER_CHECK(options.validation_freq > 0, InvalidArgument)
+      << who << ": validation_freq must be positive, got " << options.validation_freq;
+  if (!options.class_weight.empty())
+    data.train = detail::with_class_weights(std::move(data.train), model, options.class_weight);
+  EpochIterator train(std::move(data.train), options.steps_per_epoch);
+  std::optional<EpochIterator> validation;
+  if (data.validation) validation.emplace(std::move(data.validation), options.validation_steps);
+
+  auto history = std::make_shared<History>();
+  callbacks::CallbackList cbs = detail::make_callbacks(options.callbacks, options.verbose, history);
+  cbs.set_model(&model);
+  cbs.set_params({.verbose = options.verbose, .epochs = options.epochs, .steps = train.steps()});
+
+  model.stop_training = false;
+  cbs.on_train_begin();
+  Logs training_logs;
+  for (int epoch = options.initial_epoch; epoch < options.epochs; ++epoch) {
+    model.reset_metrics();
+    cbs.on_epoch_begin(epoch);
+    train.begin_epoch();
+    Logs logs;
+    int64_t step = 0;
+    while (auto batch = train.next()) {
+      // Keras builds the model before the first step, so a custom train_step finds its weights.
+      if (!model.built()) model.predict_step(*batch);
+      cbs.on_train_batch_begin(step);
+      logs = detail::to_logs(model.train_step(*batch));
+      cbs.on_train_batch_end(step, logs);
+      ++step;
+      if (model.stop_training) break;
+    }
+    EMBER_CHECK(step > 0 || epoch > options.initial_epoch, InvalidArgument)
+        << who << ": the training data gave no batch; give at least one sample (or a dataset with elements)";
+    Logs epoch_logs = logs.empty() ? detail::to_logs(model.get_metrics_result()) : logs;
+    if (validation && (epoch + 1) % options.validation_freq == 0) {
+      Logs val_logs = run_test(model, *validation, cbs);
+      for (const auto& [k, v] : val_logs) epoch_logs["val_" + k] = v;
+    }
+    cbs.on_epoch_end(epoch, epoch_logs);
+    training_logs = epoch_logs;
+    if (model.stop_training) break;
+  }
+  model.optimizer().finalize_variable_values(model.trainable_weights());
+  cbs.on_train_end(training_logs);
+  return *history;
+}
+
+}  // namespace
+
+History Model::fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, FitOptions options) {
+  const std::string who = "Model '" + name() + "'.fit";
+  EMBER_CHECK(options.validation_split >= 0 && options.validation_split < 1, InvalidArgument)
+      << who << ": validation_split must be in [0, 1), got " << options.validation_split;
+  EMBER_CHECK(options.validation_split == 0 || options.validation_data.empty(), InvalidArgument)
+      << who << ": give validation_split or validation_data, not both";
+  EMBER_CHECK(options.class_weight.empty() || !options.sample_weight.defined(), InvalidArgument)
+      << who << ": give class_weight or sample_weight, not both";
+  std::vector<Tensor> train_x = x, train_y = y;
+  Tensor train_sw = options.sample_weight;
+  FitData data;
+  if (options.validation_split > 0) {
+    // Keras: the last fraction of the samples, taken before any shuffling.
+    EMBER_CHECK(!x.empty(), InvalidArgument) << who << ": no input arrays";
+    const int64_t n = detail::first_dim(x[0]);
+    const int64_t split_at = static_cast<int64_t>(std::floor(static_cast<double>(n) * (1.0 - options.validation_split)));
+    EMBER_CHECK(split_at > 0 && split_at < n, InvalidArgument)
+        << who << ": validation_split " << options.validation_split << " of " << n
+        << " samples leaves an empty training or validation set; use more data or another split";
+    auto head = [&](const Tensor& t) {
+      std::vector<int64_t> b(static_cast<size_t>(t.shape().rank()), 0), s(b.size(), -1);
+      s[0] = split_at;
+      return ops::slice(t, b, s);
+    };
+    auto tail = [&](const Tensor& t) {
+      std::vector<int64_t> b(static_cast<size_t>(t.shape().rank()), 0), s(b.size(), -1);
+      b[0] = split_at;
+      return ops::slice(t, b, s);
+    };
+    std::vector<Tensor> val_x, val_y;
+    for (auto& t : train_x) val_x.push_back(tail(t)), t = head(t);
+    for (auto& t : train_y) val_y.push_back(tail(t)), t = head(t);
+    Tensor val_sw;
+    if (train_sw.defined()) val_sw = tail(train_sw), train_sw = head(train_sw);
+    data.validation = detail::tensor_source(*this, "fit", val_x, val_y, val_sw,
+                                    options.validation_batch_size ? options.validation_batch_size : options.batch_size,
+                                    false);
+  }
+  data.train = detail::tensor_source(*this, "fit", train_x, train_y, train_sw, options.batch_size, options.shuffle);
+  if (!options.validation_data.empty())
+    data.validation = detail::validation_source(*this, options.validation_data,
+                                        options.validation_batch_size ? options.validation_batch_size : options.batch_size);
+  return run_fit(*this, std::move(data), options);
+}
+
+History Model::fit(const data::Dataset& dataset, FitOptions options) {
+  const std::string who = "Model '" + name() + "'.fit";
+  EMBER_CHECK(options.validation_split == 0, InvalidArgument)
+      << who << ": validation_split needs tensors; with a dataset, pass validation_data";
+  EMBER_CHECK(!options.sample_weight.defined(), InvalidArgument)
+      << who << ": sample_weight needs tensors; with a dataset, make each element (x, y, sample_weight)";
+  FitData data;
+  data.train = detail::dataset_source(*this, "fit", dataset, options.batch_size);
+  if (!options.validation_data.empty())
+    data.validation = detail::validation_source(*this, options.validation_data, options.validation_batch_size);
+  return run_fit(*this, std::move(data), options);
+}
+
+namespace {
+
+Logs run_evaluate(Model& model, std::unique_ptr<BatchSource> source, const EvaluateOptions& options) {
+  EMBER_CHECK(model.compiled(), InvalidArgument) << "Model '" << model.name() << "'.evaluate: call compile() first";
+  EpochIterator it(std::move(source), options.steps);
+  callbacks::CallbackList cbs = detail::make_callbacks(options.callbacks, options.verbose, nullptr);
+  cbs.set_model(&model);
+  cbs.set_params({.verbose = options.verbose, .epochs = 1, .steps = it.steps()});
+  return run_test(model, it, cbs);
+}
+
+std::vector<Tensor> run_predict(Model& model, std::unique_ptr<BatchSource> source, const PredictOptions& options) {
+  EpochIterator it(std::move(source), options.steps);
+  callbacks::CallbackList cbs = detail::make_callbacks(options.callbacks, options.verbose, nullptr);
+  cbs.set_model(&model);
+  cbs.set_params({.verbose = options.verbose, .epochs = 1, .steps = it.steps()});
+  cbs.on_predict_begin();
+  it.begin_epoch();
+  std::vector<std::vector<Tensor>> pieces;
+  int64_t step = 0;
+  while (auto batch = it.next()) {
+    cbs.on_predict_batch_begin(step);
+    std::vector<Tensor> out = model.predict_step(*batch);
+    if (pieces.empty()) pieces.resize(out.size());
+    for (size_t i = 0; i < out.size(); ++i) pieces[i].push_back(out[i]);
+    cbs.on_predict_batch_end(step);
+    ++step;
+  }
+  cbs.on_predict_end();
+  EMBER_CHECK(!pieces.empty(), InvalidArgument)
+      << "Model '" << model.name() << "'.predict: the input gave no batch; give at least one sample";
+  std::vector<Tensor> outputs;
+  for (auto& p : pieces) outputs.push_back(p.size() == 1 ? p[0] : ops::concat(p, 0));
+  return outputs;
+}
+
+// predict() returns one tensor: checked before any work is done.
+void check_single_output(const Model& model) {
+  EMBER_CHECK(model.num_outputs() == 1, InvalidArgument)
+      << "Model '" << model.name() << "'.predict: the model has " << model.num_outputs()
+      << " outputs; use predict_outputs() to get all of them";
+}
+
+}  // namespace
+
+Logs Model::evaluate(const Tensor& x, const Tensor& y, EvaluateOptions options) {
+  return evaluate(std::vector<Tensor>{x}, std::vector<Tensor>{y}, std::move(options));
+}
+
+Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, EvaluateOptions options) {
+  return run_evaluate(*this, detail::tensor_source(*this, "evaluate", x, y, options.sample_weight, options.batch_size, false),
+                      options);
+}
+
+Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
+  EMBER_CHECK(!options.sample_weight.defined(), InvalidArgument)
+      << "Model '" << name() << "'.evaluate: sample_weight needs tensors; with a dataset, make each element (x, y, sample_weight)";
+  return run_evaluate(*this, detail::dataset_source(*this, "evaluate", dataset, options.batch_size), options);
+}
+
+Tensor Model::predict(const Tensor& x, PredictOptions options) {
+  check_single_output(*this);
+  return predict_outputs(std::vector<Tensor>{x}, std::move(options))[0];
+}
+
+Tensor Model::predict(const data::Dataset& dataset, PredictOptions options) {
+  check_single_output(*this);
+  return predict_outputs(dataset, std::move(options))[0];
+}
+
+std::vector<Tensor> Model::predict_outputs(const std::vector<Tensor>& x, PredictOptions options) {
+  return run_predict(*this, detail::tensor_source(*this, "predict", x, {}, Tensor(), options.batch_size, false), options);
+}
+
+std::vector<Tensor> Model::predict_outputs(const data::Dataset& dataset, PredictOptions options) {
+  return run_predict(*this, detail::dataset_source(*this, "predict", dataset, options.batch_size), options);
+}
+
+namespace {
+
+data::Element on_batch_element(const Model& model, const char* who, const std::vector<Tensor>& x,
+                               const std::vector<Tensor>& y, const OnBatchOptions& options) {
+  EMBER_CHECK(model.compiled(), InvalidArgument) << "Model '" << model.name() << "'." << who << ": call compile() first";
+  EMBER_CHECK(options.class_weight.empty() || !options.sample_weight.defined(), InvalidArgument)
+      << "Model '" << model.name() << "'." << who << ": give class_weight or sample_weight, not both";
+  data::Element batch = x;
+  batch.insert(batch.end(), y.begin(), y.end());
+  if (options.sample_weight.defined()) batch.push_back(options.sample_weight);
+  if (!options.class_weight.empty()) {
+    EMBER_CHECK(y.size() == 1, InvalidArgument)
+        << "Model '" << model.name() << "'." << who << ": class_weight needs a model with one output";
+    batch.push_back(detail::class_weights_for(y[0], options.class_weight));
+  }
+  detail::check_samples("Model '" + model.name() + "'." + who, batch,
+                detail::roles_of(x.size(), y.size(), batch.size() > x.size() + y.size()));
+  return batch;
+}
+
+}  // namespace
+
+Logs Model::train_on_batch(const Tensor& x, const Tensor& y, OnBatchOptions options) {
+  return train_on_batch(std::vector<Tensor>{x}, std::vector<Tensor>{y}, std::move(options));
+}
+
+Logs Model::train_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y, OnBatchOptions options) {
+  data::Element batch = on_batch_element(*this, "train_on_batch", x, y, options);
+  reset_metrics();
+  return detail::to_logs(train_step(batch));
+}
+
+Logs Model::test_on_batch(const Tensor& x, const Tensor& y, OnBatchOptions options) {
+  return test_on_batch(std::vector<Tensor>{x}, std::vector<Tensor>{y}, std::move(options));
+}
+
+Logs Model::test_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y, OnBatchOptions options) {
+  data::Element batch = on_batch_element(*this, "test_on_batch", x, y, options);
+  reset_metrics();
+  return detail::to_logs(test_step(batch));
+}
+
+Tensor Model::predict_on_batch(const Tensor& x) {
+  check_single_output(*this);
+  return predict_step({x})[0];
+}
+
+}  // namespace ember

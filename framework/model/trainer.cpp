@@ -1,0 +1,235 @@
+// Model::compile and the per-step training logic (Keras 3: keras/src/trainers/trainer.py and the
+// TensorFlow backend's train_step/test_step/predict_step, compile_utils.CompileLoss). The epoch loops of
+// fit/evaluate/predict are in fit.cpp.
+#include <map>
+#include <sstream>
+
+#include "framework/autodiff/gradient_tape.h"
+#include "framework/core/error.h"
+#include "framework/model/model.h"
+#include "framework/model/trainer_state.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
+#include "losses/loss.h"
+#include "optimizers/optimizer.h"
+#include "optimizers/registry.h"
+
+namespace ember {
+
+using detail::CompiledState;
+
+size_t Model::num_inputs() const { return is_graph_model() ? inputs_.size() : 1; }
+size_t Model::num_outputs() const { return is_graph_model() ? outputs_.size() : 1; }
+
+namespace {
+
+std::vector<std::string> output_names_of(const Model& model) {
+  std::vector<std::string> names;
+  if (!model.is_graph_model()) return {model.name() + "_output"};
+  for (const Tensor& out : model.outputs()) names.push_back(out.keras_history()->node->layer->name());
+  return names;
+}
+
+losses::LossPtr resolve_loss(const LossArg& arg) {
+  if (arg.ptr) return arg.ptr->clone();
+  return losses::get(arg.name);
+}
+
+}  // namespace
+
+void Model::compile(CompileOptions options) {
+  auto state = std::make_shared<CompiledState>();
+  const size_t n_out = num_outputs();
+  state->output_names = output_names_of(*this);
+
+  state->optimizer = options.optimizer.ptr;
+  if (!state->optimizer) state->optimizer = optimizers::get(options.optimizer.name.empty() ? "rmsprop" : options.optimizer.name);
+
+  const auto& given = options.loss.per_output;
+  if (given.empty()) {
+    state->losses.assign(n_out, nullptr);  // Keras allows it: the model's add_loss terms must then be the loss
+  } else if (options.loss.is_list) {
+    EMBER_CHECK(given.size() == n_out, InvalidArgument)
+        << "Model '" << name() << "'.compile: got " << given.size() << " losses for a model with " << n_out
+        << " output" << (n_out == 1 ? "" : "s") << "; pass one loss for every output, or one per output in output order";
+    for (const LossArg& arg : given) state->losses.push_back(resolve_loss(arg));
+  } else {
+    for (size_t i = 0; i < n_out; ++i) state->losses.push_back(resolve_loss(given[0]));
+  }
+
+  state->loss_weights = options.loss_weights;
+  if (state->loss_weights.empty()) state->loss_weights.assign(n_out, 1.0);
+  EMBER_CHECK(state->loss_weights.size() == n_out, InvalidArgument)
+      << "Model '" << name() << "'.compile: got " << options.loss_weights.size() << " loss_weights for a model with "
+      << n_out << " outputs; pass one per output";
+
+  state->loss_tracker = std::make_shared<metrics::Mean>(metrics::MetricOptions{.name = "loss"});
+  size_t n_losses = 0;
+  for (const auto& l : state->losses) n_losses += l != nullptr;
+  if (n_out > 1 && n_losses > 1)
+    for (size_t i = 0; i < n_out; ++i)
+      state->output_loss_trackers.push_back(
+          std::make_shared<metrics::Mean>(metrics::MetricOptions{.name = state->output_names[i] + "_loss"}));
+
+  // Keras 3 CompileMetrics names: "<output>_<name>" with several outputs; a repeated name gets "_<k>"; a
+  // weighted metric whose name is taken becomes "weighted_<name>".
+  std::map<std::string, int> taken;
+  auto make = [&](const MetricArg& arg, size_t output, bool weighted) {
+    metrics::MetricPtr m = arg.ptr ? (output == 0 ? arg.ptr : arg.ptr->clone()) : metrics::get(arg.name, state->losses[output].get());
+    const std::string prefix = n_out > 1 ? state->output_names[output] + "_" : "";
+    std::string name = prefix + m->name();
+    if (taken.count(name) && weighted) name = prefix + "weighted_" + m->name();
+    if (int& k = taken[name]; k++ > 0) name += "_" + std::to_string(k - 1);
+    m->set_name(name);
+    return m;
+  };
+  state->output_metrics.resize(n_out);
+  state->output_weighted_metrics.resize(n_out);
+  for (size_t i = 0; i < n_out; ++i)
+    for (const MetricArg& arg : options.metrics) state->output_metrics[i].push_back(make(arg, i, false));
+  for (size_t i = 0; i < n_out; ++i)
+    for (const MetricArg& arg : options.weighted_metrics) state->output_weighted_metrics[i].push_back(make(arg, i, true));
+  compiled_ = std::move(state);
+}
+
+optimizers::Optimizer& Model::optimizer() const {
+  EMBER_CHECK(compiled_, FailedPrecondition) << "Model '" << name() << "' has no optimizer: call compile() first";
+  return *compiled_->optimizer;
+}
+
+std::vector<metrics::MetricPtr> Model::metrics() const {
+  std::vector<metrics::MetricPtr> out;
+  if (!compiled_) return out;
+  out.push_back(compiled_->loss_tracker);
+  for (const auto& t : compiled_->output_loss_trackers) out.push_back(t);
+  for (const auto& per_output : compiled_->output_metrics)
+    for (const auto& m : per_output) out.push_back(m);
+  for (const auto& per_output : compiled_->output_weighted_metrics)
+    for (const auto& m : per_output) out.push_back(m);
+  return out;
+}
+
+void Model::reset_metrics() {
+  for (const auto& m : metrics()) m->reset_state();
+}
+
+MetricResults Model::get_metrics_result() const {
+  MetricResults results;
+  for (const auto& m : metrics()) results.emplace_back(m->name(), m->result());
+  return results;
+}
+
+void Model::unpack_batch(const data::Element& batch, std::vector<Tensor>& x, std::vector<Tensor>& y,
+                         Tensor& sample_weight) const {
+  const size_t n_in = num_inputs(), n_out = num_outputs();
+  EMBER_CHECK(batch.size() == n_in || batch.size() == n_in + n_out || batch.size() == n_in + n_out + 1,
+              InvalidArgument)
+      << "Model '" << name() << "': a batch holds " << batch.size() << " tensors, but the model takes " << n_in
+      << " input" << (n_in == 1 ? "" : "s") << " and has " << n_out << " output" << (n_out == 1 ? "" : "s")
+      << "; give (x..., y..., [sample_weight]): " << n_in << ", " << n_in + n_out << " or " << n_in + n_out + 1
+      << " tensors";
+  x.assign(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(n_in));
+  y.clear();
+  sample_weight = Tensor();
+  if (batch.size() >= n_in + n_out)
+    y.assign(batch.begin() + static_cast<std::ptrdiff_t>(n_in), batch.begin() + static_cast<std::ptrdiff_t>(n_in + n_out));
+  if (batch.size() == n_in + n_out + 1) sample_weight = batch.back();
+}
+
+Tensor Model::compute_loss(const std::vector<Tensor>& y, const std::vector<Tensor>& y_pred, const Tensor& sample_weight) {
+  EMBER_CHECK(compiled_, InvalidArgument) << "Model '" << name() << "': call compile() before training or evaluating";
+  const CompiledState& s = *compiled_;
+  std::vector<Tensor> terms;
+  bool has_compiled_loss = false;
+  for (const auto& l : s.losses) has_compiled_loss |= l != nullptr;
+  if (has_compiled_loss) {
+    EMBER_CHECK(y.size() == s.losses.size() && y_pred.size() == s.losses.size(), InvalidArgument)
+        << "Model '" << name() << "': the model has " << s.losses.size() << " outputs and " << y_pred.size()
+        << " predictions, but " << y.size() << " targets were given; pass one target per output";
+    Tensor total;
+    for (size_t i = 0; i < s.losses.size(); ++i) {
+      if (!s.losses[i]) continue;
+      const Shape &ts = y[i].shape(), &ps = y_pred[i].shape();
+      EMBER_CHECK(ts.rank() > 0 && ps.rank() > 0 && ts[0] == ps[0], InvalidArgument)
+          << "Model '" << name() << "': targets for output '" << s.output_names[i] << "' have shape " << ts
+          << " but the output has shape " << ps << "; give one target per sample (the same first dimension)";
+      Tensor value;
+      try {
+        value = (*s.losses[i])(y[i], y_pred[i], sample_weight);
+      } catch (const InvalidArgument& e) {
+        std::ostringstream os;
+        os << "Model '" << name() << "': loss '" << s.losses[i]->name() << "' for output '" << s.output_names[i]
+           << "' cannot compare targets of shape " << ts << " (" << dtype_name(y[i].dtype()) << ") with the output's shape "
+           << ps << "; make the targets match what this loss expects (" << e.what() << ")";
+        throw InvalidArgument(os.str());
+      }
+      if (!s.output_loss_trackers.empty())
+        s.output_loss_trackers[i]->update_state(value, Tensor::scalar(static_cast<float>(ps[0])));
+      if (s.loss_weights[i] != 1.0) value = value * static_cast<float>(s.loss_weights[i]);
+      total = total.defined() ? total + value : value;
+    }
+    terms.push_back(total);
+  }
+  for (const Tensor& extra : losses()) terms.push_back(ops::cast(ops::reduce_sum(extra), DType::Float32));
+  EMBER_CHECK(!terms.empty(), InvalidArgument)
+      << "Model '" << name() << "': no loss to compute; pass a loss to compile()";
+  Tensor total = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) total = total + terms[i];
+  return total;
+}
+
+MetricResults Model::compute_metrics(const std::vector<Tensor>& y, const std::vector<Tensor>& y_pred,
+                                     const Tensor& sample_weight, const Tensor& loss) {
+  EMBER_CHECK(compiled_, InvalidArgument) << "Model '" << name() << "': call compile() before computing metrics";
+  if (loss.defined()) {
+    const int64_t batch = y_pred.empty() || y_pred[0].shape().rank() == 0 ? 1 : y_pred[0].shape()[0];
+    compiled_->loss_tracker->update_state(loss, Tensor::scalar(static_cast<float>(batch)));
+  }
+  // Keras: `metrics` ignore the sample weights, `weighted_metrics` use them.
+  for (size_t i = 0; i < compiled_->output_metrics.size() && i < y.size() && i < y_pred.size(); ++i) {
+    for (const auto& m : compiled_->output_metrics[i]) m->update_state(y[i], y_pred[i]);
+    for (const auto& m : compiled_->output_weighted_metrics[i]) m->update_state(y[i], y_pred[i], sample_weight);
+  }
+  return get_metrics_result();
+}
+
+MetricResults Model::train_step(const data::Element& batch) {
+  std::vector<Tensor> x, y;
+  Tensor sample_weight;
+  unpack_batch(batch, x, y, sample_weight);
+  optimizers::Optimizer& opt = optimizer();
+  std::vector<Variable> vars;
+  std::vector<Tensor> y_pred, grads;
+  Tensor loss;
+  {
+    GradientTape tape;
+    y_pred = call_outputs(x, /*training=*/true);
+    vars = trainable_weights();  // after the call: a model's first call builds its weights
+    loss = compute_loss(y, y_pred, sample_weight);
+    Tensor scaled = opt.scale_loss(loss);
+    if (!vars.empty()) {
+      std::vector<Tensor> sources(vars.begin(), vars.end());
+      grads = tape.gradient(scaled, sources);
+    }
+  }
+  if (!vars.empty()) opt.apply(grads, vars);
+  return compute_metrics(y, y_pred, sample_weight, loss);
+}
+
+MetricResults Model::test_step(const data::Element& batch) {
+  std::vector<Tensor> x, y;
+  Tensor sample_weight;
+  unpack_batch(batch, x, y, sample_weight);
+  std::vector<Tensor> y_pred = call_outputs(x, /*training=*/false);
+  Tensor loss = compute_loss(y, y_pred, sample_weight);
+  return compute_metrics(y, y_pred, sample_weight, loss);
+}
+
+std::vector<Tensor> Model::predict_step(const data::Element& batch) {
+  std::vector<Tensor> x, y;
+  Tensor sample_weight;
+  unpack_batch(batch, x, y, sample_weight);
+  return call_outputs(x, /*training=*/false);
+}
+
+}  // namespace ember

@@ -1,0 +1,143 @@
+#pragma once
+// The options of Model::compile, fit, evaluate and predict (Keras: Model.compile / fit / evaluate /
+// predict keyword arguments), as aggregates for designated initializers.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "data/dataset.h"
+#include "framework/core/tensor.h"
+#include "framework/model/callbacks/callback.h"
+
+namespace ember {
+namespace losses {
+class Loss;
+}
+namespace optimizers {
+class Optimizer;
+}
+namespace metrics {
+class Metric;
+}
+
+// compile's optimizer: an optimizer temporary (moved in), a shared one, or a Keras name ("adam").
+struct OptimizerArg {
+  OptimizerArg() = default;
+  template <class O>
+    requires std::is_base_of_v<optimizers::Optimizer, std::remove_cvref_t<O>> && (!std::is_lvalue_reference_v<O>)
+  OptimizerArg(O&& optimizer) : ptr(std::move(optimizer).move_to_shared()) {}
+  template <class O>
+    requires std::is_base_of_v<optimizers::Optimizer, O>
+  OptimizerArg(std::shared_ptr<O> optimizer) : ptr(std::move(optimizer)) {}
+  OptimizerArg(const char* name) : name(name) {}
+  OptimizerArg(std::string name) : name(std::move(name)) {}
+  std::shared_ptr<optimizers::Optimizer> ptr;
+  std::string name;  // used when ptr is null; empty: "rmsprop", Keras's default
+};
+
+// One loss: a loss object (copied), a shared one, or a Keras name ("mse", "sparse_categorical_crossentropy").
+struct LossArg {
+  template <class L>
+    requires std::is_base_of_v<losses::Loss, std::remove_cvref_t<L>>
+  LossArg(const L& loss) : ptr(loss.clone()) {}
+  template <class L>
+    requires std::is_base_of_v<losses::Loss, L>
+  LossArg(std::shared_ptr<L> loss) : ptr(std::move(loss)) {}
+  LossArg(const char* name) : name(name) {}
+  LossArg(std::string name) : name(std::move(name)) {}
+  std::shared_ptr<losses::Loss> ptr;
+  std::string name;
+};
+
+// compile's loss: one for every output, or a braced list with one per output ({"mse", "mae"}).
+struct LossSpec {
+  LossSpec() = default;
+  template <class L>
+    requires std::is_constructible_v<LossArg, L&&>
+  LossSpec(L&& loss) : per_output{LossArg(std::forward<L>(loss))} {}
+  LossSpec(std::initializer_list<LossArg> losses) : per_output(losses), is_list(true) {}
+  std::vector<LossArg> per_output;
+  bool is_list = false;
+};
+
+// One metric: a Keras name ("accuracy", "mae", "auc", ...) or a metric object (moved in, or shared).
+struct MetricArg {
+  template <class M>
+    requires std::is_base_of_v<metrics::Metric, std::remove_cvref_t<M>> && (!std::is_lvalue_reference_v<M>)
+  MetricArg(M&& metric) : ptr(std::make_shared<std::remove_cvref_t<M>>(std::move(metric))) {}
+  template <class M>
+    requires std::is_base_of_v<metrics::Metric, M>
+  MetricArg(std::shared_ptr<M> metric) : ptr(std::move(metric)) {}
+  MetricArg(const char* name) : name(name) {}
+  MetricArg(std::string name) : name(std::move(name)) {}
+  std::shared_ptr<metrics::Metric> ptr;
+  std::string name;
+};
+
+struct CompileOptions {
+  OptimizerArg optimizer = "rmsprop";
+  LossSpec loss;
+  // Applied to every output (named "<output layer>_<metric>" when there are several outputs); they
+  // ignore sample weights (and class weights), as Keras's `metrics` do.
+  std::vector<MetricArg> metrics;
+  // Like metrics, but weighted by the sample weights; a name already taken becomes "weighted_<name>".
+  std::vector<MetricArg> weighted_metrics;
+  // One per output; the total loss is their weighted sum. Empty: all 1.
+  std::vector<double> loss_weights;
+};
+
+// fit's validation data: a dataset, or tensors {x, y} / {x, y, sample_weight} (one input and output).
+struct ValidationData {
+  ValidationData() = default;
+  ValidationData(data::Dataset dataset) : dataset(std::move(dataset)) {}
+  ValidationData(std::initializer_list<Tensor> tensors) : tensors(tensors) {}
+  ValidationData(std::vector<Tensor> tensors) : tensors(std::move(tensors)) {}
+  bool empty() const { return !dataset && tensors.empty(); }
+  std::optional<data::Dataset> dataset;
+  std::vector<Tensor> tensors;
+};
+
+struct FitOptions {
+  std::optional<int64_t> batch_size;  // tensors: default 32; a dataset is already batched
+  int epochs = 1;
+  int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
+  std::vector<callbacks::CallbackArg> callbacks;
+  double validation_split = 0.0;  // the last fraction of the tensors, taken before shuffling
+  ValidationData validation_data;
+  bool shuffle = true;  // tensors only: a new order each epoch
+  std::map<int64_t, double> class_weight;
+  Tensor sample_weight;  // tensors only: one weight per sample
+  int initial_epoch = 0;
+  std::optional<int64_t> steps_per_epoch;
+  std::optional<int64_t> validation_steps;
+  std::optional<int64_t> validation_batch_size;
+  int validation_freq = 1;
+};
+
+struct EvaluateOptions {
+  std::optional<int64_t> batch_size;  // tensors: default 32
+  int verbose = 1;
+  Tensor sample_weight;
+  std::optional<int64_t> steps;
+  std::vector<callbacks::CallbackArg> callbacks;
+};
+
+struct PredictOptions {
+  std::optional<int64_t> batch_size;  // tensors: default 32
+  int verbose = 1;
+  std::optional<int64_t> steps;
+  std::vector<callbacks::CallbackArg> callbacks;
+};
+
+// train_on_batch / test_on_batch options.
+struct OnBatchOptions {
+  Tensor sample_weight;
+  std::map<int64_t, double> class_weight;
+};
+
+}  // namespace ember

@@ -1,0 +1,271 @@
+// callbacks::TensorBoard: its hooks driven by hand (tags, steps and values in train/ and validation/),
+// update_freq, the learning rate, and a real fit + evaluate compared with what Keras 3's TensorBoard
+// wrote for the same run (tests/fixtures/tensorboard/keras_fit.json, from make_tensorboard_fixture.py).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/ember.h"
+#include "framework/io/event_file.h"
+#include "framework/model/callbacks/learning_rate_scheduler.h"
+#include "framework/model/callbacks/tensorboard.h"
+
+using namespace ember;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A fresh directory under the system temp dir, removed with the object.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int counter = 0;
+    path = fs::temp_directory_path() / ("ember_tensorboard_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// {tag, step, value} of one written scalar.
+struct Scalar {
+  std::string tag;
+  int64_t step;
+  double value;
+};
+
+// Every scalar of the event files in dir, in file order (files sorted by name).
+std::vector<Scalar> read_dir(const fs::path& dir) {
+  std::vector<Scalar> out;
+  for (const std::string& file : io::list_event_files(dir.string())) {
+    io::EventFileReader reader(file);
+    CHECK(reader.file_version() == "brain.Event:2");
+    for (const io::ScalarEvent& s : reader.scalars()) out.push_back({s.tag, s.step, s.value});
+  }
+  return out;
+}
+
+std::string describe(const std::vector<Scalar>& scalars) {
+  std::ostringstream os;
+  for (const Scalar& s : scalars) os << "  " << s.tag << " @" << s.step << " = " << s.value << "\n";
+  return os.str();
+}
+
+// Expects exactly these {tag, step} pairs in order, with values equal as float32.
+void check_scalars(const std::vector<Scalar>& got, const std::vector<Scalar>& want) {
+  INFO("got:\n" << describe(got) << "want:\n" << describe(want));
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CHECK(got[i].tag == want[i].tag);
+    CHECK(got[i].step == want[i].step);
+    CHECK(got[i].value == double(float(want[i].value)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("TensorBoard: options and their errors", "[callbacks][tensorboard]") {
+  CHECK(callbacks::TensorBoard().log_dir() == "logs");
+  CHECK(callbacks::TensorBoard().update_freq() == 0);
+  CHECK(callbacks::TensorBoard("x", {.update_freq = "batch"}).update_freq() == 1);
+  CHECK(callbacks::TensorBoard("x", {.update_freq = 50}).update_freq() == 50);
+  CHECK(callbacks::TensorBoard("runs/a").train_dir() == (fs::path("runs/a") / "train").string());
+  CHECK(callbacks::TensorBoard("runs/a").validation_dir() == (fs::path("runs/a") / "validation").string());
+  CHECK_THROWS_AS(callbacks::TensorBoard("x", {.update_freq = "epochs"}), InvalidArgument);
+  CHECK_THROWS_WITH(callbacks::TensorBoard("x", {.update_freq = "epochs"}),
+                    Contains("update_freq") && Contains("\"epochs\"") && Contains("\"batch\""));
+  CHECK_THROWS_WITH(callbacks::TensorBoard("x", {.update_freq = 0}), Contains("update_freq") && Contains("got 0"));
+}
+
+TEST_CASE("TensorBoard: hooks write epoch and every-N-batch scalars into train/ and validation/", "[callbacks][tensorboard]") {
+  TempDir tmp;
+  callbacks::TensorBoard tb(tmp.path.string(), {.update_freq = 2});
+  tb.on_train_begin({});
+  // Two epochs of three batches: global batches 1..6, logged at 2, 4 and 6.
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    tb.on_epoch_begin(epoch, {});
+    for (int64_t batch = 0; batch < 3; ++batch) {
+      tb.on_train_batch_begin(batch, {});
+      tb.on_train_batch_end(batch, Logs{{"loss", 10.0 * epoch + batch}, {"accuracy", 0.5}});
+    }
+    // No model: the learning rate comes from the logs, as another callback put it there.
+    Logs logs{{"loss", 1.0 + epoch}, {"accuracy", 0.25}, {"learning_rate", 0.01}, {"val_loss", 2.0 + epoch},
+              {"val_accuracy", 0.125}};
+    tb.on_epoch_end(epoch, logs);
+  }
+  tb.on_train_end({});
+
+  check_scalars(read_dir(tmp.path / "train"), {
+                                                  {"batch_loss", 2, 1.0},
+                                                  {"batch_accuracy", 2, 0.5},
+                                                  {"epoch_loss", 0, 1.0},
+                                                  {"epoch_accuracy", 0, 0.25},
+                                                  {"epoch_learning_rate", 0, 0.01},
+                                                  {"batch_loss", 4, 10.0},
+                                                  {"batch_accuracy", 4, 0.5},
+                                                  {"batch_loss", 6, 12.0},
+                                                  {"batch_accuracy", 6, 0.5},
+                                                  {"epoch_loss", 1, 2.0},
+                                                  {"epoch_accuracy", 1, 0.25},
+                                                  {"epoch_learning_rate", 1, 0.01},
+                                              });
+  check_scalars(read_dir(tmp.path / "validation"), {
+                                                       {"epoch_loss", 0, 2.0},
+                                                       {"epoch_accuracy", 0, 0.125},
+                                                       {"epoch_loss", 1, 3.0},
+                                                       {"epoch_accuracy", 1, 0.125},
+                                                   });
+  // One file per directory for the whole run.
+  CHECK(io::list_event_files((tmp.path / "train").string()).size() == 1);
+  CHECK(io::list_event_files((tmp.path / "validation").string()).size() == 1);
+}
+
+TEST_CASE("TensorBoard: update_freq epoch writes no batch scalars; no val_ logs, no validation file", "[callbacks][tensorboard]") {
+  TempDir tmp;
+  callbacks::TensorBoard tb(tmp.path.string());
+  tb.on_train_begin({});
+  tb.on_epoch_begin(0, {});
+  for (int64_t batch = 0; batch < 4; ++batch) {
+    tb.on_train_batch_begin(batch, {});
+    tb.on_train_batch_end(batch, Logs{{"loss", 1.0}});
+  }
+  Logs logs{{"loss", 0.75}};
+  tb.on_epoch_end(0, logs);
+  Logs empty;
+  tb.on_epoch_end(1, empty);  // nothing to log: nothing written, as Keras
+  tb.on_train_end({});
+  check_scalars(read_dir(tmp.path / "train"), {{"epoch_loss", 0, 0.75}});
+  CHECK_FALSE(fs::exists(tmp.path / "validation"));
+}
+
+TEST_CASE("TensorBoard: the records reach disk at each epoch end, before training ends", "[callbacks][tensorboard]") {
+  TempDir tmp;
+  callbacks::TensorBoard tb(tmp.path.string());
+  tb.on_train_begin({});
+  Logs logs{{"loss", 0.5}, {"val_loss", 0.25}};
+  tb.on_epoch_end(0, logs);
+  check_scalars(read_dir(tmp.path / "train"), {{"epoch_loss", 0, 0.5}});
+  check_scalars(read_dir(tmp.path / "validation"), {{"epoch_loss", 0, 0.25}});
+  tb.on_train_end({});
+}
+
+TEST_CASE("TensorBoard: a fit and an evaluate write what Keras 3's TensorBoard writes", "[callbacks][tensorboard][keras]") {
+  const json run = [] {
+    std::ifstream in(fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() / "fixtures" /
+                     "tensorboard" / "keras_fit.json");
+    REQUIRE(in.good());
+    return json::parse(in);
+  }();
+  const auto matrix = [](const json& rows) {
+    std::vector<float> flat;
+    for (const json& row : rows)
+      for (const json& v : row) flat.push_back(v.get<float>());
+    return Tensor::from_vector<float>(flat, {int64_t(rows.size()), int64_t(rows[0].size())});
+  };
+  const auto expected = [&](const std::string& key) {
+    std::vector<Scalar> out;
+    for (const json& s : run.at(key))
+      out.push_back({s.at("tag").get<std::string>(), s.at("step").get<int64_t>(), s.at("value").get<double>()});
+    return out;
+  };
+  const Tensor x = matrix(run.at("x")), y = matrix(run.at("y"));
+  // Keras validated on the first validation_samples rows.
+  const auto head = [&](const json& rows) {
+    return matrix(json(std::vector<json>(rows.begin(), rows.begin() + run.at("validation_samples").get<int64_t>())));
+  };
+  const Tensor x_val = head(run.at("x")), y_val = head(run.at("y"));
+
+  Sequential model({layers::Input({2}), layers::Dense(1)});
+  model.set_weights({matrix(run.at("kernel")), Tensor::from_vector<float>({run.at("bias")[0].get<float>()}, {1})});
+  model.compile({.optimizer = optimizers::SGD({.learning_rate = run.at("learning_rate").get<double>()}),
+                 .loss = "mse",
+                 .metrics = {"mae"}});
+  TempDir tmp;
+  model.fit(x, y,
+            {.batch_size = run.at("batch_size").get<int64_t>(),
+             .epochs = run.at("epochs").get<int>(),
+             .verbose = 0,
+             .callbacks = {callbacks::TensorBoard((tmp.path / "fit").string(), {.update_freq = "batch"})},
+             .validation_data = {x_val, y_val},
+             .shuffle = false});
+  model.evaluate(x, y, {.batch_size = 2, .verbose = 0, .callbacks = {callbacks::TensorBoard((tmp.path / "evaluate").string())}});
+
+  // Values agree to float32 rounding of the training arithmetic.
+  for (const std::string key : {"fit/train", "fit/validation", "evaluate/validation"}) {
+    INFO(key);
+    const std::vector<Scalar> got = read_dir(tmp.path / key), want = expected(key);
+    INFO("got:\n" << describe(got) << "want:\n" << describe(want));
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].tag == want[i].tag);
+      CHECK(got[i].step == want[i].step);
+      CHECK(got[i].value == Approx(want[i].value).epsilon(1e-5).margin(1e-7));
+    }
+  }
+  // Keras writes its model-config summary there; without write_graph, Ember writes nothing.
+  CHECK(read_dir(tmp.path / "evaluate" / "train").empty());
+  CHECK(run.at("evaluate/train").empty());
+}
+
+TEST_CASE("TensorBoard: epoch_learning_rate is the optimizer's rate that epoch; steps per second", "[callbacks][tensorboard]") {
+  Sequential model({layers::Input({1}), layers::Dense(1)});
+  model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1}), .loss = "mse"});
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {4, 1});
+  TempDir tmp;
+  auto tb = std::make_shared<callbacks::TensorBoard>(
+      tmp.path.string(), callbacks::TensorBoardOptions{.update_freq = "batch", .write_steps_per_second = true});
+  model.fit(x, x,
+            {.batch_size = 2,
+             .epochs = 3,
+             .verbose = 0,
+             .callbacks = {callbacks::LearningRateScheduler([](int epoch, double) { return 0.1 / (epoch + 1); }), tb}});
+  std::vector<Scalar> lr, speed, batch_speed;
+  const std::vector<Scalar> train = read_dir(tmp.path / "train");
+  for (size_t i = 0; i < train.size(); ++i) {
+    const Scalar& s = train[i];
+    if (s.tag == "epoch_learning_rate") lr.push_back(s);
+    if (s.tag == "epoch_steps_per_second") speed.push_back(s);
+    if (s.tag == "batch_steps_per_second") {
+      batch_speed.push_back(s);
+      // Written first, then the batch's logs at the same step (Keras's order).
+      REQUIRE(i + 1 < train.size());
+      CHECK((train[i + 1].tag == "batch_loss" && train[i + 1].step == s.step));
+    }
+  }
+  REQUIRE(batch_speed.size() == 6);  // 3 epochs x 2 batches, steps 1..6
+  for (size_t i = 0; i < batch_speed.size(); ++i) {
+    CHECK(batch_speed[i].step == int64_t(i + 1));
+    CHECK(batch_speed[i].value > 0);
+  }
+  check_scalars(lr, {{"epoch_learning_rate", 0, 0.1}, {"epoch_learning_rate", 1, 0.05}, {"epoch_learning_rate", 2, 0.1 / 3}});
+  REQUIRE(speed.size() == 3);
+  for (const Scalar& s : speed) CHECK(s.value > 0);
+  // A second fit starts new files (Keras resets its writers in set_model).
+  model.fit(x, x, {.batch_size = 2, .epochs = 1, .verbose = 0, .callbacks = {tb}});
+  CHECK(io::list_event_files((tmp.path / "train").string()).size() == 2);
+}
+
+TEST_CASE("TensorBoard: evaluation_<metric>_vs_iterations needs a compiled model", "[callbacks][tensorboard]") {
+  TempDir tmp;
+  callbacks::TensorBoard tb(tmp.path.string());
+  tb.on_test_begin({});
+  tb.on_test_end(Logs{{"loss", 1.0}});  // no model: no optimizer iterations to log against
+  CHECK_FALSE(fs::exists(tmp.path / "validation"));
+
+  Sequential model({layers::Input({1}), layers::Dense(1)});
+  model.compile({.optimizer = optimizers::SGD(), .loss = "mse"});
+  tb.set_model(&model);
+  tb.on_test_end(Logs{{"loss", 1.5}, {"mae", 0.5}});
+  check_scalars(read_dir(tmp.path / "validation"),
+                {{"evaluation_loss_vs_iterations", 0, 1.5}, {"evaluation_mae_vs_iterations", 0, 0.5}});
+}
