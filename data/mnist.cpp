@@ -73,7 +73,7 @@ Split read_split(const std::string& images_path, const std::string& labels_path)
   return s;
 }
 
-TrainTest load(const Source& src, const std::optional<std::string>& path) {
+TrainTest load_split(const Source& src, const std::optional<std::string>& path) {
   const std::array<std::string, 4> files = locate(src, path);
   return {read_split(files[0], files[1]), read_split(files[2], files[3])};
 }
@@ -85,7 +85,7 @@ TrainTest load_data(std::optional<std::string> path) {
   static const Source src{"fashion_mnist.load_data", "fashion-mnist", true, "/usr/share/datasets/fashion-mnist",
                           "Install it with: sudo apt-get install dataset-fashion-mnist (or point EMBER_DATA_DIR at a "
                           "directory holding the files)"};
-  return load(src, path);
+  return load_split(src, path);
 }
 }  // namespace fashion_mnist
 
@@ -95,7 +95,7 @@ TrainTest load_data(std::optional<std::string> path) {
                           "Debian packages no MNIST: put the four files (e.g. from "
                           "https://storage.googleapis.com/cvdf-datasets/mnist/) into $EMBER_DATA_DIR/mnist or pass "
                           "their directory"};
-  return load(src, path);
+  return load_split(src, path);
 }
 }  // namespace mnist
 

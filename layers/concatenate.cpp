@@ -6,7 +6,7 @@ namespace ember::layers {
 
 namespace {
 
-std::string list_string(const std::vector<Shape>& shapes) {
+std::string concat_list_string(const std::vector<Shape>& shapes) {
   std::string s = "[";
   for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i].to_string();
   return s + "]";
@@ -21,7 +21,7 @@ Shape Concatenate::merged_shape(const std::vector<Shape>& shapes) const {
   const int64_t rank = shapes[0].rank();
   EMBER_CHECK(axis_ >= -rank && axis_ < rank, InvalidArgument)
       << who() << ": axis " << axis_ << " is out of range for inputs of rank " << rank << ", got shapes "
-      << list_string(shapes);
+      << concat_list_string(shapes);
   const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
   Shape out = shapes[0];
   for (size_t k = 1; k < shapes.size(); ++k) {
@@ -34,7 +34,7 @@ Shape Concatenate::merged_shape(const std::vector<Shape>& shapes) const {
     }
     EMBER_CHECK(ok, InvalidArgument) << who() << ": inputs must have matching shapes except along axis " << axis_
                                      << ", got " << shapes[0] << " and " << s << " (all shapes: "
-                                     << list_string(shapes) << ")";
+                                     << concat_list_string(shapes) << ")";
     out[axis] = out[axis] < 0 || s[axis] < 0 ? -1 : out[axis] + s[axis];
   }
   return out;

@@ -11,7 +11,7 @@ namespace ember::layers {
 
 namespace {
 
-constexpr uint64_t kDefaultGraphSeed = 87654321, kMaxInt32 = 0x7fffffff;  // TF's, as random.cpp uses them
+constexpr uint64_t kTfDefaultGraphSeed = 87654321, kTfMaxInt32 = 0x7fffffff;  // TF's, as random.cpp uses them
 // Philox counter blocks each seeded call owns (2^40 blocks = 2^42 samples): call k draws from block k << 40,
 // so calls never overlap and the map of seed pairs in random.cpp does not grow per call.
 constexpr int kCallShift = 40;
@@ -55,7 +55,7 @@ Tensor Dropout::uniform_noise(const Shape& shape, DType dtype) {
   // Stateless draw keyed by the seed (TF's seed pair (DEFAULT_GRAPH_SEED, seed), as the seeded initializers
   // use), at a counter that advances per call: a seeded layer's masks depend only on its seed and how many
   // times it dropped, like Keras 3's SeedGenerator, not on other random ops or other layers.
-  const uint64_t key = kDefaultGraphSeed | ((*options_.seed % kMaxInt32) << 32);
+  const uint64_t key = kTfDefaultGraphSeed | ((*options_.seed % kTfMaxInt32) << 32);
   const uint64_t counter = seeded_calls_++ << kCallShift;
   return run_op(OpId::random_uniform, {}, OutputSpec{shape, dtype}, RandomAttrs{shape, dtype, key, counter, 0.0, 1.0});
 }

@@ -11,8 +11,8 @@ namespace ember::layers {
 
 namespace {
 
-DType stats_dtype(DType d) { return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d; }
-Tensor as_dtype(const Tensor& t, DType d) { return t.dtype() == d ? t : ops::cast(t, d); }
+DType ln_stats_dtype(DType d) { return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d; }
+Tensor ln_as_dtype(const Tensor& t, DType d) { return t.dtype() == d ? t : ops::cast(t, d); }
 
 }  // namespace
 
@@ -65,16 +65,16 @@ void LayerNormalization::check_input_shape(const std::vector<Shape>& shapes) con
 Tensor LayerNormalization::call(const Tensor& x, bool training) {
   const int64_t rank = x.rank();
   const std::vector<int64_t> axes = positive_axes(rank);
-  const DType dt = stats_dtype(x.dtype());
-  const Tensor xs = as_dtype(x, dt);
+  const DType dt = ln_stats_dtype(x.dtype());
+  const Tensor xs = ln_as_dtype(x, dt);
   // gamma / beta reshaped to broadcast against x: the normalised dimensions in place, 1 elsewhere.
   Shape bshape(std::vector<int64_t>(static_cast<size_t>(rank), 1));
   for (int64_t a : axes) bshape[a] = x.shape()[a];
-  auto param = [&](const Variable& v) { return ops::reshape(as_dtype(v, dt), bshape); };
+  auto param = [&](const Variable& v) { return ops::reshape(ln_as_dtype(v, dt), bshape); };
 
   if (options_.rms_scaling) {
     Tensor y = xs * ops::rsqrt(ops::reduce_variance(xs, axes, true) + options_.epsilon);
-    return as_dtype(gamma_.defined() ? y * param(gamma_) : y, compute_dtype());
+    return ln_as_dtype(gamma_.defined() ? y * param(gamma_) : y, compute_dtype());
   }
   // Keras 3's ops.layer_normalization: tf.nn.moments, then x * inv + (beta - mean * inv).
   Tensor mean = ops::reduce_mean(xs, axes, true);
@@ -83,7 +83,7 @@ Tensor LayerNormalization::call(const Tensor& x, bool training) {
   if (gamma_.defined()) inv = inv * param(gamma_);
   Tensor shift = -mean * inv;
   if (beta_.defined()) shift = shift + param(beta_);
-  return as_dtype(xs * inv + shift, compute_dtype());
+  return ln_as_dtype(xs * inv + shift, compute_dtype());
 }
 
 Shape LayerNormalization::compute_output_shape(const Shape& input_shape) {

@@ -10,14 +10,14 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "binary_crossentropy";
-[[maybe_unused]] const bool registered = detail::register_loss(
+constexpr const char* kBinaryCrossentropyName = "binary_crossentropy";
+[[maybe_unused]] const bool binary_crossentropy_registered = detail::register_loss(
     "BinaryCrossentropy", &BinaryCrossentropy::from_config, {"binary_crossentropy", "bce", "BCE"});
-constexpr double kEpsilon = 1e-7;
+constexpr double kBinaryEpsilon = 1e-7;
 }  // namespace
 
 BinaryCrossentropy::BinaryCrossentropy(BinaryCrossentropyOptions options)
-    : Loss(detail::name_or(options.name, kName), options.reduction, "BinaryCrossentropy"), options_(options) {
+    : Loss(detail::name_or(options.name, kBinaryCrossentropyName), options.reduction, "BinaryCrossentropy"), options_(options) {
   EMBER_CHECK(options_.label_smoothing >= 0 && options_.label_smoothing <= 1, InvalidArgument)
       << "BinaryCrossentropy: label_smoothing must be in [0, 1], got " << options_.label_smoothing;
 }
@@ -37,7 +37,7 @@ Tensor BinaryCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) cons
     const Tensor neg_abs_logits = ops::where(cond, -x, x);
     bce = (relu_logits - x * z) + ops::log1p(ops::exp(neg_abs_logits));
   } else {
-    const Tensor p = ops::clip_by_value(x, kEpsilon, 1.0 - kEpsilon);
+    const Tensor p = ops::clip_by_value(x, kBinaryEpsilon, 1.0 - kBinaryEpsilon);
     bce = -(z * ops::log(p) + (1.0 - z) * ops::log(1.0 - p));
   }
   return ops::reduce_mean(bce, axis);
@@ -53,7 +53,7 @@ nlohmann::json BinaryCrossentropy::get_config() const {
 
 LossPtr BinaryCrossentropy::from_config(const nlohmann::json& config) {
   const char* who = "BinaryCrossentropy";
-  auto base = detail::read_base_config(config, who, kName, {"from_logits", "label_smoothing", "axis"});
+  auto base = detail::read_base_config(config, who, kBinaryCrossentropyName, {"from_logits", "label_smoothing", "axis"});
   return std::make_shared<BinaryCrossentropy>(BinaryCrossentropyOptions{
       .from_logits = detail::config_bool(config, "from_logits", false, who),
       .label_smoothing = detail::config_double(config, "label_smoothing", 0.0, who),

@@ -11,14 +11,14 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "categorical_crossentropy";
-[[maybe_unused]] const bool registered = detail::register_loss(
+constexpr const char* kCategoricalCrossentropyName = "categorical_crossentropy";
+[[maybe_unused]] const bool categorical_crossentropy_registered = detail::register_loss(
     "CategoricalCrossentropy", &CategoricalCrossentropy::from_config, {"categorical_crossentropy"});
-constexpr double kEpsilon = 1e-7;
+constexpr double kCategoricalEpsilon = 1e-7;
 }  // namespace
 
 CategoricalCrossentropy::CategoricalCrossentropy(CategoricalCrossentropyOptions options)
-    : Loss(detail::name_or(options.name, kName), options.reduction, "CategoricalCrossentropy"), options_(options) {
+    : Loss(detail::name_or(options.name, kCategoricalCrossentropyName), options.reduction, "CategoricalCrossentropy"), options_(options) {
   EMBER_CHECK(options_.label_smoothing >= 0 && options_.label_smoothing <= 1, InvalidArgument)
       << "CategoricalCrossentropy: label_smoothing must be in [0, 1], got " << options_.label_smoothing;
 }
@@ -37,7 +37,7 @@ Tensor CategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred)
   if (options_.from_logits) return -ops::reduce_sum(t * ops::log_softmax(p, axis), axis);
   // Keras renormalises the probabilities along the class axis before clipping.
   Tensor q = p / ops::reduce_sum(p, axis, /*keepdims=*/true);
-  q = ops::clip_by_value(q, kEpsilon, 1.0 - kEpsilon);
+  q = ops::clip_by_value(q, kCategoricalEpsilon, 1.0 - kCategoricalEpsilon);
   return -ops::reduce_sum(t * ops::log(q), axis);
 }
 
@@ -51,7 +51,7 @@ nlohmann::json CategoricalCrossentropy::get_config() const {
 
 LossPtr CategoricalCrossentropy::from_config(const nlohmann::json& config) {
   const char* who = "CategoricalCrossentropy";
-  auto base = detail::read_base_config(config, who, kName, {"from_logits", "label_smoothing", "axis"});
+  auto base = detail::read_base_config(config, who, kCategoricalCrossentropyName, {"from_logits", "label_smoothing", "axis"});
   return std::make_shared<CategoricalCrossentropy>(CategoricalCrossentropyOptions{
       .from_logits = detail::config_bool(config, "from_logits", false, who),
       .label_smoothing = detail::config_double(config, "label_smoothing", 0.0, who),

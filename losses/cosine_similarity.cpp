@@ -9,8 +9,8 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "cosine_similarity";
-[[maybe_unused]] const bool registered =
+constexpr const char* kCosineSimilarityName = "cosine_similarity";
+[[maybe_unused]] const bool cosine_similarity_registered =
     detail::register_loss("CosineSimilarity", &CosineSimilarity::from_config, {"cosine_similarity"});
 
 // Keras's L2 normalize: x * min(rsqrt(sum(x^2)), 1/epsilon).
@@ -21,7 +21,7 @@ Tensor l2_normalize(const Tensor& x, int64_t axis) {
 }  // namespace
 
 CosineSimilarity::CosineSimilarity(CosineSimilarityOptions options)
-    : Loss(detail::name_or(options.name, kName), options.reduction, "CosineSimilarity"), axis_(options.axis) {}
+    : Loss(detail::name_or(options.name, kCosineSimilarityName), options.reduction, "CosineSimilarity"), axis_(options.axis) {}
 
 Tensor CosineSimilarity::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
@@ -36,7 +36,7 @@ nlohmann::json CosineSimilarity::get_config() const {
 }
 
 LossPtr CosineSimilarity::from_config(const nlohmann::json& config) {
-  auto base = detail::read_base_config(config, "CosineSimilarity", kName, {"axis"});
+  auto base = detail::read_base_config(config, "CosineSimilarity", kCosineSimilarityName, {"axis"});
   return std::make_shared<CosineSimilarity>(CosineSimilarityOptions{
       .axis = detail::config_int(config, "axis", -1, "CosineSimilarity"), .reduction = base.reduction, .name = base.name});
 }

@@ -9,11 +9,11 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "hinge";
-[[maybe_unused]] const bool registered = detail::register_loss("Hinge", &Hinge::from_config, {"hinge"});
+constexpr const char* kHingeName = "hinge";
+[[maybe_unused]] const bool hinge_registered = detail::register_loss("Hinge", &Hinge::from_config, {"hinge"});
 }  // namespace
 
-Hinge::Hinge(LossOptions options) : Loss(detail::name_or(options.name, kName), options.reduction, "Hinge") {}
+Hinge::Hinge(LossOptions options) : Loss(detail::name_or(options.name, kHingeName), options.reduction, "Hinge") {}
 
 Tensor Hinge::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
@@ -26,7 +26,7 @@ Tensor Hinge::call(const Tensor& y_true, const Tensor& y_pred) const {
 }
 
 LossPtr Hinge::from_config(const nlohmann::json& config) {
-  auto base = detail::read_base_config(config, "Hinge", kName);
+  auto base = detail::read_base_config(config, "Hinge", kHingeName);
   return std::make_shared<Hinge>(LossOptions{.reduction = base.reduction, .name = base.name});
 }
 

@@ -9,12 +9,12 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "huber_loss";
-[[maybe_unused]] const bool registered = detail::register_loss("Huber", &Huber::from_config, {"huber"});
+constexpr const char* kHuberName = "huber_loss";
+[[maybe_unused]] const bool huber_registered = detail::register_loss("Huber", &Huber::from_config, {"huber"});
 }  // namespace
 
 Huber::Huber(HuberOptions options)
-    : Loss(detail::name_or(options.name, kName), options.reduction, "Huber"), delta_(options.delta) {}
+    : Loss(detail::name_or(options.name, kHuberName), options.reduction, "Huber"), delta_(options.delta) {}
 
 Tensor Huber::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
@@ -35,7 +35,7 @@ nlohmann::json Huber::get_config() const {
 }
 
 LossPtr Huber::from_config(const nlohmann::json& config) {
-  auto base = detail::read_base_config(config, "Huber", kName, {"delta"});
+  auto base = detail::read_base_config(config, "Huber", kHuberName, {"delta"});
   return std::make_shared<Huber>(HuberOptions{.delta = detail::config_double(config, "delta", 1.0, "Huber"),
                                               .reduction = base.reduction,
                                               .name = base.name});

@@ -8,13 +8,13 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "kl_divergence";
-[[maybe_unused]] const bool registered = detail::register_loss("KLDivergence", &KLDivergence::from_config,
+constexpr const char* kKlDivergenceName = "kl_divergence";
+[[maybe_unused]] const bool kl_divergence_registered = detail::register_loss("KLDivergence", &KLDivergence::from_config,
                                               {"kl_divergence", "kld", "KLD", "kullback_leibler_divergence"});
 }  // namespace
 
 KLDivergence::KLDivergence(LossOptions options)
-    : Loss(detail::name_or(options.name, kName), options.reduction, "KLDivergence") {}
+    : Loss(detail::name_or(options.name, kKlDivergenceName), options.reduction, "KLDivergence") {}
 
 Tensor KLDivergence::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
@@ -24,7 +24,7 @@ Tensor KLDivergence::call(const Tensor& y_true, const Tensor& y_pred) const {
 }
 
 LossPtr KLDivergence::from_config(const nlohmann::json& config) {
-  auto base = detail::read_base_config(config, "KLDivergence", kName);
+  auto base = detail::read_base_config(config, "KLDivergence", kKlDivergenceName);
   return std::make_shared<KLDivergence>(LossOptions{.reduction = base.reduction, .name = base.name});
 }
 

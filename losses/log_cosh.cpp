@@ -11,11 +11,11 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "log_cosh";
-[[maybe_unused]] const bool registered = detail::register_loss("LogCosh", &LogCosh::from_config, {"log_cosh", "logcosh"});
+constexpr const char* kLogCoshName = "log_cosh";
+[[maybe_unused]] const bool log_cosh_registered = detail::register_loss("LogCosh", &LogCosh::from_config, {"log_cosh", "logcosh"});
 }  // namespace
 
-LogCosh::LogCosh(LossOptions options) : Loss(detail::name_or(options.name, kName), options.reduction, "LogCosh") {}
+LogCosh::LogCosh(LossOptions options) : Loss(detail::name_or(options.name, kLogCoshName), options.reduction, "LogCosh") {}
 
 Tensor LogCosh::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
@@ -25,7 +25,7 @@ Tensor LogCosh::call(const Tensor& y_true, const Tensor& y_pred) const {
 }
 
 LossPtr LogCosh::from_config(const nlohmann::json& config) {
-  auto base = detail::read_base_config(config, "LogCosh", kName);
+  auto base = detail::read_base_config(config, "LogCosh", kLogCoshName);
   return std::make_shared<LogCosh>(LossOptions{.reduction = base.reduction, .name = base.name});
 }
 

@@ -1,4 +1,4 @@
-// The Loss base (keras/src/losses/loss.py): reduction, sample weights and masks; plus the name registry.
+// The Loss base (keras/src/losses/loss.py): reduction, sample weights and masks; plus the name loss_registry.
 #include "losses/loss.h"
 
 #include <algorithm>
@@ -101,38 +101,38 @@ Tensor Loss::call_with_mask(const Tensor& y_true, const Tensor& y_pred, Tensor* 
 
 json Loss::get_config() const { return {{"name", name_}, {"reduction", reduction_}}; }
 
-// ---- registry -------------------------------------------------------------------------------
+// ---- loss_registry -------------------------------------------------------------------------------
 
 namespace {
 
-struct Entry {
+struct LossEntry {
   std::string class_name;
   detail::LossFactory factory;
   bool alias;  // a function name or alias: the loss is named after the identifier
 };
 
-std::map<std::string, Entry>& registry() {
-  static std::map<std::string, Entry> r;
+std::map<std::string, LossEntry>& loss_registry() {
+  static std::map<std::string, LossEntry> r;
   return r;
 }
-std::mutex& registry_mutex() {
+std::mutex& loss_registry_mutex() {
   static std::mutex m;
   return m;
 }
 
-[[noreturn]] void unknown(const std::string& identifier) {
+[[noreturn]] void unknown_loss(const std::string& identifier) {
   std::ostringstream known;
   {
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    for (const auto& [name, e] : registry()) known << (known.tellp() > 0 ? ", " : "") << name;
+    std::lock_guard<std::mutex> lock(loss_registry_mutex());
+    for (const auto& [name, e] : loss_registry()) known << (known.tellp() > 0 ? ", " : "") << name;
   }
   throw InvalidArgument("Unknown loss \"" + identifier + "\"; known losses: " + known.str());
 }
 
-Entry find_entry(const std::string& identifier) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  auto it = registry().find(identifier);
-  if (it == registry().end()) return Entry{};
+LossEntry find_loss_entry(const std::string& identifier) {
+  std::lock_guard<std::mutex> lock(loss_registry_mutex());
+  auto it = loss_registry().find(identifier);
+  if (it == loss_registry().end()) return LossEntry{};
   return it->second;
 }
 
@@ -140,16 +140,16 @@ Entry find_entry(const std::string& identifier) {
 
 namespace detail {
 bool register_loss(const char* class_name, LossFactory factory, std::initializer_list<const char*> aliases) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  registry()[class_name] = Entry{class_name, factory, false};
-  for (const char* a : aliases) registry()[a] = Entry{class_name, factory, true};
+  std::lock_guard<std::mutex> lock(loss_registry_mutex());
+  loss_registry()[class_name] = LossEntry{class_name, factory, false};
+  for (const char* a : aliases) loss_registry()[a] = LossEntry{class_name, factory, true};
   return true;
 }
 }  // namespace detail
 
 LossPtr get(const std::string& identifier) {
-  Entry e = find_entry(identifier);
-  if (!e.factory) unknown(identifier);
+  LossEntry e = find_loss_entry(identifier);
+  if (!e.factory) unknown_loss(identifier);
   return e.factory(e.alias ? json{{"name", identifier}} : json::object());
 }
 
@@ -164,8 +164,8 @@ LossPtr deserialize(const json& j) {
   EMBER_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(), InvalidArgument)
       << "losses::deserialize: expected {\"class_name\": ..., \"config\": {...}}, got " << j.dump();
   const std::string cls = j["class_name"].get<std::string>();
-  Entry e = find_entry(cls);
-  if (!e.factory || e.alias) unknown(cls);
+  LossEntry e = find_loss_entry(cls);
+  if (!e.factory || e.alias) unknown_loss(cls);
   const json config = j.contains("config") && !j["config"].is_null() ? j["config"] : json::object();
   return e.factory(config);
 }

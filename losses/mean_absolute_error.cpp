@@ -8,13 +8,13 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "mean_absolute_error";
-[[maybe_unused]] const bool registered = detail::register_loss("MeanAbsoluteError", &MeanAbsoluteError::from_config,
+constexpr const char* kMeanAbsoluteErrorName = "mean_absolute_error";
+[[maybe_unused]] const bool mean_absolute_error_registered = detail::register_loss("MeanAbsoluteError", &MeanAbsoluteError::from_config,
                                               {"mean_absolute_error", "mae", "MAE"});
 }  // namespace
 
 MeanAbsoluteError::MeanAbsoluteError(LossOptions options)
-    : Loss(detail::name_or(options.name, kName), options.reduction, "MeanAbsoluteError") {}
+    : Loss(detail::name_or(options.name, kMeanAbsoluteErrorName), options.reduction, "MeanAbsoluteError") {}
 
 Tensor MeanAbsoluteError::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
@@ -22,7 +22,7 @@ Tensor MeanAbsoluteError::call(const Tensor& y_true, const Tensor& y_pred) const
 }
 
 LossPtr MeanAbsoluteError::from_config(const nlohmann::json& config) {
-  auto base = detail::read_base_config(config, "MeanAbsoluteError", kName);
+  auto base = detail::read_base_config(config, "MeanAbsoluteError", kMeanAbsoluteErrorName);
   return std::make_shared<MeanAbsoluteError>(LossOptions{.reduction = base.reduction, .name = base.name});
 }
 

@@ -9,14 +9,14 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "mean_absolute_percentage_error";
-[[maybe_unused]] const bool registered = detail::register_loss("MeanAbsolutePercentageError",
+constexpr const char* kMeanAbsolutePercentageErrorName = "mean_absolute_percentage_error";
+[[maybe_unused]] const bool mean_absolute_percentage_error_registered = detail::register_loss("MeanAbsolutePercentageError",
                                               &MeanAbsolutePercentageError::from_config,
                                               {"mean_absolute_percentage_error", "mape", "MAPE"});
 }  // namespace
 
 MeanAbsolutePercentageError::MeanAbsolutePercentageError(LossOptions options)
-    : Loss(detail::name_or(options.name, kName), options.reduction, "MeanAbsolutePercentageError") {}
+    : Loss(detail::name_or(options.name, kMeanAbsolutePercentageErrorName), options.reduction, "MeanAbsolutePercentageError") {}
 
 Tensor MeanAbsolutePercentageError::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
@@ -25,7 +25,7 @@ Tensor MeanAbsolutePercentageError::call(const Tensor& y_true, const Tensor& y_p
 }
 
 LossPtr MeanAbsolutePercentageError::from_config(const nlohmann::json& config) {
-  auto base = detail::read_base_config(config, "MeanAbsolutePercentageError", kName);
+  auto base = detail::read_base_config(config, "MeanAbsolutePercentageError", kMeanAbsolutePercentageErrorName);
   return std::make_shared<MeanAbsolutePercentageError>(LossOptions{.reduction = base.reduction, .name = base.name});
 }
 

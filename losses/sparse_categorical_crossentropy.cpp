@@ -12,15 +12,15 @@
 namespace ember::losses {
 
 namespace {
-constexpr const char* kName = "sparse_categorical_crossentropy";
+constexpr const char* kSparseCategoricalCrossentropyName = "sparse_categorical_crossentropy";
 constexpr const char* kWho = "SparseCategoricalCrossentropy";
-[[maybe_unused]] const bool registered = detail::register_loss(
+[[maybe_unused]] const bool sparse_categorical_crossentropy_registered = detail::register_loss(
     kWho, &SparseCategoricalCrossentropy::from_config, {"sparse_categorical_crossentropy"});
-constexpr double kEpsilon = 1e-7;
+constexpr double kSparseEpsilon = 1e-7;
 }  // namespace
 
 SparseCategoricalCrossentropy::SparseCategoricalCrossentropy(SparseCategoricalCrossentropyOptions options)
-    : Loss(detail::name_or(options.name, kName), options.reduction, kWho), options_(options) {}
+    : Loss(detail::name_or(options.name, kSparseCategoricalCrossentropyName), options.reduction, kWho), options_(options) {}
 
 Tensor SparseCategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) const {
   return call_with_mask(y_true, y_pred, nullptr);
@@ -61,7 +61,7 @@ Tensor SparseCategoricalCrossentropy::call_with_mask(const Tensor& y_true, const
   if (labels.dtype() != DType::Int32 && labels.dtype() != DType::Int64) labels = ops::cast(labels, DType::Int64);
 
   // TF's sparse softmax crossentropy on logits; probabilities enter as log(clip(p)).
-  const Tensor logits = options_.from_logits ? pred : ops::log(ops::clip_by_value(pred, kEpsilon, 1.0 - kEpsilon));
+  const Tensor logits = options_.from_logits ? pred : ops::log(ops::clip_by_value(pred, kSparseEpsilon, 1.0 - kSparseEpsilon));
   const int64_t classes = pred.shape()[rank - 1];
   const Tensor log_probs = ops::reshape(ops::log_softmax(logits, -1), Shape{-1, classes});
   const Tensor flat_labels = ops::reshape(labels, Shape{-1});
@@ -91,7 +91,7 @@ nlohmann::json SparseCategoricalCrossentropy::get_config() const {
 }
 
 LossPtr SparseCategoricalCrossentropy::from_config(const nlohmann::json& config) {
-  auto base = detail::read_base_config(config, kWho, kName, {"from_logits", "ignore_class", "axis"});
+  auto base = detail::read_base_config(config, kWho, kSparseCategoricalCrossentropyName, {"from_logits", "ignore_class", "axis"});
   return std::make_shared<SparseCategoricalCrossentropy>(SparseCategoricalCrossentropyOptions{
       .from_logits = detail::config_bool(config, "from_logits", false, kWho),
       .ignore_class = detail::config_optional_int(config, "ignore_class", kWho),

@@ -20,13 +20,13 @@ struct Registry {
   std::mutex mutex;
   std::map<std::string, std::pair<std::string, OptimizerFactory>> by_lower_name;  // -> (class name, factory)
 };
-Registry& registry() {
+Registry& optimizer_registry() {
   static Registry r;
   return r;
 }
 
-OptimizerFactory find(const std::string& name, const char* caller) {
-  Registry& r = registry();
+OptimizerFactory find_optimizer(const std::string& name, const char* caller) {
+  Registry& r = optimizer_registry();
   std::lock_guard lock(r.mutex);
   auto it = r.by_lower_name.find(lower(name));
   if (it != r.by_lower_name.end()) return it->second.second;
@@ -39,13 +39,13 @@ OptimizerFactory find(const std::string& name, const char* caller) {
 }  // namespace
 
 void register_optimizer(const std::string& class_name, OptimizerFactory factory) {
-  Registry& r = registry();
+  Registry& r = optimizer_registry();
   std::lock_guard lock(r.mutex);
   r.by_lower_name[lower(class_name)] = {class_name, std::move(factory)};
 }
 
 std::vector<std::string> registered_optimizers() {
-  Registry& r = registry();
+  Registry& r = optimizer_registry();
   std::lock_guard lock(r.mutex);
   std::vector<std::string> out;
   for (const auto& [k, v] : r.by_lower_name) out.push_back(v.first);
@@ -54,7 +54,7 @@ std::vector<std::string> registered_optimizers() {
 }
 
 OptimizerPtr get(const std::string& identifier) {
-  return find(identifier, "optimizers::get")(nlohmann::json::object());
+  return find_optimizer(identifier, "optimizers::get")(nlohmann::json::object());
 }
 
 nlohmann::json serialize(const Optimizer& optimizer) {
@@ -67,7 +67,7 @@ nlohmann::json serialize(const Optimizer& optimizer) {
 OptimizerPtr deserialize(const nlohmann::json& j) {
   EMBER_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(), InvalidArgument)
       << "optimizers::deserialize: expected {\"class_name\", \"config\"}, got " << j.dump();
-  const OptimizerFactory factory = find(j["class_name"].get<std::string>(), "optimizers::deserialize");
+  const OptimizerFactory factory = find_optimizer(j["class_name"].get<std::string>(), "optimizers::deserialize");
   return factory(j.value("config", nlohmann::json::object()));
 }
 

@@ -15,13 +15,13 @@ namespace ember::activations {
 namespace {
 
 // A C++ number as a 0-d tensor of x's dtype (as the Tensor operators make them).
-Tensor scalar_like(double v, const Tensor& x) { return Tensor::scalar_of(v, x.dtype(), Device::cpu()); }
+Tensor activation_scalar(double v, const Tensor& x) { return Tensor::scalar_of(v, x.dtype(), Device::cpu()); }
 
 Tensor hard_silu(const Tensor& x) { return x * hard_sigmoid(x); }
 Tensor mish(const Tensor& x) { return x * ops::tanh(ops::softplus(x)); }
 Tensor log_sigmoid(const Tensor& x) { return -ops::softplus(-x); }
 Tensor celu(const Tensor& x) {  // alpha = 1: max(x, 0) + expm1(min(x, 0))
-  const Tensor zero = scalar_like(0.0, x);
+  const Tensor zero = activation_scalar(0.0, x);
   return ops::maximum(x, zero) + (ops::exp(ops::minimum(x, zero)) - 1.0);
 }
 Tensor hard_tanh(const Tensor& x) { return ops::clip_by_value(x, -1.0, 1.0); }
@@ -29,21 +29,21 @@ Tensor squareplus(const Tensor& x) { return (x + ops::sqrt(ops::square(x) + 4.0)
 Tensor tanh_shrink(const Tensor& x) { return x - ops::tanh(x); }
 Tensor soft_shrink(const Tensor& x) {  // threshold 0.5
   const Tensor zeros = ops::zeros_like(x);
-  return ops::where(ops::greater(x, scalar_like(0.5, x)), x - 0.5,
-                    ops::where(ops::less(x, scalar_like(-0.5, x)), x + 0.5, zeros));
+  return ops::where(ops::greater(x, activation_scalar(0.5, x)), x - 0.5,
+                    ops::where(ops::less(x, activation_scalar(-0.5, x)), x + 0.5, zeros));
 }
 Tensor hard_shrink(const Tensor& x) {  // threshold 0.5
-  return ops::where(ops::greater(ops::abs(x), scalar_like(0.5, x)), x, ops::zeros_like(x));
+  return ops::where(ops::greater(ops::abs(x), activation_scalar(0.5, x)), x, ops::zeros_like(x));
 }
 Tensor sparse_plus(const Tensor& x) {
   const Tensor quadratic = ops::square(x + 1.0) * 0.25;
-  return ops::where(ops::less_equal(x, scalar_like(-1.0, x)), ops::zeros_like(x),
-                    ops::where(ops::less(x, scalar_like(1.0, x)), quadratic, x));
+  return ops::where(ops::less_equal(x, activation_scalar(-1.0, x)), ops::zeros_like(x),
+                    ops::where(ops::less(x, activation_scalar(1.0, x)), quadratic, x));
 }
 Tensor sparse_sigmoid(const Tensor& x) {
   const Tensor linear_part = (x + 1.0) * 0.5;
-  return ops::where(ops::less_equal(x, scalar_like(-1.0, x)), ops::zeros_like(x),
-                    ops::where(ops::greater_equal(x, scalar_like(1.0, x)), ops::ones_like(x), linear_part));
+  return ops::where(ops::less_equal(x, activation_scalar(-1.0, x)), ops::zeros_like(x),
+                    ops::where(ops::greater_equal(x, activation_scalar(1.0, x)), ops::ones_like(x), linear_part));
 }
 
 // Keras's ALL_OBJECTS_DICT for the activations Ember has, with its aliases (swish, hard_swish).
@@ -114,7 +114,7 @@ Tensor swish(const Tensor& x) { return ops::swish(x); }
 Tensor elu(const Tensor& x, double alpha) {
   Tensor e = ops::elu(x);
   if (alpha == 1.0) return e;
-  return ops::where(ops::greater(x, scalar_like(0.0, x)), e, e * alpha);
+  return ops::where(ops::greater(x, activation_scalar(0.0, x)), e, e * alpha);
 }
 
 Tensor selu(const Tensor& x) { return ops::selu(x); }
@@ -127,7 +127,7 @@ Tensor exponential(const Tensor& x) { return ops::exp(x); }
 
 // tf.nn.leaky_relu: x where x > 0, else negative_slope * x (any slope, so not max(x, slope * x)).
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
-  return ops::where(ops::greater(x, scalar_like(0.0, x)), x, x * negative_slope);
+  return ops::where(ops::greater(x, activation_scalar(0.0, x)), x, x * negative_slope);
 }
 
 }  // namespace ember::activations

@@ -249,7 +249,7 @@ Factory seed_only(Initializer (*make)(SeedOptions)) {
 }
 
 // Class names, Keras's snake_case names and its aliases, each to a factory reading a config.
-const std::map<std::string, Factory>& registry() {
+const std::map<std::string, Factory>& initializer_registry() {
   static const std::map<std::string, Factory> table = [] {
     std::map<std::string, Factory> t;
     auto add = [&t](std::initializer_list<const char*> names, const Factory& f) {
@@ -302,8 +302,8 @@ const std::map<std::string, Factory>& registry() {
   return table;
 }
 
-Initializer resolve(const std::string& name, const json& config) {
-  const auto& table = registry();
+Initializer resolve_initializer(const std::string& name, const json& config) {
+  const auto& table = initializer_registry();
   auto it = table.find(name);
   if (it == table.end()) {
     std::ostringstream known;
@@ -319,7 +319,7 @@ Initializer resolve(const std::string& name, const json& config) {
 }  // namespace
 
 Initializer::Initializer(const char* name) : Initializer(std::string(name)) {}
-Initializer::Initializer(const std::string& name) : impl_(resolve(name, json::object()).impl_) {}
+Initializer::Initializer(const std::string& name) : impl_(resolve_initializer(name, json::object()).impl_) {}
 
 json Initializer::to_json() const { return {{"class_name", class_name()}, {"config", get_config()}}; }
 
@@ -330,7 +330,7 @@ Initializer Initializer::from_json(const json& j) {
   for (const auto& [key, value] : j.items())
     EMBER_CHECK(key == "class_name" || key == "config" || key == "module" || key == "registered_name", InvalidArgument)
         << "Initializer::from_json: unknown key \"" << key << "\" in " << j.dump();
-  return resolve(j["class_name"].get<std::string>(), j.contains("config") ? j["config"] : json::object());
+  return resolve_initializer(j["class_name"].get<std::string>(), j.contains("config") ? j["config"] : json::object());
 }
 
 std::pair<double, double> compute_fans(const Shape& shape) {

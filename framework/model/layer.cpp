@@ -367,7 +367,7 @@ LayerOptions Layer::options_from_config(const nlohmann::json& c) {
 
 namespace {
 std::mutex g_registry_mutex;
-std::map<std::string, LayerFactory>& registry() {
+std::map<std::string, LayerFactory>& layer_registry() {
   static std::map<std::string, LayerFactory> r;
   return r;
 }
@@ -375,13 +375,13 @@ std::map<std::string, LayerFactory>& registry() {
 
 void register_layer(const std::string& class_name, LayerFactory factory) {
   std::lock_guard lock(g_registry_mutex);
-  registry()[class_name] = std::move(factory);
+  layer_registry()[class_name] = std::move(factory);
 }
 
 std::vector<std::string> registered_layers() {
   std::lock_guard lock(g_registry_mutex);
   std::vector<std::string> out;
-  for (const auto& [name, f] : registry()) out.push_back(name);
+  for (const auto& [name, f] : layer_registry()) out.push_back(name);
   return out;
 }
 
@@ -392,8 +392,8 @@ LayerPtr deserialize_layer(const nlohmann::json& j) {
   LayerFactory f;
   {
     std::lock_guard lock(g_registry_mutex);
-    auto it = registry().find(cls);
-    if (it != registry().end()) f = it->second;
+    auto it = layer_registry().find(cls);
+    if (it != layer_registry().end()) f = it->second;
   }
   if (!f) {
     std::string known;

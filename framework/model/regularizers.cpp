@@ -51,7 +51,7 @@ class L1L2Impl : public RegularizerImpl {
   double l1_, l2_;
 };
 
-[[noreturn]] void unknown(const std::string& name) {
+[[noreturn]] void unknown_regularizer(const std::string& name) {
   throw InvalidArgument("Unknown regularizer \"" + name + "\"; known regularizers: L1, L2, L1L2, l1, l2, l1l2, l1_l2");
 }
 
@@ -65,7 +65,7 @@ double number(const json& config, const char* key, double fallback, const std::s
 }
 
 // A regularizer from a class or snake_case name and a config (an object, possibly empty).
-Regularizer resolve(const std::string& name, const json& config) {
+Regularizer resolve_regularizer(const std::string& name, const json& config) {
   EMBER_CHECK(config.is_object(), InvalidArgument)
       << "Regularizer " << name << ": config must be an object, got " << config.dump();
   auto only = [&](std::initializer_list<const char*> keys) {
@@ -91,13 +91,13 @@ Regularizer resolve(const std::string& name, const json& config) {
     const double fallback = name == "l1_l2" ? 0.01 : 0.0;
     return L1L2(number(config, "l1", fallback, name), number(config, "l2", fallback, name));
   }
-  unknown(name);
+  unknown_regularizer(name);
 }
 
 }  // namespace
 
 Regularizer::Regularizer(const char* name) : Regularizer(std::string(name)) {}
-Regularizer::Regularizer(const std::string& name) : impl_(resolve(name, json::object()).impl_) {}
+Regularizer::Regularizer(const std::string& name) : impl_(resolve_regularizer(name, json::object()).impl_) {}
 
 Tensor Regularizer::operator()(const Tensor& x) const {
   EMBER_CHECK(impl_ != nullptr, FailedPrecondition) << "Regularizer: called an empty regularizer";
@@ -118,7 +118,7 @@ Regularizer Regularizer::from_json(const json& j) {
     EMBER_CHECK(key == "class_name" || key == "config" || key == "module" || key == "registered_name", InvalidArgument)
         << "Regularizer::from_json: unknown key \"" << key << "\" in " << j.dump();
   const json config = j.contains("config") && !j["config"].is_null() ? j["config"] : json::object();
-  return resolve(j["class_name"].get<std::string>(), config);
+  return resolve_regularizer(j["class_name"].get<std::string>(), config);
 }
 
 Regularizer L1(double l1) { return Regularizer(L1L2Impl("L1", validate(l1, "L1", "l1"), 0.0)); }

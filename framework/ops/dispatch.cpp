@@ -9,7 +9,7 @@ namespace {
 
 struct KernelEntry {
   KernelFn fn = nullptr;
-  uint32_t dtype_mask = 0;  // bit per DType
+  uint32_t dtype_mask = 0;  // dispatch_bit per DType
 };
 
 KernelEntry& entry(OpId op, DeviceType device) {
@@ -17,7 +17,7 @@ KernelEntry& entry(OpId op, DeviceType device) {
   return table[static_cast<int>(op)][static_cast<int>(device)];
 }
 
-uint32_t bit(DType t) { return 1u << static_cast<int>(t); }
+uint32_t dispatch_bit(DType t) { return 1u << static_cast<int>(t); }
 
 // Hooks sit in fixed slots read without a lock: every op checks them, few ever change them.
 constexpr int kMaxHooks = 16;
@@ -50,12 +50,12 @@ void register_kernel(OpId op, DeviceType device, KernelFn fn, std::vector<DType>
   e.fn = fn;
   e.dtype_mask = 0;
   if (dtypes.empty()) e.dtype_mask = ~0u;
-  for (DType t : dtypes) e.dtype_mask |= bit(t);
+  for (DType t : dtypes) e.dtype_mask |= dispatch_bit(t);
 }
 
 bool supports(OpId op, DeviceType device, DType dtype) {
   const KernelEntry& e = entry(op, device);
-  return e.fn && (e.dtype_mask & bit(dtype));
+  return e.fn && (e.dtype_mask & dispatch_bit(dtype));
 }
 
 bool has_kernel(OpId op, DeviceType device) { return entry(op, device).fn != nullptr; }
@@ -87,7 +87,7 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
   EMBER_CHECK(k.fn, Unimplemented) << op << ": no kernel is registered for device " << device;
   // The dtype a kernel is chosen by: the first input's, or the output's for creation ops.
   DType key = inputs.empty() ? specs[0].dtype : inputs[0].dtype();
-  EMBER_CHECK(k.dtype_mask & bit(key), InvalidArgument)
+  EMBER_CHECK(k.dtype_mask & dispatch_bit(key), InvalidArgument)
       << op << ": dtype " << key << " is not supported on " << device;
   for (size_t i = 0; i < specs.size(); ++i) {
     const OutputSpec& s = specs[i];

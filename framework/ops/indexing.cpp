@@ -12,7 +12,7 @@ namespace ember::ops {
 
 namespace {
 
-std::string list_str(const std::vector<int64_t>& v) {
+std::string index_list_str(const std::vector<int64_t>& v) {
   std::ostringstream os;
   os << "[";
   for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
@@ -27,7 +27,7 @@ std::string position_str(int64_t flat, const Shape& shape) {
     idx[static_cast<size_t>(d)] = flat % n;
     flat /= n;
   }
-  return list_str(idx);
+  return index_list_str(idx);
 }
 
 void check_index_dtype(const char* op, const char* what, const Tensor& t, bool allow_uint8 = false) {
@@ -99,7 +99,7 @@ Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const s
     } else {
       EMBER_CHECK(full < r, InvalidArgument)
           << "strided_slice: too many indices for a tensor of shape " << x.shape() << " (begin "
-          << list_str(begin) << ")";
+          << index_list_str(begin) << ")";
       size_t f = static_cast<size_t>(full), si = static_cast<size_t>(i);
       dbegin[f] = begin[si];
       dend[f] = end[si];
@@ -116,7 +116,7 @@ Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const s
   bool identity = true;
   for (size_t d = 0; d < ur; ++d) {
     int64_t dim = x.shape()[static_cast<int64_t>(d)], s = dstride[d];
-    EMBER_CHECK(s != 0, InvalidArgument) << "strided_slice: strides " << list_str(strides)
+    EMBER_CHECK(s != 0, InvalidArgument) << "strided_slice: strides " << index_list_str(strides)
                                          << " hold a zero stride (for dimension " << d << ")";
     if (shrink[d]) {
       EMBER_CHECK(s > 0, InvalidArgument) << "strided_slice: a shrunk index (dimension " << d
@@ -158,14 +158,14 @@ Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const s
 Tensor slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& size) {
   int64_t r = x.rank();
   EMBER_CHECK(static_cast<int64_t>(begin.size()) == r && static_cast<int64_t>(size.size()) == r, InvalidArgument)
-      << "slice: begin " << list_str(begin) << " and size " << list_str(size) << " must each have " << r
+      << "slice: begin " << index_list_str(begin) << " and size " << index_list_str(size) << " must each have " << r
       << " entries for a tensor of shape " << x.shape();
   std::vector<int64_t> end(static_cast<size_t>(r));
   for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
     int64_t dim = x.shape()[static_cast<int64_t>(d)], b = begin[d];
     int64_t s = size[d] == -1 ? dim - b : size[d];
     EMBER_CHECK(b >= 0 && b <= dim && s >= 0 && b + s <= dim, InvalidArgument)
-        << "slice: begin " << list_str(begin) << " and size " << list_str(size)
+        << "slice: begin " << index_list_str(begin) << " and size " << index_list_str(size)
         << " are out of range for a tensor of shape " << x.shape() << " (dimension " << d << ": expected 0 <= "
         << "begin <= " << dim << " and 0 <= begin + size <= " << dim << ")";
     end[d] = b + s;

@@ -49,7 +49,7 @@ void check_floating(const char* op, const Tensor& t, const char* what) {
       << op << ": " << what << " must have a floating dtype (float32, float64, float16, bfloat16), got " << t.dtype();
 }
 
-void check_same_dtype(const char* op, const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
+void check_same_nn_dtype(const char* op, const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
   EMBER_CHECK(a.dtype() == b.dtype(), InvalidArgument)
       << op << ": " << a_name << " and " << b_name << " must have the same dtype, got " << a.dtype() << " and "
       << b.dtype();
@@ -133,7 +133,7 @@ Tensor log_softmax(const Tensor& logits, int64_t axis) { return softmax_like(OpI
 
 Tensor conv2d(const Tensor& input, const Tensor& filters, Conv2DOptions options) {
   const char* op = "conv2d";
-  check_same_dtype(op, input, "input", filters, "filters");
+  check_same_nn_dtype(op, input, "input", filters, "filters");
   check_floating(op, input, "input");
   auto [attrs, out_shape] = conv_geometry(op, input.shape(), filters.shape(), options);
   Tensor inputs[] = {input, filters};
@@ -143,7 +143,7 @@ Tensor conv2d(const Tensor& input, const Tensor& filters, Conv2DOptions options)
 Tensor conv2d_backprop_input(const Shape& input_shape, const Tensor& filters, const Tensor& out_backprop,
                              Conv2DOptions options) {
   const char* op = "conv2d_backprop_input";
-  check_same_dtype(op, filters, "filters", out_backprop, "out_backprop");
+  check_same_nn_dtype(op, filters, "filters", out_backprop, "out_backprop");
   check_floating(op, filters, "filters");
   auto [attrs, out_shape] = conv_geometry(op, input_shape, filters.shape(), options);
   EMBER_CHECK(out_backprop.shape() == out_shape, InvalidArgument)
@@ -157,7 +157,7 @@ Tensor conv2d_backprop_input(const Shape& input_shape, const Tensor& filters, co
 Tensor conv2d_backprop_filter(const Tensor& input, const Shape& filter_shape, const Tensor& out_backprop,
                               Conv2DOptions options) {
   const char* op = "conv2d_backprop_filter";
-  check_same_dtype(op, input, "input", out_backprop, "out_backprop");
+  check_same_nn_dtype(op, input, "input", out_backprop, "out_backprop");
   check_floating(op, input, "input");
   auto [attrs, out_shape] = conv_geometry(op, input.shape(), filter_shape, options);
   EMBER_CHECK(out_backprop.shape() == out_shape, InvalidArgument)
@@ -185,8 +185,8 @@ Tensor avg_pool2d(const Tensor& input, std::array<int64_t, 2> ksize, Pool2DOptio
 Tensor max_pool2d_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
                        std::array<int64_t, 2> ksize, Pool2DOptions options) {
   const char* op = "max_pool2d_grad";
-  check_same_dtype(op, orig_input, "orig_input", orig_output, "orig_output");
-  check_same_dtype(op, orig_input, "orig_input", grad, "grad");
+  check_same_nn_dtype(op, orig_input, "orig_input", orig_output, "orig_output");
+  check_same_nn_dtype(op, orig_input, "orig_input", grad, "grad");
   check_floating(op, orig_input, "orig_input");
   auto [attrs, out_shape] = pool_geometry(op, orig_input.shape(), ksize, options);
   EMBER_CHECK(orig_output.shape() == out_shape, InvalidArgument)

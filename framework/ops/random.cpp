@@ -72,7 +72,7 @@ uint64_t blocks_for(const Shape& shape, DType dtype) {
   return (static_cast<uint64_t>(shape.num_elements()) + per_block - 1) / per_block;
 }
 
-void check_shape(const Shape& shape, const char* op) {
+void check_random_shape(const Shape& shape, const char* op) {
   for (int64_t d : shape)
     EMBER_CHECK(d >= 0, InvalidArgument) << op << ": shape " << shape << " has a negative dimension";
 }
@@ -89,7 +89,7 @@ Tensor run_random(OpId op, const Shape& shape, DType dtype, std::optional<uint64
 }
 
 Tensor normal_like(OpId op, const char* name, const Shape& shape, const NormalOptions& o) {
-  check_shape(shape, name);
+  check_random_shape(shape, name);
   check_float_dtype(o.dtype, name);
   EMBER_CHECK(o.stddev >= 0, InvalidArgument) << name << ": stddev must be >= 0, got " << o.stddev;
   return run_random(op, shape, o.dtype, o.seed, o.mean, o.stddev);
@@ -114,7 +114,7 @@ Tensor truncated_normal(const Shape& shape, NormalOptions options) {
 }
 
 Tensor uniform(const Shape& shape, UniformOptions o) {
-  check_shape(shape, "random_uniform");
+  check_random_shape(shape, "random_uniform");
   if (o.dtype == DType::Int32 || o.dtype == DType::Int64) {
     const double lo = o.dtype == DType::Int32 ? -2147483648.0 : -9223372036854775808.0;
     const double hi_exclusive = -lo;

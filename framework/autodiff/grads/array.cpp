@@ -39,7 +39,7 @@ Tensor reverse_axis(const Tensor& x, int64_t axis) {
 }
 
 // x[start : start + len] along axis.
-Tensor slice_axis(const Tensor& x, int64_t axis, int64_t start, int64_t len) {
+Tensor grad_slice_axis(const Tensor& x, int64_t axis, int64_t start, int64_t len) {
   std::vector<int64_t> begin(static_cast<size_t>(x.rank()), 0), size(x.shape().begin(), x.shape().end());
   begin[static_cast<size_t>(axis)] = start;
   size[static_cast<size_t>(axis)] = len;
@@ -61,13 +61,13 @@ Tensor mirror_pad_grad(Tensor g, const Shape& in_shape, const PadAttrs& a) {
     auto [before, after] = a.paddings[static_cast<size_t>(d)];
     if (before == 0 && after == 0) continue;
     const int64_t n = in_shape[d];
-    Tensor acc = slice_axis(g, d, before, n);
+    Tensor acc = grad_slice_axis(g, d, before, n);
     if (before > 0) {
-      Tensor left = reverse_axis(slice_axis(g, d, 0, before), d);
+      Tensor left = reverse_axis(grad_slice_axis(g, d, 0, before), d);
       acc = ops::add(acc, pad_axis(left, d, offset, n - offset - before));
     }
     if (after > 0) {
-      Tensor right = reverse_axis(slice_axis(g, d, before + n, after), d);
+      Tensor right = reverse_axis(grad_slice_axis(g, d, before + n, after), d);
       acc = ops::add(acc, pad_axis(right, d, n - offset - after, offset));
     }
     g = acc;

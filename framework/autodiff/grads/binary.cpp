@@ -1,6 +1,7 @@
 // Backward formulas of the broadcasting binary and ternary elementwise ops (TF: math_grad.py). Each
 // input's gradient is computed at the broadcast output shape, then summed back to the input's shape.
 #include "framework/autodiff/grad_registry.h"
+#include "framework/autodiff/grads/grad_util.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 
@@ -9,10 +10,8 @@ namespace {
 
 using Grads = std::vector<Tensor>;
 
-// dy where mask holds, zero elsewhere.
-Tensor masked(const Tensor& mask, const Tensor& dy) { return ops::where(mask, dy, ops::zeros_like(dy)); }
-// Zero where mask holds, dy elsewhere.
-Tensor masked_out(const Tensor& mask, const Tensor& dy) { return ops::where(mask, ops::zeros_like(dy), dy); }
+using grad_util::masked;
+using grad_util::masked_out;
 
 // The two gradients of a binary op, each reduced to its input's shape.
 Grads reduced(const GradContext& c, const Tensor& ga, const Tensor& gb) {

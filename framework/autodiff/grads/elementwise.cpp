@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "framework/autodiff/grad_registry.h"
+#include "framework/autodiff/grads/grad_util.h"
 #include "framework/core/error.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
@@ -13,11 +14,9 @@ namespace {
 
 using Grads = std::vector<Tensor>;
 
-// A 0-d tensor of x's dtype and device holding v (broadcasts against x).
-Tensor scalar_like(const Tensor& x, double v) { return Tensor::scalar_of(v, x.dtype(), x.device()); }
+using grad_util::scalar_like;
 
-// dy where mask holds, zero elsewhere.
-Tensor masked(const Tensor& mask, const Tensor& dy) { return ops::where(mask, dy, ops::zeros_like(dy)); }
+using grad_util::masked;
 
 const Tensor& x0(const GradContext& c) { return c.inputs[0]; }
 const Tensor& y0(const GradContext& c) { return c.outputs[0]; }

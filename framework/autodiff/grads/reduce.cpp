@@ -3,6 +3,7 @@
 #include "framework/ops/reduce.h"
 
 #include "framework/autodiff/grad_registry.h"
+#include "framework/autodiff/grads/grad_util.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 
@@ -25,7 +26,7 @@ int64_t reduced_count(const Shape& in, const ReduceAttrs& a) {
   return n;
 }
 
-Tensor scalar_like(double v, const Tensor& like) { return Tensor::scalar_of(v, like.dtype(), like.device()); }
+using grad_util::scalar_like;
 
 // dy (or y) reshaped to the keepdims shape, so it broadcasts against the input.
 Tensor kept(const Tensor& t, const GradContext& ctx) {
@@ -65,12 +66,12 @@ std::vector<Tensor> reduce_prod_grad(const GradContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   const ReduceAttrs& a = reduce_attrs(ctx);
   Tensor dy = kept(ctx.grads[0], ctx);
-  Tensor zero = scalar_like(0, x);
+  Tensor zero = scalar_like(x, 0);
   Tensor is_zero = ops::equal(x, zero);
-  Tensor safe_x = ops::where(is_zero, scalar_like(1, x), x);
+  Tensor safe_x = ops::where(is_zero, scalar_like(x, 1), x);
   Tensor p = ops::reduce_prod(safe_x, a.axes, /*keepdims=*/true);
   Tensor z = ops::reduce_sum(ops::cast(is_zero, x.dtype()), a.axes, /*keepdims=*/true);
-  Tensor at_zero = ops::where(ops::equal(z, scalar_like(1, z)), p, zero);
+  Tensor at_zero = ops::where(ops::equal(z, scalar_like(z, 1)), p, zero);
   Tensor at_nonzero = ops::where(ops::equal(z, zero), p / safe_x, zero);
   return {ops::where(is_zero, at_zero, at_nonzero) * dy};
 }

@@ -24,7 +24,7 @@ int64_t parse_update_freq(const std::variant<std::string, int64_t>& freq) {
                         s + "\"");
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
+double tb_seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -91,7 +91,7 @@ void TensorBoard::on_train_batch_end(int64_t, const Logs& logs) {
   if (update_freq_ == 0 || global_train_batch_ % update_freq_ != 0) return;
   io::EventFileWriter& writer = train_writer();
   if (write_steps_per_second_)
-    writer.add_scalar("batch_steps_per_second", 1.0 / seconds_since(batch_start_), global_train_batch_);
+    writer.add_scalar("batch_steps_per_second", 1.0 / tb_seconds_since(batch_start_), global_train_batch_);
   for (const auto& [name, value] : logs) writer.add_scalar("batch_" + name, value, global_train_batch_);
 }
 
@@ -103,7 +103,7 @@ void TensorBoard::on_epoch_end(int epoch, Logs& logs) {
   if (model() && model()->compiled()) train_logs["learning_rate"] = model()->optimizer().learning_rate();
   if (write_steps_per_second_) {
     const int64_t iterations = optimizer_iterations().value_or(global_train_batch_);
-    train_logs["steps_per_second"] = double(iterations - previous_epoch_iterations_) / seconds_since(epoch_start_);
+    train_logs["steps_per_second"] = double(iterations - previous_epoch_iterations_) / tb_seconds_since(epoch_start_);
   }
   if (!train_logs.empty()) {
     io::EventFileWriter& writer = train_writer();

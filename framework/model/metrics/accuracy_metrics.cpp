@@ -29,7 +29,7 @@ MetricPtr make_plain(const nlohmann::json& c, const char* cls, const char* defau
   return std::make_shared<M>(MetricOptions{.name = detail::read_metric_base(c, cls, default_name)});
 }
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool accuracy_metrics_registered = [] {
   detail::register_metric("Accuracy", [](const nlohmann::json& c) {
     return make_plain<Accuracy>(c, "Accuracy", "accuracy");
   });  // "accuracy" itself is resolved by get() as compile does

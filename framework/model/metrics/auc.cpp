@@ -17,7 +17,7 @@ namespace ember::metrics {
 
 namespace {
 
-constexpr double kEpsilon = 1e-7;
+constexpr double kAucEpsilon = 1e-7;
 
 std::string canonical_curve(const std::string& c) {
   if (c == "ROC" || c == "roc") return "ROC";
@@ -40,7 +40,7 @@ std::string canonical_summation(const std::string& s) {
 Tensor head(const Tensor& v) { return ops::slice(v, {0}, {v.shape()[0] - 1}); }
 Tensor tail(const Tensor& v) { return ops::slice(v, {1}, {v.shape()[0] - 1}); }
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool auc_registered = [] {
   detail::register_metric("AUC", [](const nlohmann::json& c) -> MetricPtr {
     using ::ember::detail::config_bool;
     using ::ember::detail::config_string;
@@ -90,9 +90,9 @@ AUC::AUC(AUCOptions options) : Metric(options.name.empty() ? "auc" : options.nam
     evenly_ = true;
   }
   // End points just outside [0, 1], so that predictions of exactly 0 and 1 are counted correctly.
-  thresholds_.push_back(0.0 - kEpsilon);
+  thresholds_.push_back(0.0 - kAucEpsilon);
   thresholds_.insert(thresholds_.end(), inner.begin(), inner.end());
-  thresholds_.push_back(1.0 + kEpsilon);
+  thresholds_.push_back(1.0 + kAucEpsilon);
   options_.num_thresholds = static_cast<int64_t>(thresholds_.size());
 
   const Shape shape{options_.num_thresholds};

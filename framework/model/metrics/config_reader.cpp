@@ -23,14 +23,14 @@ void check_config_keys(const json& config, std::initializer_list<const char*> al
 }
 
 namespace {
-const json* find(const json& config, const char* key) {
+const json* find_key(const json& config, const char* key) {
   auto it = config.find(key);
   return it == config.end() || it->is_null() ? nullptr : &*it;
 }
 }  // namespace
 
 std::string config_string(const json& config, const char* key, const std::string& fallback, const std::string& who) {
-  const json* v = find(config, key);
+  const json* v = find_key(config, key);
   if (!v) return fallback;
   EMBER_CHECK(v->is_string(), InvalidArgument)
       << who << ": config \"" << key << "\" must be a string, got " << v->dump();
@@ -38,7 +38,7 @@ std::string config_string(const json& config, const char* key, const std::string
 }
 
 bool config_bool(const json& config, const char* key, bool fallback, const std::string& who) {
-  const json* v = find(config, key);
+  const json* v = find_key(config, key);
   if (!v) return fallback;
   EMBER_CHECK(v->is_boolean(), InvalidArgument)
       << who << ": config \"" << key << "\" must be true or false, got " << v->dump();
@@ -46,7 +46,7 @@ bool config_bool(const json& config, const char* key, bool fallback, const std::
 }
 
 double config_double(const json& config, const char* key, double fallback, const std::string& who) {
-  const json* v = find(config, key);
+  const json* v = find_key(config, key);
   if (!v) return fallback;
   EMBER_CHECK(v->is_number(), InvalidArgument)
       << who << ": config \"" << key << "\" must be a number, got " << v->dump();
@@ -54,7 +54,7 @@ double config_double(const json& config, const char* key, double fallback, const
 }
 
 int64_t config_int(const json& config, const char* key, int64_t fallback, const std::string& who) {
-  const json* v = find(config, key);
+  const json* v = find_key(config, key);
   if (!v) return fallback;
   EMBER_CHECK(v->is_number_integer(), InvalidArgument)
       << who << ": config \"" << key << "\" must be an integer, got " << v->dump();
@@ -62,7 +62,7 @@ int64_t config_int(const json& config, const char* key, int64_t fallback, const 
 }
 
 std::optional<int64_t> config_optional_int(const json& config, const char* key, const std::string& who) {
-  const json* v = find(config, key);
+  const json* v = find_key(config, key);
   if (!v) return std::nullopt;
   return config_int(config, key, 0, who);
 }

@@ -1,4 +1,4 @@
-// metrics::get (Keras: compile_utils.get_metric), the class registry, and (de)serialization.
+// metrics::get (Keras: compile_utils.get_metric), the class metric_registry, and (de)serialization.
 //
 // "accuracy" is resolved as Keras compiles it. Keras 3 decides from the shapes of the first batch
 // (is_binary_or_sparse_categorical); tf.keras decided from the loss. With one of the three
@@ -20,32 +20,32 @@ namespace ember::metrics {
 
 namespace {
 
-struct Entry {
+struct MetricEntry {
   detail::MetricFactory factory = nullptr;
   bool alias = false;
 };
 
-std::map<std::string, Entry>& registry() {
-  static std::map<std::string, Entry> r;
+std::map<std::string, MetricEntry>& metric_registry() {
+  static std::map<std::string, MetricEntry> r;
   return r;
 }
-std::mutex& registry_mutex() {
+std::mutex& metric_registry_mutex() {
   static std::mutex m;
   return m;
 }
 
-Entry find_entry(const std::string& name) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  auto it = registry().find(name);
-  return it == registry().end() ? Entry{} : it->second;
+MetricEntry find_metric_entry(const std::string& name) {
+  std::lock_guard<std::mutex> lock(metric_registry_mutex());
+  auto it = metric_registry().find(name);
+  return it == metric_registry().end() ? MetricEntry{} : it->second;
 }
 
-[[noreturn]] void unknown(const std::string& identifier) {
+[[noreturn]] void unknown_metric(const std::string& identifier) {
   std::ostringstream known;
   known << "accuracy, acc";
   {
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    for (const auto& [name, e] : registry()) known << ", " << name;
+    std::lock_guard<std::mutex> lock(metric_registry_mutex());
+    for (const auto& [name, e] : metric_registry()) known << ", " << name;
   }
   throw InvalidArgument("Unknown metric \"" + identifier + "\"; known metrics: " + known.str());
 }
@@ -105,9 +105,9 @@ class CompileAccuracy : public MeanMetricWrapper {
 namespace detail {
 
 bool register_metric(const char* class_name, MetricFactory factory, std::initializer_list<const char*> aliases) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  registry()[class_name] = Entry{factory, false};
-  for (const char* a : aliases) registry()[a] = Entry{factory, true};
+  std::lock_guard<std::mutex> lock(metric_registry_mutex());
+  metric_registry()[class_name] = MetricEntry{factory, false};
+  for (const char* a : aliases) metric_registry()[a] = MetricEntry{factory, true};
   return true;
 }
 
@@ -146,8 +146,8 @@ MetricPtr get(const std::string& identifier, const losses::Loss* loss) {
       return std::make_shared<CategoricalAccuracy>(MetricOptions{.name = identifier});
     return std::make_shared<CompileAccuracy>(identifier);
   }
-  Entry e = find_entry(identifier);
-  if (!e.factory) unknown(identifier);
+  MetricEntry e = find_metric_entry(identifier);
+  if (!e.factory) unknown_metric(identifier);
   MetricPtr m = e.factory(nlohmann::json::object());
   m->set_name(identifier);  // compile names a metric after its identifier
   return m;
@@ -161,8 +161,8 @@ MetricPtr deserialize(const nlohmann::json& j) {
   EMBER_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(), InvalidArgument)
       << "metrics::deserialize: expected {\"class_name\": ..., \"config\": {...}}, got " << j.dump();
   const std::string cls = j["class_name"].get<std::string>();
-  Entry e = find_entry(cls);
-  if (!e.factory || e.alias) unknown(cls);
+  MetricEntry e = find_metric_entry(cls);
+  if (!e.factory || e.alias) unknown_metric(cls);
   const nlohmann::json config = j.contains("config") && !j["config"].is_null() ? j["config"] : nlohmann::json::object();
   return e.factory(config);
 }

@@ -56,7 +56,7 @@ PrecisionRecallOptions options_from(const nlohmann::json& c, const char* cls, co
   return o;
 }
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool precision_recall_registered = [] {
   detail::register_metric("Precision", [](const nlohmann::json& c) -> MetricPtr {
     return std::make_shared<Precision>(options_from(c, "Precision", "precision"));
   }, {"precision"});

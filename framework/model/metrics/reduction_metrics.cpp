@@ -22,7 +22,7 @@ std::vector<int64_t> axes_from(int64_t first, int64_t last) {
   return axes;
 }
 
-Tensor reduce(const Tensor& x, std::vector<int64_t> axes, bool use_sum) {
+Tensor reduce_samplewise(const Tensor& x, std::vector<int64_t> axes, bool use_sum) {
   return use_sum ? ops::reduce_sum(x, ops::Axes(std::move(axes))) : ops::reduce_mean(x, ops::Axes(std::move(axes)));
 }
 
@@ -31,7 +31,7 @@ Tensor reduce(const Tensor& x, std::vector<int64_t> axes, bool use_sum) {
                         " itself; it has no update_state(y_true, y_pred, sample_weight)");
 }
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool reduction_metrics_registered = [] {
   detail::register_metric("Mean", [](const nlohmann::json& c) -> MetricPtr {
     return std::make_shared<Mean>(MetricOptions{.name = detail::read_metric_base(c, "Mean", "mean")});
   }, {"mean"});
@@ -50,7 +50,7 @@ std::pair<Tensor, Tensor> reduce_to_samplewise_values(const Tensor& values_in, c
   if (sample_weight_in.defined()) {
     auto [v, w] = squeeze_or_expand_to_same_rank(values, to_float32(sample_weight_in));
     const int64_t weight_ndim = w.rank();
-    if (v.rank() > weight_ndim) v = reduce(v, axes_from(weight_ndim, v.rank()), use_sum);
+    if (v.rank() > weight_ndim) v = reduce_samplewise(v, axes_from(weight_ndim, v.rank()), use_sum);
     // broadcast_to only widens the weights; weights of a larger rank or shape are an error.
     bool fits = w.rank() <= v.rank();
     if (fits) {
@@ -64,9 +64,9 @@ std::pair<Tensor, Tensor> reduce_to_samplewise_values(const Tensor& values_in, c
                                        << " does not broadcast to the per-sample values of shape " << values.shape();
     w = ops::broadcast_to(w, v.shape());
     values = v * w;
-    sample_weight = weight_ndim > 1 ? reduce(w, axes_from(1, weight_ndim), use_sum) : w;
+    sample_weight = weight_ndim > 1 ? reduce_samplewise(w, axes_from(1, weight_ndim), use_sum) : w;
   }
-  if (values.rank() > 1) values = reduce(values, axes_from(1, values.rank()), use_sum);
+  if (values.rank() > 1) values = reduce_samplewise(values, axes_from(1, values.rank()), use_sum);
   return {values, sample_weight};
 }
 

@@ -27,7 +27,7 @@ MetricPtr make(const nlohmann::json& c, const char* cls, const char* default_nam
   return std::make_shared<M>(MetricOptions{.name = detail::read_metric_base(c, cls, default_name)});
 }
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool regression_metrics_registered = [] {
   detail::register_metric("MeanSquaredError", [](const nlohmann::json& c) {
     return make<MeanSquaredError>(c, "MeanSquaredError", "mean_squared_error");
   }, {"mean_squared_error", "mse", "MSE"});

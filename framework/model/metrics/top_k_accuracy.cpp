@@ -16,19 +16,19 @@ namespace ember::metrics {
 namespace {
 
 template <class M>
-MetricPtr make(const nlohmann::json& c, const char* cls, const char* default_name) {
+MetricPtr make_top_k(const nlohmann::json& c, const char* cls, const char* default_name) {
   const std::string name = detail::read_metric_base(c, cls, default_name, {"k", "from_sorted_ids"});
   EMBER_CHECK(!::ember::detail::config_bool(c, "from_sorted_ids", false, cls), InvalidArgument)
       << cls << ": from_sorted_ids=true is not supported";
   return std::make_shared<M>(TopKAccuracyOptions{.k = ::ember::detail::config_int(c, "k", 5, cls), .name = name});
 }
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool top_k_accuracy_registered = [] {
   detail::register_metric("TopKCategoricalAccuracy", [](const nlohmann::json& c) {
-    return make<TopKCategoricalAccuracy>(c, "TopKCategoricalAccuracy", "top_k_categorical_accuracy");
+    return make_top_k<TopKCategoricalAccuracy>(c, "TopKCategoricalAccuracy", "top_k_categorical_accuracy");
   }, {"top_k_categorical_accuracy"});
   detail::register_metric("SparseTopKCategoricalAccuracy", [](const nlohmann::json& c) {
-    return make<SparseTopKCategoricalAccuracy>(c, "SparseTopKCategoricalAccuracy", "sparse_top_k_categorical_accuracy");
+    return make_top_k<SparseTopKCategoricalAccuracy>(c, "SparseTopKCategoricalAccuracy", "sparse_top_k_categorical_accuracy");
   }, {"sparse_top_k_categorical_accuracy"});
   return true;
 }();

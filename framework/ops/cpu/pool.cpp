@@ -26,12 +26,12 @@ struct PoolGeom {
   void cols(int64_t o, int64_t& b, int64_t& e) const { window(o, sw, pl, kw, w, b, e); }
 };
 
-PoolGeom geom(const Shape& in, const Shape& out, const Pool2DAttrs& a) {
+PoolGeom pool_geom(const Shape& in, const Shape& out, const Pool2DAttrs& a) {
   return {in[0],      in[1],      in[2],        in[3],        out[1],    out[2],
           a.ksize[0], a.ksize[1], a.strides[0], a.strides[1], a.pads[0], a.pads[2]};
 }
 
-int64_t grain_for(int64_t work_per_item) {
+int64_t pool_grain_for(int64_t work_per_item) {
   return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work_per_item, 1));
 }
 
@@ -39,7 +39,7 @@ int64_t grain_for(int64_t work_per_item) {
 template <class T, bool kMax>
 void pool_forward(const T* x, T* y, const PoolGeom& g) {
   using C = compute_t<T>;
-  parallel_for(g.n * g.oh, grain_for(g.ow * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+  parallel_for(g.n * g.oh, pool_grain_for(g.ow * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
     C acc[kCBlock];
     for (int64_t t = begin; t < end; ++t) {
       int64_t n = t / g.oh, oh = t % g.oh, hb, he;
@@ -79,7 +79,7 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
   using C = compute_t<T>;
   int64_t cblocks = (g.c + kCBlock - 1) / kCBlock;
   parallel_for(
-      g.n * cblocks, grain_for(g.oh * g.ow * std::min(g.c, kCBlock) * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+      g.n * cblocks, pool_grain_for(g.oh * g.ow * std::min(g.c, kCBlock) * g.kh * g.kw), [&](int64_t begin, int64_t end) {
         C best[kCBlock];
         // Same width as float so the select below vectorises; a position is within one image.
         int32_t pos[kCBlock];
@@ -132,7 +132,7 @@ void avg_pool_backward(const T* dy, T* dx, const PoolGeom& g, const std::vector<
     lo = first <= 0 ? 0 : (first + s - 1) / s;
     hi = std::min((i + pad) / s + 1, out);
   };
-  parallel_for(g.n * g.h, grain_for(g.w * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+  parallel_for(g.n * g.h, pool_grain_for(g.w * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
     C acc[kCBlock];
     for (int64_t t = begin; t < end; ++t) {
       int64_t n = t / g.h, ih = t % g.h, oh_lo, oh_hi;
@@ -162,7 +162,7 @@ void pool_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   Tensor& y = ctx.outputs[0];
   if (y.num_elements() == 0) return;
-  PoolGeom g = geom(x.shape(), y.shape(), std::get<Pool2DAttrs>(ctx.attrs));
+  PoolGeom g = pool_geom(x.shape(), y.shape(), std::get<Pool2DAttrs>(ctx.attrs));
   EMBER_DISPATCH_FLOAT(x.dtype(), op_name(ctx.op), {
     pool_forward<scalar_t, kMax>(static_cast<const scalar_t*>(x.raw_data()), static_cast<scalar_t*>(y.raw_data()), g);
   });
@@ -173,7 +173,7 @@ void max_pool_grad_cpu(const KernelContext& ctx) {
   const Tensor& dy = ctx.inputs[2];
   Tensor& dx = ctx.outputs[0];
   if (dx.num_elements() == 0) return;
-  PoolGeom g = geom(x.shape(), dy.shape(), std::get<Pool2DAttrs>(ctx.attrs));
+  PoolGeom g = pool_geom(x.shape(), dy.shape(), std::get<Pool2DAttrs>(ctx.attrs));
   EMBER_CHECK(g.h * g.w <= INT32_MAX, InvalidArgument)
       << "max_pool2d_grad: images of " << g.h << "x" << g.w << " pixels are too large (at most 2^31 pixels)";
   EMBER_DISPATCH_FLOAT(x.dtype(), op_name(ctx.op), {
@@ -186,7 +186,7 @@ void avg_pool_grad_cpu(const KernelContext& ctx) {
   const Tensor& dy = ctx.inputs[0];
   Tensor& dx = ctx.outputs[0];
   if (dx.num_elements() == 0) return;
-  PoolGeom g = geom(dx.shape(), dy.shape(), std::get<Pool2DAttrs>(ctx.attrs));
+  PoolGeom g = pool_geom(dx.shape(), dy.shape(), std::get<Pool2DAttrs>(ctx.attrs));
   std::vector<int64_t> row_count(static_cast<size_t>(g.oh)), col_count(static_cast<size_t>(g.ow));
   for (int64_t o = 0; o < g.oh; ++o) {
     int64_t b, e;

@@ -1,0 +1,1 @@
+// Compiles tests/CMakeLists.txt's precompiled header, which every test executable reuses.
