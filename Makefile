@@ -9,6 +9,8 @@ PACKAGES := cmake g++ make ccache pkg-config libeigen3-dev libdnnl-dev ocl-icd-o
             libspdlog-dev nlohmann-json3-dev zlib1g-dev libcli11-dev dataset-fashion-mnist
 CMAKE_FLAGS ?=
 export CCACHE_DIR ?= $(HOME)/.cache/ember-ccache
+# Lets ccache cache the tests, which include a precompiled header.
+export CCACHE_SLOPPINESS ?= pch_defines,time_macros,include_file_mtime,include_file_ctime
 
 .PHONY: deps configure build train test bench test-sanitize test-tsan clean
 
@@ -36,14 +38,21 @@ train: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# bench_train's reference is PyTorch (bench/compare_pytorch.py runs both): Debian's python3-torch, installed
+# here when missing, run by Debian's own python3 (the one that sees it).
 bench: configure
-	cmake --build $(BUILD) -j $(JOBS) --target bench_matmul bench_dispatch bench_elementwise bench_autodiff bench_data bench_conv
+	@dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q "ok installed" || { \
+	  echo "Installing missing package: python3-torch"; SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends python3-torch; }
+	cmake --build $(BUILD) -j $(JOBS) --target bench_matmul bench_dispatch bench_elementwise bench_autodiff bench_data bench_conv \
+	  bench_train
 	$(BUILD)/bench/bench_matmul
 	$(BUILD)/bench/bench_dispatch
 	$(BUILD)/bench/bench_elementwise
 	$(BUILD)/bench/bench_autodiff
 	$(BUILD)/bench/bench_data
 	$(BUILD)/bench/bench_conv
+	/usr/bin/python3 bench/compare_pytorch.py --bench-train $(BUILD)/bench/bench_train
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds).
 test-sanitize: deps

@@ -1,6 +1,8 @@
 #include "optimizers/adam.h"
 
+#include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/optimizer_ops.h"
 #include "optimizers/config_util.h"
 #include "optimizers/registry.h"
 #include "optimizers/scalar.h"
@@ -34,6 +36,15 @@ void Adam::update_step(const Tensor& g, Variable& var, size_t index, double lear
   const Scalar alpha = lr * sqrt(1.0 - beta_2_power) / (1.0 - beta_1_power);
   Variable& m = momentums_[index];
   Variable& v = velocities_[index];
+  // One fused pass where the device has it for this dtype (the same arithmetic, op for op); float16
+  // variables keep the unfused ops, which round after every step as Keras does.
+  if (!amsgrad_ && supports(OpId::apply_adam, var.device().type(), dt)) {
+    ops::AdamUpdate u = ops::apply_adam(var.value(), m.value(), v.value(), g, alpha.value(), beta_1_, beta_2_, epsilon_);
+    m.assign(u.momentum);
+    v.assign(u.velocity);
+    var.assign(u.variable);
+    return;
+  }
   m.assign(m.value() + (g - m.value()) * (1 - beta_1_));
   v.assign(v.value() + (ops::square(g) - v.value()) * (1 - beta_2_));
   Tensor v_used = v.value();

@@ -106,8 +106,14 @@ struct Pool2DAttrs {
   Shape shape;  // avg_pool2d_grad: the original input shape
 };
 
+// apply_adam: Keras's Adam step with the bias correction folded into alpha; the coefficients are rounded
+// to the variable's dtype before use, exactly as the unfused ops would round their scalars.
+struct AdamAttrs {
+  double alpha = 0, one_minus_beta_1 = 0, one_minus_beta_2 = 0, epsilon = 0;
+};
+
 using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, ArgReduceAttrs, MatMulAttrs, ShapeAttrs,
                            TransposeAttrs, AxisAttrs, StridedSliceAttrs, GatherAttrs, SegmentAttrs, OneHotAttrs,
-                           PadAttrs, TileAttrs, CreationAttrs, RandomAttrs, Conv2DAttrs, Pool2DAttrs>;
+                           PadAttrs, TileAttrs, CreationAttrs, RandomAttrs, Conv2DAttrs, Pool2DAttrs, AdamAttrs>;
 
 }  // namespace ember

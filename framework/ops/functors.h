@@ -377,4 +377,18 @@ struct ClipByValue {
   EMBER_HOST_DEVICE T operator()(T x, T lo, T hi) const { return Maximum{}(Minimum{}(x, hi), lo); }
 };
 
+// ---- optimizer updates ----
+
+// Keras's Adam step for one element, each operation rounded to T as the unfused ops would round it:
+// m += (g - m) * (1 - beta_1); v += (g^2 - v) * (1 - beta_2); w -= m * alpha / (sqrt(v) + epsilon).
+struct AdamStep {
+  template <class T>
+  EMBER_HOST_DEVICE void operator()(T& w, T& m, T& v, T g, T alpha, T one_minus_beta_1, T one_minus_beta_2,
+                                    T epsilon) const {
+    m = m + (g - m) * one_minus_beta_1;
+    v = v + (g * g - v) * one_minus_beta_2;
+    w = w - (m * alpha) / (EMBER_MATH(sqrt)(v) + epsilon);
+  }
+};
+
 }  // namespace ember::functors

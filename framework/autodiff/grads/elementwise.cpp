@@ -51,7 +51,7 @@ Grads sigmoid_grad(const GradContext& c) {
 // TF: the gradient passes where the input is strictly positive (zero at the kink).
 Grads relu_grad(const GradContext& c) {
   const Tensor& x = x0(c);
-  return {masked(ops::greater(x, ops::zeros_like(x)), dy0(c))};
+  return {masked(ops::greater(x, scalar_like(x, 0)), dy0(c))};
 }
 Grads relu6_grad(const GradContext& c) {
   const Tensor& x = x0(c);
