@@ -9,9 +9,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/fashion_mnist.h"
 #include "framework/ember.h"
 
 using namespace ember;
+using fashion_mnist::make_model;
+using fashion_mnist::pipeline;
 
 namespace {
 
@@ -28,48 +31,6 @@ struct Flags {
   int threads = 0;
   int verbose = 1;
 };
-
-std::unique_ptr<Sequential> make_model(const std::string& kind) {
-  auto model = std::make_unique<Sequential>(std::vector<SequentialEntry>{}, ModelOptions{.name = kind});
-  if (kind == "mlp") {
-    model->add(layers::Input({784}));
-    model->add(layers::Dense(256, {.activation = "relu"}));
-    model->add(layers::Dense(256, {.activation = "relu"}));
-    model->add(layers::Dense(10, {.dtype = "float32"}));
-  } else if (kind == "cnn") {  // the classic Keras example
-    model->add(layers::Input({28, 28, 1}));
-    model->add(layers::Conv2D(32, 3, {.activation = "relu"}));
-    model->add(layers::MaxPooling2D(2));
-    model->add(layers::Conv2D(64, 3, {.activation = "relu"}));
-    model->add(layers::MaxPooling2D(2));
-    model->add(layers::Flatten());
-    model->add(layers::Dropout(0.3));
-    model->add(layers::Dense(128, {.activation = "relu"}));
-    model->add(layers::Dense(10, {.dtype = "float32"}));
-  } else {  // seed_cnn: the seeds' model
-    model->add(layers::Input({28, 28, 1}));
-    model->add(layers::Conv2D(32, 3, {.activation = "relu"}));
-    model->add(layers::GlobalAveragePooling2D());
-    model->add(layers::Dense(10, {.dtype = "float32"}));
-  }
-  return model;
-}
-
-// Batches of (uint8 images, labels) scaled to [0, 1] float32 in the pipeline, shaped for the model.
-data::Dataset pipeline(const datasets::Split& split, const Shape& image_shape, int64_t batch_size, bool shuffle,
-                       uint64_t seed) {
-  auto ds = data::Dataset::from_tensor_slices({split.x, split.y});
-  if (shuffle) ds = ds.shuffle(split.x.shape()[0], {.seed = seed});
-  std::vector<int64_t> dims = {-1};
-  dims.insert(dims.end(), image_shape.begin(), image_shape.end());
-  return ds.batch(batch_size)
-      .map(
-          [dims](const Tensor& x, const Tensor& y) {
-            return data::Element{ops::reshape(ops::cast(x, DType::Float32) * (1.0f / 255.0f), Shape(dims)), y};
-          },
-          {.num_parallel_calls = data::AUTOTUNE})
-      .prefetch(data::AUTOTUNE);
-}
 
 // Wall time of each epoch, for seconds_per_epoch.
 struct EpochTimer : callbacks::Callback {
@@ -93,7 +54,7 @@ int run(const Flags& f) {
 
   auto [train, test] = datasets::fashion_mnist::load_data();
   auto model = make_model(f.model);
-  const Shape image_shape = f.model == "mlp" ? Shape{784} : Shape{28, 28, 1};
+  const Shape image_shape = fashion_mnist::image_shape(f.model);
   model->summary();
 
   optimizers::OptimizerPtr optimizer = optimizers::get(f.optimizer);

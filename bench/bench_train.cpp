@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "apps/fashion_mnist.h"
 #include "framework/ember.h"
 
 using namespace ember;
@@ -48,29 +49,8 @@ void print_figure(const Figure& f, bool json) {
   std::fflush(stdout);
 }
 
-std::unique_ptr<Sequential> make_mlp() {
-  auto model = std::make_unique<Sequential>(std::vector<SequentialEntry>{}, ModelOptions{.name = "mlp"});
-  model->add(layers::Input({784}));
-  model->add(layers::Dense(256, {.activation = "relu"}));
-  model->add(layers::Dense(256, {.activation = "relu"}));
-  model->add(layers::Dense(10));
-  return model;
-}
-
-// The classic Keras example CNN (as apps/train_fashion_mnist's `cnn`).
-std::unique_ptr<Sequential> make_cnn() {
-  auto model = std::make_unique<Sequential>(std::vector<SequentialEntry>{}, ModelOptions{.name = "cnn"});
-  model->add(layers::Input({28, 28, 1}));
-  model->add(layers::Conv2D(32, 3, {.activation = "relu"}));
-  model->add(layers::MaxPooling2D(2));
-  model->add(layers::Conv2D(64, 3, {.activation = "relu"}));
-  model->add(layers::MaxPooling2D(2));
-  model->add(layers::Flatten());
-  model->add(layers::Dropout(0.3));
-  model->add(layers::Dense(128, {.activation = "relu"}));
-  model->add(layers::Dense(10));
-  return model;
-}
+std::unique_ptr<Sequential> make_mlp() { return fashion_mnist::make_model("mlp"); }
+std::unique_ptr<Sequential> make_cnn() { return fashion_mnist::make_model("cnn"); }
 
 void compile(Model& model) {
   model.compile({.optimizer = optimizers::Adam(),
@@ -78,20 +58,9 @@ void compile(Model& model) {
                  .metrics = {"accuracy"}});
 }
 
-// Batches of the uint8 images scaled to [0, 1] float32 in the pipeline (the dataset itself stays uint8),
-// shaped `image_shape` per sample, as apps/train_fashion_mnist feeds them.
+// The app's pipeline (shuffle seed 42).
 data::Dataset pipeline(const datasets::Split& split, const Shape& image_shape, int64_t batch_size, bool shuffle) {
-  auto ds = data::Dataset::from_tensor_slices({split.x, split.y});
-  if (shuffle) ds = ds.shuffle(split.x.shape()[0], {.seed = 42});
-  std::vector<int64_t> dims = {-1};
-  dims.insert(dims.end(), image_shape.begin(), image_shape.end());
-  return ds.batch(batch_size)
-      .map(
-          [dims](const Tensor& x, const Tensor& y) {
-            return data::Element{ops::reshape(ops::cast(x, DType::Float32) * (1.0f / 255.0f), Shape(dims)), y};
-          },
-          {.num_parallel_calls = data::AUTOTUNE})
-      .prefetch(data::AUTOTUNE);
+  return fashion_mnist::pipeline(split, image_shape, batch_size, shuffle, 42);
 }
 
 double seconds_of(const auto& fn) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/temp_dir.h"
 #include "framework/core/error.h"
 #include "framework/io/crc32c.h"
 #include "framework/io/event_file.h"
@@ -20,27 +21,13 @@
 #include "framework/io/tfrecord.h"
 
 using namespace ember;
+using testing::TempDir;
 using namespace ember::io;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Catch::Matchers::Contains;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with the object.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("ember_event_file_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 const fs::path kFixtures = fs::path(__FILE__).parent_path().parent_path().parent_path() / "fixtures" / "tensorboard";
 
@@ -155,8 +142,8 @@ TEST_CASE("protobuf wire: varints, fixed numbers and nested fields decode as enc
 }
 
 TEST_CASE("EventFileWriter: TF's file name, a version event, scalars read back", "[io][event_file]") {
-  TempDir tmp;
-  const fs::path dir = tmp.path / "nested" / "train";  // created with its parents
+  TempDir tmp("event_file");
+  const fs::path dir = tmp.path() / "nested" / "train";  // created with its parents
   EventFileWriter writer(dir.string());
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
@@ -194,26 +181,26 @@ TEST_CASE("EventFileWriter: TF's file name, a version event, scalars read back",
 }
 
 TEST_CASE("EventFileWriter: writers in one directory get distinct files", "[io][event_file]") {
-  TempDir tmp;
-  EventFileWriter a(tmp.path.string()), b(tmp.path.string());
+  TempDir tmp("event_file");
+  EventFileWriter a(tmp.path().string()), b(tmp.path().string());
   CHECK(a.path() != b.path());
   a.close();
   b.close();
-  CHECK(list_event_files(tmp.path.string()) == std::vector<std::string>{std::min(a.path(), b.path()), std::max(a.path(), b.path())});
-  CHECK(list_event_files((tmp.path / "missing").string()).empty());
+  CHECK(list_event_files(tmp.path().string()) == std::vector<std::string>{std::min(a.path(), b.path()), std::max(a.path(), b.path())});
+  CHECK(list_event_files((tmp.path() / "missing").string()).empty());
 }
 
 TEST_CASE("EventFileWriter: IO errors name the path", "[io][event_file]") {
-  TempDir tmp;
-  const fs::path blocker = tmp.path / "file";
+  TempDir tmp("event_file");
+  const fs::path blocker = tmp.path() / "file";
   write_bytes(blocker, "x");
   CHECK_THROWS_AS(EventFileWriter((blocker / "logs").string()), FailedPrecondition);
   CHECK_THROWS_WITH(EventFileWriter((blocker / "logs").string()), Contains((blocker / "logs").string()));
-  EventFileWriter writer(tmp.path.string());
+  EventFileWriter writer(tmp.path().string());
   writer.close();
   CHECK_THROWS_AS(writer.add_scalar("loss", 1, 0), FailedPrecondition);
   CHECK_THROWS_WITH(writer.flush(), Contains(writer.path()) && Contains("closed"));
-  CHECK_THROWS_AS(EventFileReader((tmp.path / "none").string()), NotFound);
+  CHECK_THROWS_AS(EventFileReader((tmp.path() / "none").string()), NotFound);
 }
 
 TEST_CASE("EventFileReader: TF2 tf.summary.scalar fixture matches what TensorFlow reads", "[io][event_file][keras]") {
@@ -273,12 +260,12 @@ TEST_CASE("EventFileReader: TensorBoard's simple_value fixture matches what Tens
 }
 
 TEST_CASE("EventFileReader: a corrupt or truncated file is DataLoss naming the file and offset", "[io][event_file]") {
-  TempDir tmp;
+  TempDir tmp("event_file");
   const std::string good = read_file_bytes((kFixtures / "tf2_scalars.tfevents").string());
   const std::vector<Record> records = parse_records(good, "fixture");
   REQUIRE(records.size() >= 3);
   const size_t second = records[1].offset;
-  const fs::path path = tmp.path / "events.out.tfevents.bad";
+  const fs::path path = tmp.path() / "events.out.tfevents.bad";
 
   SECTION("a flipped data byte fails the data CRC") {
     std::string bad = good;

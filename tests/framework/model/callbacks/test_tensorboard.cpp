@@ -10,32 +10,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/temp_dir.h"
 #include "framework/ember.h"
 #include "framework/io/event_file.h"
 #include "framework/model/callbacks/learning_rate_scheduler.h"
 #include "framework/model/callbacks/tensorboard.h"
 
 using namespace ember;
+using testing::TempDir;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Catch::Matchers::Contains;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with the object.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("ember_tensorboard_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 // {tag, step, value} of one written scalar.
 struct Scalar {
@@ -88,8 +75,8 @@ TEST_CASE("TensorBoard: options and their errors", "[callbacks][tensorboard]") {
 }
 
 TEST_CASE("TensorBoard: hooks write epoch and every-N-batch scalars into train/ and validation/", "[callbacks][tensorboard]") {
-  TempDir tmp;
-  callbacks::TensorBoard tb(tmp.path.string(), {.update_freq = 2});
+  TempDir tmp("tensorboard");
+  callbacks::TensorBoard tb(tmp.path().string(), {.update_freq = 2});
   tb.on_train_begin({});
   // Two epochs of three batches: global batches 1..6, logged at 2, 4 and 6.
   for (int epoch = 0; epoch < 2; ++epoch) {
@@ -105,7 +92,7 @@ TEST_CASE("TensorBoard: hooks write epoch and every-N-batch scalars into train/ 
   }
   tb.on_train_end({});
 
-  check_scalars(read_dir(tmp.path / "train"), {
+  check_scalars(read_dir(tmp.path() / "train"), {
                                                   {"batch_loss", 2, 1.0},
                                                   {"batch_accuracy", 2, 0.5},
                                                   {"epoch_loss", 0, 1.0},
@@ -119,20 +106,20 @@ TEST_CASE("TensorBoard: hooks write epoch and every-N-batch scalars into train/ 
                                                   {"epoch_accuracy", 1, 0.25},
                                                   {"epoch_learning_rate", 1, 0.01},
                                               });
-  check_scalars(read_dir(tmp.path / "validation"), {
+  check_scalars(read_dir(tmp.path() / "validation"), {
                                                        {"epoch_loss", 0, 2.0},
                                                        {"epoch_accuracy", 0, 0.125},
                                                        {"epoch_loss", 1, 3.0},
                                                        {"epoch_accuracy", 1, 0.125},
                                                    });
   // One file per directory for the whole run.
-  CHECK(io::list_event_files((tmp.path / "train").string()).size() == 1);
-  CHECK(io::list_event_files((tmp.path / "validation").string()).size() == 1);
+  CHECK(io::list_event_files((tmp.path() / "train").string()).size() == 1);
+  CHECK(io::list_event_files((tmp.path() / "validation").string()).size() == 1);
 }
 
 TEST_CASE("TensorBoard: update_freq epoch writes no batch scalars; no val_ logs, no validation file", "[callbacks][tensorboard]") {
-  TempDir tmp;
-  callbacks::TensorBoard tb(tmp.path.string());
+  TempDir tmp("tensorboard");
+  callbacks::TensorBoard tb(tmp.path().string());
   tb.on_train_begin({});
   tb.on_epoch_begin(0, {});
   for (int64_t batch = 0; batch < 4; ++batch) {
@@ -144,18 +131,18 @@ TEST_CASE("TensorBoard: update_freq epoch writes no batch scalars; no val_ logs,
   Logs empty;
   tb.on_epoch_end(1, empty);  // nothing to log: nothing written, as Keras
   tb.on_train_end({});
-  check_scalars(read_dir(tmp.path / "train"), {{"epoch_loss", 0, 0.75}});
-  CHECK_FALSE(fs::exists(tmp.path / "validation"));
+  check_scalars(read_dir(tmp.path() / "train"), {{"epoch_loss", 0, 0.75}});
+  CHECK_FALSE(fs::exists(tmp.path() / "validation"));
 }
 
 TEST_CASE("TensorBoard: the records reach disk at each epoch end, before training ends", "[callbacks][tensorboard]") {
-  TempDir tmp;
-  callbacks::TensorBoard tb(tmp.path.string());
+  TempDir tmp("tensorboard");
+  callbacks::TensorBoard tb(tmp.path().string());
   tb.on_train_begin({});
   Logs logs{{"loss", 0.5}, {"val_loss", 0.25}};
   tb.on_epoch_end(0, logs);
-  check_scalars(read_dir(tmp.path / "train"), {{"epoch_loss", 0, 0.5}});
-  check_scalars(read_dir(tmp.path / "validation"), {{"epoch_loss", 0, 0.25}});
+  check_scalars(read_dir(tmp.path() / "train"), {{"epoch_loss", 0, 0.5}});
+  check_scalars(read_dir(tmp.path() / "validation"), {{"epoch_loss", 0, 0.25}});
   tb.on_train_end({});
 }
 
@@ -190,20 +177,20 @@ TEST_CASE("TensorBoard: a fit and an evaluate write what Keras 3's TensorBoard w
   model.compile({.optimizer = optimizers::SGD({.learning_rate = run.at("learning_rate").get<double>()}),
                  .loss = "mse",
                  .metrics = {"mae"}});
-  TempDir tmp;
+  TempDir tmp("tensorboard");
   model.fit(x, y,
             {.batch_size = run.at("batch_size").get<int64_t>(),
              .epochs = run.at("epochs").get<int>(),
              .verbose = 0,
-             .callbacks = {callbacks::TensorBoard((tmp.path / "fit").string(), {.update_freq = "batch"})},
+             .callbacks = {callbacks::TensorBoard((tmp.path() / "fit").string(), {.update_freq = "batch"})},
              .validation_data = {x_val, y_val},
              .shuffle = false});
-  model.evaluate(x, y, {.batch_size = 2, .verbose = 0, .callbacks = {callbacks::TensorBoard((tmp.path / "evaluate").string())}});
+  model.evaluate(x, y, {.batch_size = 2, .verbose = 0, .callbacks = {callbacks::TensorBoard((tmp.path() / "evaluate").string())}});
 
   // Values agree to float32 rounding of the training arithmetic.
   for (const std::string key : {"fit/train", "fit/validation", "evaluate/validation"}) {
     INFO(key);
-    const std::vector<Scalar> got = read_dir(tmp.path / key), want = expected(key);
+    const std::vector<Scalar> got = read_dir(tmp.path() / key), want = expected(key);
     INFO("got:\n" << describe(got) << "want:\n" << describe(want));
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < got.size(); ++i) {
@@ -213,7 +200,7 @@ TEST_CASE("TensorBoard: a fit and an evaluate write what Keras 3's TensorBoard w
     }
   }
   // Keras writes its model-config summary there; without write_graph, Ember writes nothing.
-  CHECK(read_dir(tmp.path / "evaluate" / "train").empty());
+  CHECK(read_dir(tmp.path() / "evaluate" / "train").empty());
   CHECK(run.at("evaluate/train").empty());
 }
 
@@ -221,16 +208,16 @@ TEST_CASE("TensorBoard: epoch_learning_rate is the optimizer's rate that epoch; 
   Sequential model({layers::Input({1}), layers::Dense(1)});
   model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1}), .loss = "mse"});
   const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {4, 1});
-  TempDir tmp;
+  TempDir tmp("tensorboard");
   auto tb = std::make_shared<callbacks::TensorBoard>(
-      tmp.path.string(), callbacks::TensorBoardOptions{.update_freq = "batch", .write_steps_per_second = true});
+      tmp.path().string(), callbacks::TensorBoardOptions{.update_freq = "batch", .write_steps_per_second = true});
   model.fit(x, x,
             {.batch_size = 2,
              .epochs = 3,
              .verbose = 0,
              .callbacks = {callbacks::LearningRateScheduler([](int epoch, double) { return 0.1 / (epoch + 1); }), tb}});
   std::vector<Scalar> lr, speed, batch_speed;
-  const std::vector<Scalar> train = read_dir(tmp.path / "train");
+  const std::vector<Scalar> train = read_dir(tmp.path() / "train");
   for (size_t i = 0; i < train.size(); ++i) {
     const Scalar& s = train[i];
     if (s.tag == "epoch_learning_rate") lr.push_back(s);
@@ -252,20 +239,20 @@ TEST_CASE("TensorBoard: epoch_learning_rate is the optimizer's rate that epoch; 
   for (const Scalar& s : speed) CHECK(s.value > 0);
   // A second fit starts new files (Keras resets its writers in set_model).
   model.fit(x, x, {.batch_size = 2, .epochs = 1, .verbose = 0, .callbacks = {tb}});
-  CHECK(io::list_event_files((tmp.path / "train").string()).size() == 2);
+  CHECK(io::list_event_files((tmp.path() / "train").string()).size() == 2);
 }
 
 TEST_CASE("TensorBoard: evaluation_<metric>_vs_iterations needs a compiled model", "[callbacks][tensorboard]") {
-  TempDir tmp;
-  callbacks::TensorBoard tb(tmp.path.string());
+  TempDir tmp("tensorboard");
+  callbacks::TensorBoard tb(tmp.path().string());
   tb.on_test_begin({});
   tb.on_test_end(Logs{{"loss", 1.0}});  // no model: no optimizer iterations to log against
-  CHECK_FALSE(fs::exists(tmp.path / "validation"));
+  CHECK_FALSE(fs::exists(tmp.path() / "validation"));
 
   Sequential model({layers::Input({1}), layers::Dense(1)});
   model.compile({.optimizer = optimizers::SGD(), .loss = "mse"});
   tb.set_model(&model);
   tb.on_test_end(Logs{{"loss", 1.5}, {"mae", 0.5}});
-  check_scalars(read_dir(tmp.path / "validation"),
+  check_scalars(read_dir(tmp.path() / "validation"),
                 {{"evaluation_loss_vs_iterations", 0, 1.5}, {"evaluation_mae_vs_iterations", 0, 0.5}});
 }
