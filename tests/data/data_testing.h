@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,16 @@ inline int thread_count() {
   int n = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
   return n;
+}
+
+// Whether thread_count() reaches `expected` within a second. pthread_join returns once the kernel
+// clears the thread's tid, a moment before the exiting task leaves /proc/self/task, so a joined thread
+// can still be listed briefly (seen under TSan).
+inline bool thread_count_settles_to(int expected) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (thread_count() != expected && seconds_since(t0) < 1.0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return thread_count() == expected;
 }
 
 }  // namespace ember::testing
