@@ -6,7 +6,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 PACKAGES := cmake g++ make ccache pkg-config libeigen3-dev libdnnl-dev ocl-icd-opencl-dev catch2 libopenblas-dev \
-            libspdlog-dev nlohmann-json3-dev zlib1g-dev libcli11-dev dataset-fashion-mnist
+            libspdlog-dev nlohmann-json3-dev zlib1g-dev libhdf5-dev libzip-dev libcli11-dev dataset-fashion-mnist
 CMAKE_FLAGS ?=
 export CCACHE_DIR ?= $(HOME)/.cache/ember-ccache
 # Lets ccache cache the tests, which include a precompiled header.
@@ -45,13 +45,14 @@ bench: configure
 	  echo "Installing missing package: python3-torch"; SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends python3-torch; }
 	cmake --build $(BUILD) -j $(JOBS) --target bench_matmul bench_dispatch bench_elementwise bench_autodiff bench_data bench_conv \
-	  bench_train
+	  bench_checkpoint bench_train
 	$(BUILD)/bench/bench_matmul
 	$(BUILD)/bench/bench_dispatch
 	$(BUILD)/bench/bench_elementwise
 	$(BUILD)/bench/bench_autodiff
 	$(BUILD)/bench/bench_data
 	$(BUILD)/bench/bench_conv
+	$(BUILD)/bench/bench_checkpoint
 	/usr/bin/python3 bench/compare_pytorch.py --bench-train $(BUILD)/bench/bench_train
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds).

@@ -3,6 +3,7 @@
 // `test_accuracy=<0..1> test_loss=<x> seconds_per_epoch=<s>`.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -28,6 +29,8 @@ struct Flags {
   std::string device = "cpu";
   uint64_t seed = 42;
   std::string logdir;
+  std::string checkpoint;
+  bool resume = false;
   int threads = 0;
   int verbose = 1;
 };
@@ -66,6 +69,16 @@ int run(const Flags& f) {
   auto timer = std::make_shared<EpochTimer>();
   std::vector<callbacks::CallbackArg> cbs = {timer};
   if (!f.logdir.empty()) cbs.push_back(callbacks::TensorBoard(f.logdir));
+  if (!f.checkpoint.empty()) {
+    // The model after every epoch (loadable by models::load_model and by Python Keras), and the training
+    // state (optimizer, epoch, random generator) beside it for --resume.
+    const std::string backup_dir = f.checkpoint + ".train_state";
+    if (!f.resume) std::filesystem::remove_all(backup_dir);
+    else if (!std::filesystem::exists(backup_dir))
+      std::cerr << "train_fashion_mnist: nothing to resume in " << backup_dir << "; starting from epoch 1\n";
+    cbs.push_back(callbacks::ModelCheckpoint(f.checkpoint, {.verbose = f.verbose > 0 ? 1 : 0}));
+    cbs.push_back(callbacks::BackupAndRestore(backup_dir, {.delete_checkpoint = false}));
+  }
   auto train_ds = pipeline(train, image_shape, f.batch_size, true, f.seed);
   auto test_ds = pipeline(test, image_shape, f.batch_size, false, f.seed);
   model->fit(train_ds, {.epochs = f.epochs, .verbose = f.verbose, .callbacks = cbs, .validation_data = test_ds});
@@ -94,6 +107,10 @@ int main(int argc, char** argv) {
   app.add_option("--device", f.device, "cpu or gpu")->check(CLI::IsMember({"cpu", "gpu"}))->capture_default_str();
   app.add_option("--seed", f.seed, "Seed of weights, shuffling and dropout")->capture_default_str();
   app.add_option("--logdir", f.logdir, "Write TensorBoard event files here");
+  app.add_option("--checkpoint", f.checkpoint,
+                 "Save the model here after every epoch (.keras or .h5), and the training state in PATH.train_state/");
+  app.add_flag("--resume", f.resume, "Continue from the training state of --checkpoint (the last finished epoch)")
+      ->needs("--checkpoint");
   app.add_option("--threads", f.threads, "Intra-op threads (0: all cores)")->capture_default_str();
   app.add_option("--verbose", f.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
       ->check(CLI::Range(0, 2))

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <pthread.h>
 #include <unordered_map>
 #include <vector>
 
@@ -23,6 +24,12 @@ constexpr size_t kAlignment = 64;
 // Sanitizer builds skip the cache so that use-after-free stays detectable.
 class CpuAllocator final : public Allocator {
  public:
+  // The one instance (never destroyed). A fork (io::guarded_read) must not copy the cache's mutex while
+  // another thread holds it: the child would block forever on its first large allocation.
+  CpuAllocator() {
+    static CpuAllocator* self = this;
+    pthread_atfork([] { self->mu_.lock(); }, [] { self->mu_.unlock(); }, [] { self->mu_.unlock(); });
+  }
   void* allocate(size_t bytes) override {
     size_t size = block_size(bytes);
     void* p = take_cached(size);

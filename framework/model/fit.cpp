@@ -67,9 +67,12 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
   cbs.set_params({.verbose = options.verbose, .epochs = options.epochs, .steps = train.steps()});
 
   model.stop_training = false;
+  model.initial_epoch_override.reset();
   cbs.on_train_begin();
+  const int initial_epoch = model.initial_epoch_override.value_or(options.initial_epoch);
+  model.initial_epoch_override.reset();
   Logs training_logs;
-  for (int epoch = options.initial_epoch; epoch < options.epochs; ++epoch) {
+  for (int epoch = initial_epoch; epoch < options.epochs; ++epoch) {
     model.reset_metrics();
     cbs.on_epoch_begin(epoch);
     train.begin_epoch();
@@ -84,7 +87,7 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
       ++step;
       if (model.stop_training) break;
     }
-    EMBER_CHECK(step > 0 || epoch > options.initial_epoch, InvalidArgument)
+    EMBER_CHECK(step > 0 || epoch > initial_epoch, InvalidArgument)
         << who << ": the training data gave no batch; give at least one sample (or a dataset with elements)";
     Logs epoch_logs = logs.empty() ? detail::to_logs(model.get_metrics_result()) : logs;
     if (validation && (epoch + 1) % options.validation_freq == 0) {

@@ -20,11 +20,24 @@ nlohmann::json InputLayer::get_config() const {
 
 LayerPtr InputLayer::from_config(const nlohmann::json& c) {
   // Keras 3 "batch_shape", Keras 2 "batch_input_shape".
-  const nlohmann::json& js = c.contains("batch_shape") ? c.at("batch_shape") : c.at("batch_input_shape");
+  const char* key = c.contains("batch_shape") ? "batch_shape" : "batch_input_shape";
+  EMBER_CHECK(c.contains(key) && c[key].is_array(), InvalidArgument)
+      << "InputLayer.from_config: expected \"batch_shape\" (Keras 3) or \"batch_input_shape\" (Keras 2) as a list, got "
+      << c.dump().substr(0, 200);
   Shape shape;
-  for (const auto& d : js) shape.push_back(d.is_null() ? -1 : d.get<int64_t>());
+  for (const auto& d : c[key]) {
+    EMBER_CHECK(d.is_null() || d.is_number_integer(), InvalidArgument)
+        << "InputLayer.from_config: " << key << " entries must be integers or null, got " << c[key].dump();
+    shape.push_back(d.is_null() ? -1 : d.get<int64_t>());
+  }
   DType dtype = DType::Float32;
-  if (c.contains("dtype") && c["dtype"].is_string()) dtype = dtype_from_name(c["dtype"].get<std::string>());
+  // A dtype name, or a serialized policy ({"class_name": "DTypePolicy"|"Policy", "config": {"name"}}),
+  // whose variable dtype is the input's (Keras 3's InputLayer standardizes it the same way).
+  if (c.contains("dtype") && c["dtype"].is_string()) {
+    dtype = dtype_from_name(c["dtype"].get<std::string>());
+  } else if (c.contains("dtype") && c["dtype"].is_object()) {
+    dtype = mixed_precision::Policy(c["dtype"].at("config").at("name").get<std::string>()).variable_dtype();
+  }
   return std::make_shared<InputLayer>(shape, dtype, c.value("name", std::string()));
 }
 
@@ -34,7 +47,7 @@ Tensor Input(const Shape& shape, InputOptions options) {
   Shape batch_shape{options.batch_size};
   for (int64_t d : shape) batch_shape.push_back(d);
   auto layer = std::make_shared<InputLayer>(batch_shape, options.dtype, options.name);
-  auto node = std::make_shared<detail::Node>(detail::Node{layer, {}, batch_shape, options.dtype});
+  auto node = std::make_shared<detail::Node>(detail::Node{layer, {}, batch_shape, options.dtype, std::nullopt});
   return Tensor::symbolic(batch_shape, options.dtype, std::make_shared<detail::KerasHistory>(detail::KerasHistory{node}));
 }
 
@@ -49,7 +62,7 @@ std::shared_ptr<layers::InputLayer> input_layer_of(const Tensor& t) {
 }
 
 Tensor record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const Shape& output_shape, DType dtype) {
-  auto node = std::make_shared<Node>(Node{std::move(layer), inputs, output_shape, dtype});
+  auto node = std::make_shared<Node>(Node{std::move(layer), inputs, output_shape, dtype, std::nullopt});
   return Tensor::symbolic(output_shape, dtype, std::make_shared<KerasHistory>(KerasHistory{node}));
 }
 

@@ -2,6 +2,7 @@
 // The symbolic graph of functional models (Keras: KerasTensor history and Node): each layer call on
 // symbolic tensors records a Node; Model(inputs, outputs) walks these nodes back from the outputs.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct Node {
   std::vector<Tensor> inputs;  // symbolic; empty for an Input layer's node
   Shape output_shape;
   DType output_dtype = DType::Float32;
+  // A training flag fixed at this call (Keras: a node's kwargs {"training": true}, e.g. Monte Carlo
+  // dropout); unset: the model's own training flag applies.
+  std::optional<bool> training;
 };
 
 // Carried by a symbolic tensor: the node that produced it.

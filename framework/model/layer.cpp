@@ -386,7 +386,7 @@ std::vector<std::string> registered_layers() {
 }
 
 LayerPtr deserialize_layer(const nlohmann::json& j) {
-  EMBER_CHECK(j.is_object() && j.contains("class_name"), InvalidArgument)
+  EMBER_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(), InvalidArgument)
       << "deserialize_layer: expected {\"class_name\": ..., \"config\": ...}, got " << j.dump().substr(0, 200);
   const std::string cls = j["class_name"].get<std::string>();
   LayerFactory f;
@@ -400,7 +400,13 @@ LayerPtr deserialize_layer(const nlohmann::json& j) {
     for (const std::string& n : registered_layers()) known += (known.empty() ? "" : ", ") + n;
     throw InvalidArgument("deserialize_layer: unknown layer class \"" + cls + "\"; supported: " + known);
   }
-  return f(j.contains("config") ? j["config"] : nlohmann::json::object());
+  const nlohmann::json& config = j.contains("config") ? j["config"] : nlohmann::json::object();
+  try {
+    return f(config);
+  } catch (const nlohmann::json::exception& e) {  // a missing key or a value of the wrong JSON type
+    throw InvalidArgument("deserialize_layer: malformed config for class \"" + cls + "\" (" + e.what() +
+                          "): " + config.dump().substr(0, 300));
+  }
 }
 
 nlohmann::json serialize_layer(const Layer& layer) {

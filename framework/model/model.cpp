@@ -5,6 +5,7 @@
 #include <set>
 #include <typeinfo>
 
+#include "framework/io/model_config.h"
 #include "framework/ops/elementwise.h"
 
 namespace ember {
@@ -129,7 +130,11 @@ void Model::retrack(const std::vector<LayerPtr>& ls) {
   for (const LayerPtr& l : ls) track(l);
 }
 
-std::string Model::class_name() const { return is_graph_model() ? "Functional" : "Model"; }
+// A Sequential moved into a plain Model (models::load_model returns a Model) keeps its graph and the
+// sequential_ mark, so it still names and serializes itself as a Sequential.
+std::string Model::class_name() const {
+  return sequential_ ? "Sequential" : is_graph_model() ? "Functional" : "Model";
+}
 
 std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& xs, bool training) {
   if (!is_graph_model()) return {(*this)(xs, training)};
@@ -154,7 +159,7 @@ std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& xs, bool trai
     std::vector<Tensor> args;
     args.reserve(n->inputs.size());
     for (const Tensor& in : n->inputs) args.push_back(values.at(node_of(in).get()));
-    values[n.get()] = n->layer->call_concrete(args, training);
+    values[n.get()] = n->layer->call_concrete(args, n->training.value_or(training));
   }
   std::vector<Tensor> out;
   for (const Tensor& t : outputs_) out.push_back(values.at(node_of(t).get()));
@@ -262,7 +267,7 @@ void Sequential::rebuild(const Shape& batch_shape, DType dtype) {
     input_layer_ = detail::input_layer_of(in);
   }
   // The Input tensor is recreated from the layer so that repeated rebuilds share one InputLayer.
-  auto node = std::make_shared<Node>(Node{input_layer_, {}, batch_shape, dtype});
+  auto node = std::make_shared<Node>(Node{input_layer_, {}, batch_shape, dtype, std::nullopt});
   Tensor x = Tensor::symbolic(batch_shape, dtype, std::make_shared<detail::KerasHistory>(detail::KerasHistory{node}));
   Tensor y = x;
   for (const LayerPtr& l : seq_layers_) y = (*l)(y);
@@ -280,18 +285,24 @@ Tensor Sequential::call(const Tensor& x, bool training) {
   return Model::call(x, training);
 }
 
-nlohmann::json Sequential::get_config() const {
+namespace detail {
+nlohmann::json sequential_config(nlohmann::json base, const layers::InputLayer* input, const std::vector<LayerPtr>& layers) {
   nlohmann::json layers_json = nlohmann::json::array();
-  if (input_layer_) layers_json.push_back(serialize_layer(*input_layer_));
-  for (const LayerPtr& l : seq_layers_) layers_json.push_back(serialize_layer(*l));
-  nlohmann::json c = base_config();
-  c["layers"] = layers_json;
-  if (input_layer_) {
+  // Keras 3's form: each layer wrapped with module, registered_name and build_config.
+  if (input) layers_json.push_back(io::serialize_keras_object(*input));
+  for (const LayerPtr& l : layers) layers_json.push_back(io::serialize_keras_object(*l));
+  base["layers"] = layers_json;
+  if (input) {
     nlohmann::json shape = nlohmann::json::array();
-    for (int64_t d : input_layer_->batch_shape()) shape.push_back(d < 0 ? nlohmann::json(nullptr) : nlohmann::json(d));
-    c["build_input_shape"] = shape;
+    for (int64_t d : input->batch_shape()) shape.push_back(d < 0 ? nlohmann::json(nullptr) : nlohmann::json(d));
+    base["build_input_shape"] = shape;
   }
-  return c;
+  return base;
+}
+}  // namespace detail
+
+nlohmann::json Sequential::get_config() const {
+  return detail::sequential_config(base_config(), input_layer_.get(), seq_layers_);
 }
 
 LayerPtr Sequential::from_config(const nlohmann::json& c) {
@@ -300,6 +311,16 @@ LayerPtr Sequential::from_config(const nlohmann::json& c) {
                                             ModelOptions{base.name, base.dtype, base.trainable});
   const nlohmann::json& ls = c.is_array() ? c : c.at("layers");  // Keras <= 2.2: a bare list
   for (const nlohmann::json& lj : ls) {
+    // Keras 2 without an InputLayer entry: the first layer's config carries batch_input_shape.
+    const nlohmann::json* lc = lj.is_object() && lj.contains("config") ? &lj["config"] : nullptr;
+    if (!model->input_layer_ && model->seq_layers_.empty() && lc && lc->is_object() &&
+        lc->contains("batch_input_shape") && lj.value("class_name", std::string()) != "InputLayer") {
+      nlohmann::json in_config = {{"batch_input_shape", (*lc)["batch_input_shape"]}};
+      if (lc->contains("dtype") && ((*lc)["dtype"].is_string() || (*lc)["dtype"].is_object())) in_config["dtype"] = (*lc)["dtype"];
+      auto in = std::static_pointer_cast<layers::InputLayer>(layers::InputLayer::from_config(in_config));
+      model->input_layer_ = in;
+      model->rebuild(in->batch_shape(), in->input_dtype());
+    }
     LayerPtr l = deserialize_layer(lj);
     if (auto in = std::dynamic_pointer_cast<layers::InputLayer>(l)) {
       model->input_layer_ = in;
@@ -351,6 +372,7 @@ std::shared_ptr<Model> clone_model(const Model& model) {
     for (const Tensor& in : n->inputs) args.push_back(values.at(node_of(in).get()));
     LayerPtr l = layer_for(n->layer);
     values[n.get()] = args.size() == 1 ? (*l)(args[0]) : (*l)(args);
+    values[n.get()].keras_history()->node->training = n->training;
   }
   std::vector<Tensor> outputs;
   for (const Tensor& t : model.outputs()) outputs.push_back(values.at(node_of(t).get()));

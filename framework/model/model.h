@@ -3,6 +3,7 @@
 // graph of layer calls, Sequential (a list of layers), and subclassed models overriding call().
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -23,6 +24,19 @@ struct ModelOptions {
   std::string name;   // empty: "functional", "sequential" or "model" made unique
   std::string dtype;
   bool trainable = true;
+};
+
+// --- saving (framework/io/) ---
+struct SaveWeightsOptions {
+  bool overwrite = true;  // false: refuse (FailedPrecondition) when the file exists
+};
+struct SaveOptions {
+  bool overwrite = true;          // false: refuse (FailedPrecondition) when the file exists
+  bool include_optimizer = true;  // legacy .h5 only (a .keras file always carries it, as in Keras 3)
+};
+struct LoadWeightsOptions {
+  bool by_name = false;        // legacy .h5 only: match layers by name instead of position
+  bool skip_mismatch = false;  // skip (with a warning) weights whose shape or count differ
 };
 
 class Model : public Layer {
@@ -64,6 +78,21 @@ class Model : public Layer {
   void summary(std::ostream& os, int line_length = -1) const;
   void summary() const;
   std::string summary_string(int line_length = -1) const;
+
+  // --- configs (Keras: get_config / from_config / to_json / get_compile_config; framework/io/) ---
+  // A functional model's Keras 3 config: {"name", "trainable", "layers": [{module, class_name, config,
+  // registered_name, build_config, name, inbound_nodes}], "input_layers", "output_layers"}. A subclassed
+  // model cannot be serialized (Unimplemented, as Keras's NotImplementedError).
+  nlohmann::json get_config() const override;
+  // A functional model from its config in either dialect (Keras 3 dict nodes or Keras 2 nested lists).
+  static LayerPtr from_config(const nlohmann::json& config);
+  // The model's Keras 3 serialized form as JSON text (Keras: model.to_json()).
+  std::string to_json(int indent = -1) const;
+  // Keras 3's "compile_config" ({} before compile): optimizer, loss, loss_weights, metrics,
+  // weighted_metrics, run_eagerly, steps_per_execution, jit_compile. Names given to compile stay names.
+  nlohmann::json get_compile_config() const;
+  // Compiles the model from get_compile_config()'s form (nothing happens for an empty config).
+  void compile_from_config(const nlohmann::json& config);
 
   // --- training (Keras: Model.compile/fit/evaluate/predict; framework/model/trainer.cpp) ---
   // Sets the optimizer, the loss (one for every output or one per output), the metrics and the loss
@@ -122,8 +151,27 @@ class Model : public Layer {
   size_t num_inputs() const;
   size_t num_outputs() const;
 
+  // --- saving (framework/io/) ---
+  // Writes every weight (and the built optimizer's variables when compiled) to `path`: `*.weights.h5` in
+  // Keras 3's layout, other `*.h5`/`*.hdf5` in the legacy tf-keras layout, atomically (a failed save
+  // leaves the previous file intact). Other names are InvalidArgument; an existing file with
+  // overwrite=false is FailedPrecondition.
+  void save_weights(const std::string& path, SaveWeightsOptions options = {}) const;
+  // Loads weights saved by save_weights, Keras 3 (`.weights.h5`) or tf-keras (`.h5` weights or a full
+  // model's /model_weights), detecting the layout from the file; restores the optimizer state of a
+  // compiled model when the file has it. Mismatches are InvalidArgument naming the layer, the weight and
+  // both shapes; a missing file NotFound; a file that is not HDF5 or is corrupt DataLoss.
+  void load_weights(const std::string& path, LoadWeightsOptions options = {});
+  // Writes the whole model (config, weights, compile config and optimizer state) by extension: `.keras`
+  // (Keras 3's zip) or `.h5`/`.hdf5` (the legacy full-model file), atomically. Sequential and functional
+  // models only; read back with models::load_model.
+  void save(const std::string& path, SaveOptions options = {}) const;
+
   // Set by a callback to end fit after the current batch (Keras: model.stop_training).
   bool stop_training = false;
+  // Set by a callback in on_train_begin (BackupAndRestore) to start fit at this epoch instead of its
+  // initial_epoch (Keras: model._initial_epoch); fit reads and clears it.
+  std::optional<int> initial_epoch_override;
 
  protected:
   // Tracks exactly these sublayers (Sequential without a known input shape).
@@ -177,10 +225,28 @@ class Sequential : public Model {
   std::shared_ptr<layers::InputLayer> input_layer_;
 };
 
+namespace detail {
+// Sequential's Keras config from its base keys, its InputLayer (null when unknown) and its layers.
+nlohmann::json sequential_config(nlohmann::json base, const layers::InputLayer* input, const std::vector<LayerPtr>& layers);
+}  // namespace detail
+
 namespace models {
+struct LoadModelOptions {
+  bool compile = true;  // restore the compiled loss, metrics, optimizer and its state when the file has them
+};
+// A model saved by Model::save, Keras 3 (`.keras`) or tf-keras 2.x (`.h5`), recognised by content
+// (Keras: models.load_model). Missing file NotFound; not a model file or corrupt DataLoss naming the path;
+// a format newer than Keras 3 Unimplemented.
+Model load_model(const std::string& path, LoadModelOptions options = {});
 // A new model of the same architecture with freshly initialised weights (Keras: clone_model); copy the
 // weights with set_weights(get_weights()) when wanted. Subclassed models cannot be cloned this way.
 std::shared_ptr<Model> clone_model(const Model& model);
+// A Sequential or functional model from Keras JSON (Keras: models.model_from_json): model.to_json(), a
+// .keras config.json or a legacy .h5 model_config, in either dialect; compiled when the JSON carries a
+// compile_config. Unknown layer classes are InvalidArgument naming the class and the supported ones.
+std::shared_ptr<Model> model_from_json(const std::string& json);
+// The same from parsed JSON ({"class_name", "config", ...}; Keras: models.model_from_config).
+std::shared_ptr<Model> model_from_config(const nlohmann::json& config);
 }  // namespace models
 
 }  // namespace ember

@@ -39,6 +39,7 @@ losses::LossPtr resolve_loss(const LossArg& arg) {
 
 void Model::compile(CompileOptions options) {
   auto state = std::make_shared<CompiledState>();
+  state->compile_args = detail::compile_args_config(options);  // for get_compile_config
   const size_t n_out = num_outputs();
   state->output_names = output_names_of(*this);
 

@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/model/metrics/metrics.h"
+#include "framework/model/trainer.h"
 #include "losses/loss.h"
 #include "optimizers/optimizer.h"
 
@@ -19,6 +22,12 @@ struct CompiledState {
   std::vector<std::shared_ptr<metrics::Mean>> output_loss_trackers;   // "<output>_loss", several outputs only
   std::vector<std::vector<metrics::MetricPtr>> output_metrics;           // per output, unweighted
   std::vector<std::vector<metrics::MetricPtr>> output_weighted_metrics;  // per output, sample-weighted
+  // compile's loss, loss_weights, metrics and weighted_metrics as Keras 3 serializes them (names stay
+  // names), taken before compile renames the metric objects; the optimizer is serialized when asked.
+  nlohmann::json compile_args;
 };
+
+// The compile_args above for these options (framework/io/compile_config.cpp).
+nlohmann::json compile_args_config(const CompileOptions& options);
 
 }  // namespace ember::detail

@@ -97,6 +97,23 @@ Tensor normal_like(OpId op, const char* name, const Shape& shape, const NormalOp
 
 }  // namespace
 
+GeneratorState get_global_generator_state() {
+  SeedState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  GeneratorState out{s.global_seed, s.op_seed_counter, {}};
+  for (const auto& [pair, next] : s.next_block) out.next_blocks.push_back({pair.first, pair.second, next});
+  return out;
+}
+
+void set_global_generator_state(const GeneratorState& in) {
+  SeedState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.global_seed = in.global_seed;
+  s.op_seed_counter = in.op_seed_counter;
+  s.next_block.clear();
+  for (const auto& b : in.next_blocks) s.next_block[{b[0], b[1]}] = b[2];
+}
+
 void set_seed(uint64_t seed) {
   SeedState& s = state();
   std::lock_guard<std::mutex> lock(s.mu);

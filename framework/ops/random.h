@@ -1,8 +1,10 @@
 #pragma once
 // Random tensors from a counter-based Philox4x32-10 generator (TF: tf.random.*): a seed gives the
 // same numbers whatever the thread count or device.
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "framework/core/tensor.h"
 
@@ -11,6 +13,17 @@ namespace ember::random {
 // Sets the global seed (TF: tf.random.set_seed); ops without their own seed then draw a
 // deterministic sequence from it. Resets the per-op counter.
 void set_seed(uint64_t seed);
+
+// The global generator's position: set_seed's seed, how many op seeds unseeded ops have drawn, and where
+// each seeded op's sequence stands. A training checkpoint saves it so a resumed run draws what an
+// uninterrupted one would (shuffles, dropout masks).
+struct GeneratorState {
+  std::optional<uint64_t> global_seed;
+  uint64_t op_seed_counter = 0;
+  std::vector<std::array<uint64_t, 3>> next_blocks;  // (seed1, seed2, next unused Philox block)
+};
+GeneratorState get_global_generator_state();
+void set_global_generator_state(const GeneratorState& state);
 
 struct NormalOptions {
   double mean = 0.0;

@@ -1,11 +1,14 @@
 #pragma once
 // Ember's callbacks (Keras: keras.callbacks): the Callback base, History and CallbackList, the progress
 // bar, and every built-in callback.
+#include "framework/model/callbacks/backup_and_restore.h"
 #include "framework/model/callbacks/callback.h"
 #include "framework/model/callbacks/csv_logger.h"
 #include "framework/model/callbacks/early_stopping.h"
 #include "framework/model/callbacks/lambda_callback.h"
 #include "framework/model/callbacks/learning_rate_scheduler.h"
+#include "framework/model/callbacks/model_checkpoint.h"
+#include "framework/model/callbacks/monitor_callback.h"
 #include "framework/model/callbacks/progbar.h"
 #include "framework/model/callbacks/progbar_logger.h"
 #include "framework/model/callbacks/python_format.h"

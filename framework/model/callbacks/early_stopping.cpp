@@ -1,58 +1,19 @@
 #include "framework/model/callbacks/early_stopping.h"
 
-#include <cmath>
 #include <iostream>
 
 #include "framework/core/error.h"
-#include "framework/model/metrics/metric.h"
 #include "framework/model/model.h"
 
 namespace ember::callbacks {
 
-namespace {
-// Keras's monitor mode check (Keras only warns and falls back to "auto"; a typo here is an error).
-void check_mode(const std::string& who, const std::string& mode) {
-  EMBER_CHECK(mode == "auto" || mode == "min" || mode == "max", InvalidArgument)
-      << who << ": mode must be \"auto\", \"min\" or \"max\"; got \"" << mode << "\"";
-}
-}  // namespace
-
 EarlyStopping::EarlyStopping(EarlyStoppingOptions options)
-    : options_(std::move(options)), min_delta_(std::abs(options_.min_delta)) {
-  check_mode("EarlyStopping", options_.mode);
+    : MonitorCallback("EarlyStopping", options.monitor, options.mode, std::nullopt, options.min_delta),
+      options_(std::move(options)) {
   EMBER_CHECK(options_.patience >= 0, InvalidArgument)
       << "EarlyStopping: patience must be >= 0; got " << options_.patience;
   EMBER_CHECK(options_.start_from_epoch >= 0, InvalidArgument)
       << "EarlyStopping: start_from_epoch must be >= 0; got " << options_.start_from_epoch;
-}
-
-void EarlyStopping::set_monitor_op() {
-  if (options_.mode == "min") {
-    minimize_ = true;
-  } else if (options_.mode == "max") {
-    minimize_ = false;
-  } else {
-    std::string name = options_.monitor;
-    if (name.rfind("val_", 0) == 0) name = name.substr(4);
-    if (name == "loss") minimize_ = true;
-    if (model()) {
-      for (const auto& m : model()->metrics()) {
-        if (m->name() != name || m->direction().empty()) continue;
-        minimize_ = m->direction() != "up";
-      }
-    }
-    EMBER_CHECK(minimize_.has_value(), InvalidArgument)
-        << "EarlyStopping callback received monitor=" << options_.monitor
-        << ", but Ember isn't able to automatically determine whether that metric should be maximized or "
-           "minimized. Pass `.mode = \"max\"` in order to monitor based on the highest metric value, or pass "
-           "`.mode = \"min\"` in order to use the lowest value.";
-  }
-  min_delta_ = std::abs(options_.min_delta) * (*minimize_ ? -1 : 1);
-}
-
-bool EarlyStopping::is_improvement(double value, std::optional<double> reference) const {
-  if (!reference) return true;
-  return *minimize_ ? value - min_delta_ < *reference : value - min_delta_ > *reference;
 }
 
 void EarlyStopping::on_train_begin(const Logs&) {
@@ -66,15 +27,9 @@ void EarlyStopping::on_train_begin(const Logs&) {
 }
 
 void EarlyStopping::on_epoch_end(int epoch, Logs& logs) {
-  if (!minimize_) set_monitor_op();
-  const std::optional<double> current = logs.get(options_.monitor);
-  if (!current) {
-    std::string keys;
-    for (const auto& item : logs) keys += (keys.empty() ? "" : ",") + item.first;
-    std::cerr << "UserWarning: Early stopping conditioned on metric `" << options_.monitor
-              << "` which is not available. Available metrics are: " << keys << "\n";
-    return;
-  }
+  set_monitor_op();
+  const std::optional<double> current = monitored_value(logs, "Early stopping conditioned on metric");
+  if (!current) return;
   if (epoch < options_.start_from_epoch) return;  // warm-up
 
   if (options_.restore_best_weights) {

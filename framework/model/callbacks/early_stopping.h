@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "framework/core/tensor.h"
-#include "framework/model/callbacks/callback.h"
+#include "framework/model/callbacks/monitor_callback.h"
 
 namespace ember::callbacks {
 
@@ -24,7 +24,7 @@ struct EarlyStoppingOptions {
   int start_from_epoch = 0;  // epochs of warm-up that are not monitored
 };
 
-class EarlyStopping : public Callback {
+class EarlyStopping : public MonitorCallback {
   EMBER_CALLBACK(EarlyStopping)
  public:
   explicit EarlyStopping(EarlyStoppingOptions options = {});
@@ -37,24 +37,15 @@ class EarlyStopping : public Callback {
   int stopped_epoch() const { return stopped_epoch_; }
   // The epoch (0-based) with the best monitored value so far.
   int best_epoch() const { return best_epoch_; }
-  // The best monitored value so far (unset before the first monitored epoch).
-  std::optional<double> best() const { return best_; }
   // Epochs since the last improvement.
   int wait() const { return wait_; }
   const EarlyStoppingOptions& options() const { return options_; }
 
  private:
-  // Resolves mode "auto" once the model's metrics exist (Keras delays it to the first epoch end).
-  void set_monitor_op();
-  bool is_improvement(double value, std::optional<double> reference) const;
-
   EarlyStoppingOptions options_;
-  std::optional<bool> minimize_;  // unset until set_monitor_op
-  double min_delta_;              // signed: negative when minimising
   int wait_ = 0;
   int stopped_epoch_ = 0;
   int best_epoch_ = 0;
-  std::optional<double> best_;
   std::vector<Tensor> best_weights_;
   bool has_best_weights_ = false;
 };

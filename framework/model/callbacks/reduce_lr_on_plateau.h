@@ -3,7 +3,7 @@
 // learning rate by `factor` once the monitored quantity has not improved for `patience` epochs.
 #include <string>
 
-#include "framework/model/callbacks/callback.h"
+#include "framework/model/callbacks/monitor_callback.h"
 
 namespace ember::callbacks {
 
@@ -12,14 +12,15 @@ struct ReduceLROnPlateauOptions {
   double factor = 0.1;  // new_lr = max(lr * factor, min_lr); must be < 1
   int patience = 10;    // epochs without improvement before reducing
   int verbose = 0;      // 1: print "Epoch N: ReduceLROnPlateau reducing learning rate to X."
-  // "min", "max", or "auto": maximised when the name contains "acc", minimised otherwise (Keras's rule).
+  // "min", "max", or "auto": "loss"/"val_loss" minimised, a compiled metric in its direction (as
+  // EarlyStopping); Keras 3's rule (tf-keras guessed from "acc" in the name).
   std::string mode = "auto";
   double min_delta = 1e-4;  // improvements smaller than this do not count
   int cooldown = 0;         // epochs after a reduction during which no waiting is counted
   double min_lr = 0.0;
 };
 
-class ReduceLROnPlateau : public Callback {
+class ReduceLROnPlateau : public MonitorCallback {
   EMBER_CALLBACK(ReduceLROnPlateau)
  public:
   explicit ReduceLROnPlateau(ReduceLROnPlateauOptions options = {});
@@ -29,17 +30,13 @@ class ReduceLROnPlateau : public Callback {
   void on_epoch_end(int epoch, Logs& logs) override;
 
   bool in_cooldown() const { return cooldown_counter_ > 0; }
-  double best() const { return best_; }
   int wait() const { return wait_; }
   const ReduceLROnPlateauOptions& options() const { return options_; }
 
  private:
   void reset();
-  bool improves(double current) const;
 
   ReduceLROnPlateauOptions options_;
-  bool minimize_ = true;
-  double best_ = 0;
   int wait_ = 0;
   int cooldown_counter_ = 0;
 };

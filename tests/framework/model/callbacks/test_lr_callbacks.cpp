@@ -74,8 +74,8 @@ TEST_CASE("ReduceLROnPlateau never goes below min_lr", "[callbacks][lr]") {
         "\nEpoch 3: ReduceLROnPlateau reducing learning rate to 0.03.\n");
 }
 
-TEST_CASE("ReduceLROnPlateau mode: accuracy-like names are maximised", "[callbacks][lr]") {
-  auto model = small_model(0.1);
+TEST_CASE("ReduceLROnPlateau mode: auto follows the compiled metric's direction", "[callbacks][lr]") {
+  auto model = small_model(0.1, {"accuracy"});
   ReduceLROnPlateau acc({.monitor = "val_accuracy", .factor = 0.5, .patience = 1});
   CHECK(run_epochs(acc, *model, "val_accuracy", {0.5, 0.6, 0.6}) == std::vector<double>{kLr01, kLr01, kLr01});
   CHECK(model->optimizer().learning_rate() == kLr005);
@@ -87,6 +87,10 @@ TEST_CASE("ReduceLROnPlateau mode: accuracy-like names are maximised", "[callbac
   CHECK_THROWS_WITH(ReduceLROnPlateau({.factor = 1.0}),
                     "ReduceLROnPlateau does not support a factor >= 1.0. Received factor=1");
   CHECK_THROWS_WITH(ReduceLROnPlateau({.mode = "up"}), Catch::Contains("mode must be"));
+  // Keras 3 (unlike tf-keras's guess from "acc" in the name) cannot tell the direction of an unknown name.
+  auto model3 = small_model(0.1);
+  ReduceLROnPlateau unknown({.monitor = "val_score"});
+  CHECK_THROWS_WITH(run_epochs(unknown, *model3, "val_score", {0.5}), Catch::Contains("monitor=val_score"));
 }
 
 TEST_CASE("ReduceLROnPlateau warns when the monitored value is missing", "[callbacks][lr]") {

@@ -1,0 +1,318 @@
+// Functional models to and from their Keras config (Keras 3: models/functional.py get_config,
+// functional_from_config, serialize_node, deserialize_node). Writes Keras 3's dict nodes; reads those and
+// Keras 2's nested-list nodes.
+#include <map>
+#include <optional>
+#include <set>
+
+#include "framework/core/error.h"
+#include "framework/io/model_config.h"
+#include "framework/model/model.h"
+
+namespace ember {
+
+using json = nlohmann::json;
+using detail::Node;
+
+namespace {
+
+json fcfg_shape_json(const Shape& s) {
+  json out = json::array();
+  for (int64_t d : s) out.push_back(d < 0 ? json(nullptr) : json(d));
+  return out;
+}
+
+// A functional model counts its own creation as node 0 of itself when it is a layer of another model
+// (Keras's kept_nodes = 1), so references to its calls in input/output_layers are one higher.
+bool fcfg_is_functional(const Layer& l) {
+  auto m = dynamic_cast<const Model*>(&l);
+  return m && m->is_graph_model() && m->class_name() == "Functional";
+}
+
+// One [layer, node, tensor] reference of a config.
+struct FcfgRef {
+  std::string layer;
+  int64_t node = 0;
+  int64_t tensor = 0;
+};
+
+bool fcfg_is_ref(const json& j) {
+  return j.is_array() && (j.size() == 3 || j.size() == 4) && j[0].is_string() && j[1].is_number_integer() &&
+         j[2].is_number_integer();
+}
+
+FcfgRef fcfg_ref(const json& j) { return {j[0].get<std::string>(), j[1].get<int64_t>(), j[2].get<int64_t>()}; }
+
+// input_layers / output_layers: one flat reference (Keras 3, a single tensor) or a list of them.
+std::vector<FcfgRef> fcfg_refs(const json& j, const char* key) {
+  EMBER_CHECK(j.is_array(), InvalidArgument)
+      << "Model.from_config: \"" << key << "\" must be a [layer, node, tensor] list or a list of them, got "
+      << j.dump().substr(0, 200);
+  if (fcfg_is_ref(j)) return {fcfg_ref(j)};
+  std::vector<FcfgRef> out;
+  for (const json& e : j) {
+    EMBER_CHECK(fcfg_is_ref(e), InvalidArgument)
+        << "Model.from_config: \"" << key << "\" entries must be [layer, node, tensor], got " << e.dump().substr(0, 200);
+    out.push_back(fcfg_ref(e));
+  }
+  return out;
+}
+
+// One layer call read from a config: its input references and a fixed training flag.
+struct FcfgCall {
+  std::vector<FcfgRef> inputs;
+  bool as_list = false;  // the layer takes a list of tensors (merge layers)
+  std::optional<bool> training;
+};
+
+void fcfg_read_kwargs(const json& kwargs, const std::string& layer, FcfgCall& call) {
+  if (kwargs.is_null()) return;
+  EMBER_CHECK(kwargs.is_object(), InvalidArgument)
+      << "Model.from_config: layer '" << layer << "': node kwargs must be an object, got " << kwargs.dump().substr(0, 200);
+  for (const auto& [k, v] : kwargs.items()) {
+    if (k == "training" && v.is_boolean()) {
+      call.training = v.get<bool>();
+    } else {
+      // None-valued kwargs (Keras writes "mask": null for model calls) change nothing.
+      EMBER_CHECK(v.is_null(), Unimplemented) << "Model.from_config: layer '" << layer << "' is called with keyword argument "
+                                              << k << "=" << v.dump().substr(0, 100)
+                                              << ", which Ember does not support (only training and null values)";
+    }
+  }
+}
+
+FcfgRef fcfg_tensor_ref(const json& t, const std::string& layer) {
+  EMBER_CHECK(t.is_object() && t.value("class_name", std::string()) == "__keras_tensor__" && t.contains("config") &&
+                  t["config"].contains("keras_history") && fcfg_is_ref(t["config"]["keras_history"]),
+              Unimplemented)
+      << "Model.from_config: layer '" << layer
+      << "': only symbolic tensors ({\"class_name\": \"__keras_tensor__\", \"config\": {\"keras_history\": [...]}}) "
+         "are supported as call arguments, got "
+      << t.dump().substr(0, 200);
+  return fcfg_ref(t["config"]["keras_history"]);
+}
+
+FcfgCall fcfg_read_node(const json& node, const std::string& layer) {
+  FcfgCall call;
+  if (node.is_array()) {  // Keras 2: [[name, node, tensor, kwargs], ...]
+    for (const json& e : node) {
+      EMBER_CHECK(fcfg_is_ref(e), InvalidArgument)
+          << "Model.from_config: layer '" << layer << "': a Keras 2 inbound node entry must be [layer, node, tensor, {kwargs}], got "
+          << e.dump().substr(0, 200);
+      call.inputs.push_back(fcfg_ref(e));
+      if (e.size() == 4) fcfg_read_kwargs(e[3], layer, call);
+    }
+    call.as_list = call.inputs.size() > 1;
+    return call;
+  }
+  EMBER_CHECK(node.is_object() && node.contains("args") && node["args"].is_array(), InvalidArgument)
+      << "Model.from_config: layer '" << layer << "': an inbound node must be {\"args\": [...], \"kwargs\": {...}} (Keras 3) "
+      << "or a list of [layer, node, tensor, kwargs] (Keras 2), got " << node.dump().substr(0, 200);
+  const json& args = node["args"];
+  EMBER_CHECK(args.size() == 1, Unimplemented) << "Model.from_config: layer '" << layer << "' is called with " << args.size()
+                                               << " positional arguments; Ember layers take one (a tensor or a list)";
+  if (args[0].is_array()) {
+    call.as_list = true;
+    for (const json& t : args[0]) call.inputs.push_back(fcfg_tensor_ref(t, layer));
+  } else {
+    call.inputs.push_back(fcfg_tensor_ref(args[0], layer));
+  }
+  if (node.contains("kwargs")) fcfg_read_kwargs(node["kwargs"], layer, call);
+  return call;
+}
+
+}  // namespace
+
+json Model::get_config() const {
+  // A Sequential moved into a plain Model (see Model::class_name).
+  if (sequential_ && is_graph_model())
+    return detail::sequential_config(base_config(), detail::input_layer_of(inputs_[0]).get(), layers());
+  EMBER_CHECK(is_graph_model(), Unimplemented)
+      << "Model '" << name() << "' (" << class_name()
+      << ") is a subclassed model: its architecture is C++ code, so it has no config and cannot be serialized; "
+         "build it as a functional or Sequential model, or save only its weights";
+  // Each node's index among its layer's calls in this model (Keras reindexes to the model's own nodes).
+  std::map<const Node*, int64_t> node_index;
+  std::map<const Layer*, int64_t> calls;
+  for (const auto& n : nodes_) node_index[n.get()] = calls[n->layer.get()]++;
+  auto history = [&](const Tensor& t) {
+    const Node* n = t.keras_history()->node.get();
+    return json::array({n->layer->name(), node_index.at(n), 0});
+  };
+  json layer_configs = json::array();
+  for (const LayerPtr& l : graph_layers_) {
+    json entry = io::serialize_keras_object(*l);
+    entry["name"] = l->name();
+    json inbound = json::array();
+    for (const auto& n : nodes_) {
+      if (n->layer != l || n->inputs.empty()) continue;
+      json tensors = json::array();
+      for (const Tensor& t : n->inputs)
+        tensors.push_back({{"class_name", "__keras_tensor__"},
+                           {"config", {{"shape", fcfg_shape_json(t.shape())}, {"dtype", dtype_name(t.dtype())},
+                                       {"keras_history", history(t)}}}});
+      json kwargs = json::object();
+      if (n->training) kwargs["training"] = *n->training;
+      inbound.push_back({{"args", json::array({n->inputs.size() == 1 ? tensors[0] : tensors})}, {"kwargs", kwargs}});
+    }
+    entry["inbound_nodes"] = inbound;
+    layer_configs.push_back(entry);
+  }
+  auto refs = [&](const std::vector<Tensor>& ts) {
+    json out = json::array();
+    for (const Tensor& t : ts) {
+      json h = history(t);
+      if (fcfg_is_functional(*t.keras_history()->node->layer)) h[1] = h[1].get<int64_t>() + 1;
+      out.push_back(h);
+    }
+    return out.size() == 1 ? out[0] : out;  // Keras 3 writes a single tensor flat
+  };
+  return {{"name", name()}, {"trainable", trainable()}, {"layers", layer_configs},
+          {"input_layers", refs(inputs_)}, {"output_layers", refs(outputs_)}};
+}
+
+LayerPtr Model::from_config(const json& c) {
+  EMBER_CHECK(c.is_object() && c.contains("layers") && c["layers"].is_array() && c.contains("input_layers") &&
+                  c.contains("output_layers"),
+              InvalidArgument)
+      << "Model.from_config: a functional model config needs \"layers\", \"input_layers\" and \"output_layers\", got keys "
+      << [&] {
+           std::string keys;
+           if (c.is_object())
+             for (const auto& [k, v] : c.items()) keys += (keys.empty() ? "" : ", ") + k;
+           return keys.empty() ? c.dump().substr(0, 100) : keys;
+         }();
+  // Keras 2 writes nested-list nodes and counts a nested model's (Functional, Model, Sequential) own
+  // creation as its node 0 everywhere; Keras 3 writes dict nodes and adds that 1 only for Functional
+  // layers, only in input/output_layers.
+  std::vector<std::string> order;
+  std::map<std::string, LayerPtr> created;
+  std::map<std::string, std::string> classes;
+  std::map<std::string, std::vector<Tensor>> produced;  // per layer, the outputs of its calls so far
+  std::map<std::string, std::vector<json>> pending;
+  bool keras2 = false;
+  for (const json& entry : c["layers"]) {
+    EMBER_CHECK(entry.is_object() && entry.contains("class_name"), InvalidArgument)
+        << "Model.from_config: each layer must be {\"class_name\", \"config\", \"name\", \"inbound_nodes\"}, got "
+        << entry.dump().substr(0, 200);
+    std::string lname = entry.contains("name") && entry["name"].is_string() ? entry["name"].get<std::string>()
+                        : entry.contains("config") && entry["config"].is_object()
+                            ? entry["config"].value("name", std::string())
+                            : std::string();
+    EMBER_CHECK(!lname.empty(), InvalidArgument) << "Model.from_config: a layer entry has no name: " << entry.dump().substr(0, 200);
+    EMBER_CHECK(!created.count(lname), InvalidArgument)
+        << "Model.from_config: the layer name '" << lname << "' appears twice; layer names in a model must be unique";
+    LayerPtr l = deserialize_layer(entry);
+    created[lname] = l;
+    classes[lname] = entry["class_name"].get<std::string>();
+    order.push_back(lname);
+    if (auto in = std::dynamic_pointer_cast<layers::InputLayer>(l)) {
+      auto node = std::make_shared<Node>(Node{in, {}, in->batch_shape(), in->input_dtype(), std::nullopt});
+      produced[lname].push_back(
+          Tensor::symbolic(in->batch_shape(), in->input_dtype(), std::make_shared<detail::KerasHistory>(detail::KerasHistory{node})));
+      continue;
+    }
+    const json nodes = entry.value("inbound_nodes", json::array());
+    EMBER_CHECK(nodes.is_array(), InvalidArgument)
+        << "Model.from_config: layer '" << lname << "': inbound_nodes must be a list, got " << nodes.dump().substr(0, 200);
+    for (const json& n : nodes) {
+      keras2 = keras2 || n.is_array();
+      pending[lname].push_back(n);
+    }
+  }
+  auto is_model_class = [&](const std::string& lname, bool keras2_rule) {
+    auto it = classes.find(lname);
+    if (it == classes.end()) return false;  // resolve() reports the unknown name
+    const std::string& cls = it->second;
+    return cls == "Functional" || cls == "Model" || (keras2_rule && cls == "Sequential");
+  };
+  auto layer_names = [&] {
+    std::string s;
+    for (const std::string& n : order) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  // The output of a reference, or nothing while the call it names has not been replayed yet.
+  auto resolve = [&](const FcfgRef& r, const std::string& who, int64_t offset) -> std::optional<Tensor> {
+    EMBER_CHECK(created.count(r.layer), InvalidArgument)
+        << "Model.from_config: " << who << " refers to layer '" << r.layer << "', which is not in the config; layers: "
+        << layer_names();
+    EMBER_CHECK(r.tensor == 0, Unimplemented) << "Model.from_config: " << who << " uses output " << r.tensor << " of layer '"
+                                              << r.layer << "'; Ember layers have one output";
+    const int64_t k = r.node - offset;
+    EMBER_CHECK(k >= 0, InvalidArgument) << "Model.from_config: " << who << " refers to node " << r.node << " of layer '"
+                                         << r.layer << "', which does not exist";
+    const auto& outs = produced[r.layer];
+    if (k >= static_cast<int64_t>(outs.size())) return std::nullopt;
+    return outs[k];
+  };
+  // Replays the calls, layer by layer, as often as needed: a layer shared at several depths has calls
+  // that wait for later layers (Keras's functional_from_config does the same).
+  while (!pending.empty()) {
+    bool progress = false;
+    for (const std::string& lname : order) {
+      auto it = pending.find(lname);
+      if (it == pending.end()) continue;
+      size_t done = 0;
+      for (; done < it->second.size(); ++done) {
+        const json& node = it->second[done];
+        const std::string who = "layer '" + lname + "' call " + std::to_string(produced[lname].size());
+        FcfgCall call = fcfg_read_node(node, lname);
+        EMBER_CHECK(!call.inputs.empty(), InvalidArgument) << "Model.from_config: " << who << " has no inputs";
+        std::vector<Tensor> args;
+        for (const FcfgRef& r : call.inputs) {
+          std::optional<Tensor> t = resolve(r, who, node.is_array() && is_model_class(r.layer, true) ? 1 : 0);
+          if (!t) break;
+          args.push_back(*t);
+        }
+        if (args.size() < call.inputs.size()) break;
+        Layer& layer = *created[lname];
+        Tensor y = call.as_list ? layer(args) : layer(args[0]);
+        if (call.training) y.keras_history()->node->training = call.training;
+        produced[lname].push_back(y);
+      }
+      if (done > 0) progress = true;
+      if (done == it->second.size()) {
+        pending.erase(it);
+      } else {
+        it->second.erase(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(done));
+      }
+    }
+    if (!progress) {
+      std::string stuck;
+      for (const auto& [n, v] : pending) stuck += (stuck.empty() ? "" : ", ") + n;
+      throw InvalidArgument("Model.from_config: the graph has loops or calls on outputs that no layer makes; unresolved "
+                            "calls of layers: " + stuck);
+    }
+  }
+  auto tensors = [&](const char* key) {
+    std::vector<Tensor> out;
+    for (const FcfgRef& r : fcfg_refs(c[key], key)) {
+      const std::string who = std::string("\"") + key + "\"";
+      int64_t offset = 0;
+      if (created.count(r.layer) && is_model_class(r.layer, keras2)) offset = 1;
+      std::optional<Tensor> t = resolve(r, who, offset);
+      EMBER_CHECK(t.has_value(), InvalidArgument) << "Model.from_config: " << who << " refers to call " << r.node
+                                                  << " of layer '" << r.layer << "', which the config never makes";
+      out.push_back(*t);
+    }
+    return out;
+  };
+  std::vector<Tensor> inputs = tensors("input_layers"), outputs = tensors("output_layers");
+  // Keras passes a missing or null name/trainable on as None (the defaults).
+  json base_keys = json::object();
+  for (const char* k : {"name", "trainable", "dtype"})
+    if (c.contains(k) && !c[k].is_null()) base_keys[k] = c[k];
+  LayerOptions base = options_from_config(base_keys);
+  return std::make_shared<Model>(inputs, outputs, ModelOptions{base.name, base.dtype, base.trainable});
+}
+
+// "Functional" is what Keras 2.4+ and Keras 3 write; older tf.keras wrote "Model".
+EMBER_REGISTER_LAYER(Model);
+static const bool ember_layer_registered_Functional = [] {
+  register_layer("Functional", [](const json& c) -> LayerPtr { return Model::from_config(c); });
+  return true;
+}();
+
+std::string Model::to_json(int indent) const { return io::serialize_model(*this).dump(indent); }
+
+}  // namespace ember

@@ -1,0 +1,24 @@
+// Model::save_weights / load_weights / save and models::load_model: thin entry points over framework/io/.
+#include "framework/io/model_file.h"
+#include "framework/io/weights_h5.h"
+#include "framework/model/model.h"
+
+namespace ember {
+
+void Model::save_weights(const std::string& path, SaveWeightsOptions options) const {
+  io::save_weights_file(*this, path, options.overwrite);
+}
+
+void Model::load_weights(const std::string& path, LoadWeightsOptions options) {
+  io::load_weights_file(*this, path, options.by_name, options.skip_mismatch);
+}
+
+void Model::save(const std::string& path, SaveOptions options) const {
+  io::save_model_file(*this, path, options.overwrite, options.include_optimizer);
+}
+
+Model models::load_model(const std::string& path, LoadModelOptions options) {
+  return Model(std::move(*io::load_model_file(path, options.compile)));
+}
+
+}  // namespace ember
