@@ -366,11 +366,12 @@ Tensor H5Group::read_dataset(const std::string& name) const {
   std::string w = where(name);
   if (object_->snap) {
     const nlohmann::json& t = h5snap_value(h5file_snap_dataset(*object_->snap, name, w)["t"]);
-    const auto& bytes = t["b"].get_binary();
     Tensor out = Tensor::empty(Shape(t["shape"].get<std::vector<int64_t>>()), static_cast<DType>(t["dtype"].get<int>()),
                                Device::cpu());
-    EMBER_CHECK(bytes.size() == out.nbytes(), Internal) << "HDF5: the record of dataset " << w << " has the wrong size";
-    if (!bytes.empty()) std::memcpy(out.raw_data(), bytes.data(), bytes.size());
+    const uint64_t off = t["off"].get<uint64_t>(), n = t["n"].get<uint64_t>();
+    EMBER_CHECK(n == out.nbytes() && off + n <= file_->raw->size(), Internal)
+        << "HDF5: the record of dataset " << w << " does not match its bytes";
+    if (n) std::memcpy(out.raw_data(), file_->raw->data() + off, n);
     return default_device().is_cpu() ? out : out.to(default_device());
   }
   Shape shape = dataset_shape(name);

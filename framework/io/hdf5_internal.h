@@ -18,6 +18,7 @@ struct H5FileState {
   bool writable = false;
   // A file opened by open_read: what a child process read from it (hdf5_snapshot.cpp); no HDF5 id.
   std::shared_ptr<const nlohmann::json> snapshot;
+  std::shared_ptr<const std::string> raw;  // the datasets' bytes, at the offsets the snapshot records
   ~H5FileState() {
     if (id >= 0) H5Fclose(id);
   }

@@ -38,15 +38,24 @@ json h5snap_record(F&& fn) {
   }
 }
 
-json h5snap_tensor(const Tensor& t) {
-  const auto* p = static_cast<const uint8_t*>(t.raw_data());
-  return json{{"dtype", static_cast<int>(t.dtype())},
-              {"shape", std::vector<int64_t>(t.shape().begin(), t.shape().end())},
-              {"b", json::binary_t(std::vector<uint8_t>(p, p + t.nbytes()))}};
+// Dataset bytes travel after the record, raw: the record holds their offset and size.
+struct H5SnapRaw {
+  std::vector<Tensor> tensors;
+  uint64_t bytes = 0;
+};
+
+json h5snap_tensor(const Tensor& t, H5SnapRaw& raw) {
+  json j = {{"dtype", static_cast<int>(t.dtype())},
+            {"shape", std::vector<int64_t>(t.shape().begin(), t.shape().end())},
+            {"off", raw.bytes},
+            {"n", static_cast<uint64_t>(t.nbytes())}};
+  raw.bytes += t.nbytes();
+  raw.tensors.push_back(t);
+  return j;
 }
 
 // Everything the read API can say about `g` and below (in the child).
-json h5snap_capture(const H5Group& g, int depth) {
+json h5snap_capture(const H5Group& g, int depth, H5SnapRaw& raw) {
   json node;
   node["an"] = h5snap_record([&] { return g.attr_names(); });
   json attrs = json::object();
@@ -73,13 +82,13 @@ json h5snap_capture(const H5Group& g, int depth) {
           groups[name] = {{"e", "HDF5: groups nested over 64 deep at " + g.where(name) + " (a link cycle?)"}};
         } else {
           try {
-            groups[name] = h5snap_capture(g.group(name), depth + 1);
+            groups[name] = h5snap_capture(g.group(name), depth + 1, raw);
           } catch (const Error& e) {
             groups[name] = {{"e", e.what()}};
           }
         }
       } else if (kind == 'd') {
-        datasets[name] = {{"t", h5snap_record([&] { return h5snap_tensor(g.read_dataset(name)); })},
+        datasets[name] = {{"t", h5snap_record([&] { return h5snap_tensor(g.read_dataset(name), raw); })},
                           {"sh", h5snap_record([&] {
                              Shape s = g.dataset_shape(name);
                              return std::vector<int64_t>(s.begin(), s.end());
@@ -93,10 +102,11 @@ json h5snap_capture(const H5Group& g, int depth) {
   return node;
 }
 
-void h5snap_write_all(int fd, const std::vector<uint8_t>& bytes) {
+void h5snap_write_all(int fd, const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
   size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+  while (done < size) {
+    ssize_t n = ::write(fd, bytes + done, size - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) ::_exit(4);
     done += static_cast<size_t>(n);
@@ -118,16 +128,37 @@ template <class F>
     config::set_intra_op_parallelism_threads(1);
     DeviceScope on_cpu(Device::cpu());
     json out;
+    H5SnapRaw raw;
     try {
-      out["root"] = capture();
+      out["root"] = capture(raw);
     } catch (const Error& e) {
       out = {{"error", e.what()}};
+      raw = {};
     }
-    h5snap_write_all(fd, json::to_cbor(out));
+    out["raw"] = raw.bytes;
+    // [record size][CBOR record][dataset bytes in offset order]
+    const std::vector<uint8_t> record = json::to_cbor(out);
+    const uint64_t size = record.size();
+    h5snap_write_all(fd, &size, sizeof size);
+    h5snap_write_all(fd, record.data(), record.size());
+    for (const Tensor& t : raw.tensors) h5snap_write_all(fd, t.raw_data(), t.nbytes());
   } catch (...) {
     ::_exit(3);
   }
   ::_exit(0);  // no atexit handlers, no destructors of the parent's statics
+}
+
+// Reads exactly `size` bytes; false at an early end of the stream.
+bool h5snap_read_all(int fd, void* data, size_t size) {
+  auto* bytes = static_cast<uint8_t*>(data);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::read(fd, bytes + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 }  // namespace
@@ -208,21 +239,34 @@ H5File H5File::open_read(const std::string& path) {
   }
   if (pid == 0) {
     ::close(fds[0]);
-    h5snap_child(fds[1], timeout_s, [&] {
+    h5snap_child(fds[1], timeout_s, [&](H5SnapRaw& raw) {
       auto state = std::make_shared<detail::H5FileState>();
       state->path = path;
       state->id = h5file_open_direct(path);
-      return h5snap_capture(H5File(state).root(), 0);
+      return h5snap_capture(H5File(state).root(), 0, raw);
     });
   }
   ::close(fds[1]);
-  std::vector<uint8_t> bytes;
-  uint8_t buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    bytes.insert(bytes.end(), buf, buf + n);
+  ::fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);  // fewer, larger reads (best effort)
+  // Everything the child sends; short when it died. Large dataset bytes go straight into one buffer.
+  uint64_t record_size = 0;
+  std::vector<uint8_t> record;
+  auto raw = std::make_shared<std::string>();
+  bool complete = h5snap_read_all(fds[0], &record_size, sizeof record_size) && record_size < (uint64_t(1) << 34);
+  if (complete) {
+    record.resize(record_size);
+    complete = h5snap_read_all(fds[0], record.data(), record.size());
+  }
+  auto doc = std::make_shared<json>();
+  if (complete) {
+    try {
+      *doc = json::from_cbor(record);
+      const uint64_t raw_size = doc->at("raw").get<uint64_t>();
+      raw->resize(raw_size);
+      complete = h5snap_read_all(fds[0], raw->data(), raw->size());
+    } catch (const json::exception&) {
+      complete = false;
+    }
   }
   ::close(fds[0]);
   int wstatus = 0;
@@ -238,16 +282,12 @@ H5File H5File::open_read(const std::string& path) {
   EMBER_CHECK(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0, DataLoss)
       << "HDF5: '" << path << "' could not be read (the reading process ended with status "
       << (WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1) << ")";
-  auto doc = std::make_shared<json>();
-  try {
-    *doc = json::from_cbor(bytes);
-  } catch (const json::exception& e) {
-    throw make_error<Internal>("HDF5: reading '", path, "': the reading process sent an unreadable record: ", e.what());
-  }
+  EMBER_CHECK(complete, Internal) << "HDF5: reading '" << path << "': the reading process sent an incomplete record";
   if (doc->contains("error")) throw DataLoss((*doc)["error"].get<std::string>());
   auto state = std::make_shared<detail::H5FileState>();
   state->path = path;
   state->snapshot = std::move(doc);
+  state->raw = std::move(raw);
   return H5File(state);
 }
 
