@@ -156,6 +156,7 @@ class BatchNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   int64_t n_;
   bool drop_remainder_;
@@ -209,6 +210,7 @@ class UnbatchNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
 };
 

@@ -70,6 +70,7 @@ class CacheNode : public Node {
     if (!cache_) cache_ = std::move(elements);
   }
 
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   mutable std::mutex mu_;
   mutable std::shared_ptr<const Elements> cache_;

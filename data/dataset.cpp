@@ -239,6 +239,31 @@ Dataset Dataset::prefetch(int64_t n) const {
 
 int64_t Dataset::cardinality() const { return node_->cardinality(); }
 
+namespace {
+// Every seed generator's pass counter, depth first over the inputs (a stage reached twice counts twice).
+void dataset_pass_counters(const detail::Node& node, std::vector<std::atomic<uint64_t>*>& out) {
+  if (std::atomic<uint64_t>* c = node.pass_counter()) out.push_back(c);
+  for (const detail::NodePtr& in : node.inputs()) dataset_pass_counters(*in, out);
+}
+}  // namespace
+
+std::vector<uint64_t> Dataset::get_state() const {
+  std::vector<std::atomic<uint64_t>*> counters;
+  dataset_pass_counters(*node_, counters);
+  std::vector<uint64_t> state;
+  for (auto* c : counters) state.push_back(c->load());
+  return state;
+}
+
+void Dataset::set_state(const std::vector<uint64_t>& state) const {
+  std::vector<std::atomic<uint64_t>*> counters;
+  dataset_pass_counters(*node_, counters);
+  EMBER_CHECK(state.size() == counters.size(), InvalidArgument)
+      << "Dataset.set_state: the state has " << state.size() << " value(s) but this pipeline has "
+      << counters.size() << " shuffle(s); it must come from get_state() of the same pipeline";
+  for (size_t i = 0; i < state.size(); ++i) counters[i]->store(state[i]);
+}
+
 Iterator Dataset::make_iterator() const {
   auto cancel = std::make_shared<detail::Cancellation>();
   detail::Context ctx{cancel};

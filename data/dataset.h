@@ -184,6 +184,13 @@ class Dataset {
 
   // The number of elements when known, else INFINITE_CARDINALITY or UNKNOWN_CARDINALITY (TF's rules).
   int64_t cardinality() const;
+  // Where the dataset's seed generators stand between passes: how many passes each shuffle has begun
+  // (graph order). A copy of the same pipeline given this state with set_state shuffles its next passes
+  // exactly as this one will: BackupAndRestore saves it so a resumed fit sees the same epochs. Sources'
+  // own state (a generator's) and a cache's contents are not part of it.
+  std::vector<uint64_t> get_state() const;
+  // InvalidArgument when `state` has another length than get_state() (not the same pipeline).
+  void set_state(const std::vector<uint64_t>& state) const;
   // A fresh pass with an explicit next().
   Iterator make_iterator() const;
   // A fresh pass for range-for: for (const data::Element& e : ds).

@@ -36,6 +36,7 @@ class MapNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   MapFn fn_;
 };
@@ -76,6 +77,7 @@ class FilterNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   PredicateFn pred_;
 };

@@ -57,6 +57,10 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual ~Node() = default;
   virtual std::unique_ptr<IteratorImpl> make_iterator(const Context& ctx) const = 0;
   virtual int64_t cardinality() const = 0;
+  // The stages this one reads from, in a fixed order (Dataset::get_state walks the graph).
+  virtual std::vector<std::shared_ptr<const Node>> inputs() const { return {}; }
+  // A seed generator's count of passes begun (shuffle), or null: a dataset's state between passes.
+  virtual std::atomic<uint64_t>* pass_counter() const { return nullptr; }
 };
 using NodePtr = std::shared_ptr<const Node>;
 

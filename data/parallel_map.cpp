@@ -156,6 +156,7 @@ class ParallelMapNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   MapFn fn_;
   int64_t workers_;

@@ -138,6 +138,7 @@ class PrefetchNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   int64_t depth_;
   bool autotune_;

@@ -55,6 +55,7 @@ class RepeatNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   int64_t count_;
 };
@@ -92,6 +93,7 @@ class TakeNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   int64_t count_;
 };
@@ -130,6 +132,7 @@ class SkipNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   int64_t count_;
 };

@@ -78,10 +78,12 @@ class ShuffleNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
   NodePtr input_;
   int64_t buffer_size_;
   uint64_t seed_;
   bool reshuffle_;
+  std::atomic<uint64_t>* pass_counter() const override { return &passes_; }
   mutable std::atomic<uint64_t> passes_{0};
 };
 

@@ -155,6 +155,7 @@ class ZipNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return inputs_; }
   std::vector<NodePtr> inputs_;
 };
 
@@ -194,6 +195,7 @@ class ConcatenateNode : public Node {
   }
 
  private:
+  std::vector<NodePtr> inputs() const override { return {first_, second_}; }
   NodePtr first_, second_;
 };
 

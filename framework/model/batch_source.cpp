@@ -64,6 +64,8 @@ class DatasetSource : public BatchSource {
   }
   void reset() override { it_.emplace(ds_.make_iterator()); }
   std::optional<data::Element> next() override { return it_->next(); }
+  std::vector<uint64_t> get_state() const override { return ds_.get_state(); }
+  void set_state(const std::vector<uint64_t>& state) override { ds_.set_state(state); }
 
  private:
   data::Dataset ds_;
@@ -124,6 +126,8 @@ class ClassWeightSource : public BatchSource {
       : inner_(std::move(inner)), model_(model), class_weight_(std::move(class_weight)) {}
   int64_t num_batches() const override { return inner_->num_batches(); }
   void reset() override { inner_->reset(); }
+  std::vector<uint64_t> get_state() const override { return inner_->get_state(); }
+  void set_state(const std::vector<uint64_t>& state) override { inner_->set_state(state); }
   std::optional<data::Element> next() override {
     auto batch = inner_->next();
     if (!batch) return batch;

@@ -24,6 +24,10 @@ class BatchSource {
   // Starts a new pass (reshuffling when asked).
   virtual void reset() = 0;
   virtual std::optional<data::Element> next() = 0;
+  // The data's position between passes (data::Dataset::get_state); tensors have none of their own (their
+  // shuffling draws from the global generator).
+  virtual std::vector<uint64_t> get_state() const { return {}; }
+  virtual void set_state(const std::vector<uint64_t>& state) {}
 };
 
 
@@ -37,6 +41,8 @@ class EpochIterator {
   }
   // Steps in an epoch, -1 when unknown.
   int64_t steps() const { return steps_per_epoch_ ? *steps_per_epoch_ : source_->num_batches(); }
+  std::vector<uint64_t> get_state() const { return source_->get_state(); }
+  void set_state(const std::vector<uint64_t>& state) { source_->set_state(state); }
   void begin_epoch() {
     if (!active_ || !steps_per_epoch_) {
       source_->reset();

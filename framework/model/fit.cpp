@@ -68,9 +68,15 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
 
   model.stop_training = false;
   model.initial_epoch_override.reset();
+  model.training_data_state_override.reset();
+  model.training_data_state = train.get_state();
   cbs.on_train_begin();
   const int initial_epoch = model.initial_epoch_override.value_or(options.initial_epoch);
   model.initial_epoch_override.reset();
+  if (model.training_data_state_override) {
+    train.set_state(*model.training_data_state_override);
+    model.training_data_state_override.reset();
+  }
   Logs training_logs;
   for (int epoch = initial_epoch; epoch < options.epochs; ++epoch) {
     model.reset_metrics();
@@ -94,6 +100,7 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
       Logs val_logs = run_test(model, *validation, cbs);
       for (const auto& [k, v] : val_logs) epoch_logs["val_" + k] = v;
     }
+    model.training_data_state = train.get_state();
     cbs.on_epoch_end(epoch, epoch_logs);
     training_logs = epoch_logs;
     if (model.stop_training) break;

@@ -172,6 +172,11 @@ class Model : public Layer {
   // Set by a callback in on_train_begin (BackupAndRestore) to start fit at this epoch instead of its
   // initial_epoch (Keras: model._initial_epoch); fit reads and clears it.
   std::optional<int> initial_epoch_override;
+  // The training data's position after the last finished epoch (data::Dataset::get_state of the dataset
+  // fit reads; empty for tensors, whose shuffling draws from the global generator), kept by fit for
+  // BackupAndRestore. A callback may set the override in on_train_begin; fit gives it to the dataset.
+  std::vector<uint64_t> training_data_state;
+  std::optional<std::vector<uint64_t>> training_data_state_override;
 
  protected:
   // Tracks exactly these sublayers (Sequential without a known input shape).

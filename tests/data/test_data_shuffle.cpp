@@ -120,3 +120,34 @@ TEST_CASE("data: a small buffer keeps tf.data's locality", "[data][shuffle]") {
   CHECK(scalars(Dataset::range(30).shuffle(1, {.seed = 5})) == iota64(30));  // a buffer of 1 is the identity
   CHECK_THROWS_AS(Dataset::range(3).shuffle(0), InvalidArgument);
 }
+
+TEST_CASE("data: get_state/set_state carry the shuffles' passes to a copy of the pipeline", "[data][shuffle]") {
+  auto pipeline = [] {
+    return Dataset::zip({Dataset::range(30).shuffle(30, {.seed = 5}), Dataset::range(30).shuffle(10, {.seed = 6})})
+        .map([](const data::Element& e) { return e; })
+        .batch(7)
+        .prefetch(2);
+  };
+  auto pass = [](const Dataset& d) {
+    std::vector<int64_t> out;
+    for (const data::Element& e : d)
+      for (const Tensor& t : e)
+        for (int64_t v : t.to_vector<int64_t>()) out.push_back(v);
+    return out;
+  };
+  Dataset a = pipeline();
+  CHECK(a.get_state() == std::vector<uint64_t>{0, 0});
+  for (int i = 0; i < 3; ++i) pass(a);
+  const std::vector<uint64_t> state = a.get_state();
+  CHECK(state == std::vector<uint64_t>{3, 3});
+  // A new pipeline (a restarted process) continues with a's fourth and fifth passes, not its first.
+  Dataset b = pipeline();
+  const std::vector<int64_t> b_first = pass(pipeline());
+  b.set_state(state);
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<int64_t> pa = pass(a), pb = pass(b);
+    CHECK(pa == pb);
+    CHECK(pa != b_first);
+  }
+  CHECK_THROWS_AS(Dataset::range(3).set_state({1}), InvalidArgument);
+}

@@ -62,6 +62,7 @@ void BackupAndRestore::load() {
     meta = nlohmann::json::parse(text.str());
     m.initial_epoch_override = meta.at("epoch").get<int>();
     if (meta.contains("ember_random_state")) random::set_global_generator_state(generator_state_from_json(meta["ember_random_state"]));
+    if (meta.contains("ember_data_state")) m.training_data_state_override = meta["ember_data_state"].get<std::vector<uint64_t>>();
   } catch (const nlohmann::json::exception& e) {
     EMBER_CHECK(false, DataLoss) << "BackupAndRestore: '" << metadata_path_ << "' is not valid training metadata: "
                                  << e.what();
@@ -99,6 +100,7 @@ void BackupAndRestore::save() {
   meta["epoch"] = current_epoch_;
   meta["batch"] = last_batch_seen_;
   meta["ember_random_state"] = generator_state_to_json(random::get_global_generator_state());
+  meta["ember_data_state"] = model()->training_data_state;  // the dataset's shuffles at the last epoch end
   const std::string text = meta.dump();
   io::write_atomically(metadata_path_, [&](const std::string& tmp) {
     std::ofstream out(tmp, std::ios::binary);

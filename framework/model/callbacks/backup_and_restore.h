@@ -20,11 +20,13 @@ class BackupAndRestore : public Callback {
  public:
   // backup_dir: where "latest.weights.h5" (weights and optimizer state, Keras 3 layout) and
   // "training_metadata.json" ({"epoch", "batch"} as Keras writes it, plus Ember's random generator
-  // state) are kept. An empty path is InvalidArgument.
+  // state and the training dataset's shuffle state) are kept. An empty path is InvalidArgument.
   explicit BackupAndRestore(std::string backup_dir, BackupAndRestoreOptions options = {});
 
-  // Restores the last backup, if any: weights, optimizer state, the epoch fit starts at, and the global
-  // random generator (so shuffles and dropout continue as in an uninterrupted run with a global seed).
+  // Restores the last backup, if any: weights, optimizer state, the epoch fit starts at, the global
+  // random generator and the training dataset's shuffles (data::Dataset::get_state), so shuffles and
+  // dropout continue as in an uninterrupted run with a global seed: resumed at an epoch boundary, the
+  // final weights are bit-identical.
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, Logs& logs) override;
   void on_train_batch_end(int64_t batch, const Logs& logs) override;
