@@ -63,6 +63,18 @@ struct ScratchFile {
   std::string path;
 };
 
+// An HDF5 file held in memory (a .keras archive's model.weights.h5), opened through a scratch copy; the
+// copy is gone on return (open_read keeps what it read, not the file).
+H5File open_archived_h5(const std::string& bytes) {
+  ScratchFile scratch("");
+  {
+    std::ofstream out(scratch.path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    EMBER_CHECK(out.good(), Internal) << "load_model: cannot write a scratch copy of the weights at '" << scratch.path << "'";
+  }
+  return H5File::open_read(scratch.path);
+}
+
 // "3.15.1" -> 3; unparsable -> 0.
 int major_version(const std::string& version) {
   try {
@@ -142,14 +154,8 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
     EMBER_CHECK(false, DataLoss) << "load_model: '" << path << "' holds invalid JSON: " << e.what();
   }
   std::shared_ptr<Model> model = deserialize_model(config, compile);
-  ScratchFile scratch("");
-  {
-    std::ofstream out(scratch.path, std::ios::binary);
-    out.write(files["model.weights.h5"].data(), static_cast<std::streamsize>(files["model.weights.h5"].size()));
-    EMBER_CHECK(out.good(), Internal) << "load_model: cannot write a scratch copy of the weights at '" << scratch.path << "'";
-  }
   try {
-    H5File weights = H5File::open_read(scratch.path);
+    H5File weights = open_archived_h5(files["model.weights.h5"]);
     read_keras3_weights(weights.root(), *model);
   } catch (const DataLoss& e) {
     EMBER_CHECK(false, DataLoss) << "load_model: '" << path << "': model.weights.h5 is damaged: " << e.what();
@@ -296,12 +302,7 @@ void describe_model_file(const std::string& path, std::ostream& os) {
     os << "\n";
     describe_model(path, os);
     EMBER_CHECK(files.count("model.weights.h5"), DataLoss) << "inspect: '" << path << "' has no model.weights.h5";
-    ScratchFile scratch("");
-    {
-      std::ofstream out(scratch.path, std::ios::binary);
-      out.write(files["model.weights.h5"].data(), static_cast<std::streamsize>(files["model.weights.h5"].size()));
-    }
-    H5File weights = H5File::open_read(scratch.path);
+    H5File weights = open_archived_h5(files["model.weights.h5"]);
     describe_weights(weights.root(), os);
     return;
   }

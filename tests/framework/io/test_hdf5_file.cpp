@@ -11,6 +11,7 @@
 #include "framework/core/tensor.h"
 #include "framework/io/atomic_file.h"
 #include "framework/io/hdf5_file.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 
 using namespace ember;
@@ -22,7 +23,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 fs::path h5test_fixture(const std::string& name) {
-  return fs::path(__FILE__).parent_path().parent_path().parent_path() / "fixtures" / "checkpoints" / name;
+  return testing::fixture_path("checkpoints/" + name);
 }
 
 template <class T>

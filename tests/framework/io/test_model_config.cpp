@@ -8,6 +8,7 @@
 
 #include "framework/ember.h"
 #include "framework/io/model_config.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -17,8 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 json read_fixture(const std::string& name) {
-  const fs::path path = fs::path(__FILE__).parent_path().parent_path().parent_path() / "fixtures" / "checkpoints" /
-                        "configs" / (name + ".json");
+  const fs::path path = testing::fixture_path("checkpoints/configs/" + name + ".json");
   INFO("fixture " << path.string() << " (regenerate with python3 tests/fixtures/checkpoints/make_config_fixtures.py)");
   std::ifstream in(path);
   REQUIRE(in.good());

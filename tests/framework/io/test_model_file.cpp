@@ -13,6 +13,7 @@
 #include "framework/io/hdf5_file.h"
 #include "framework/io/model_file.h"
 #include "framework/io/zip_archive.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 
 using namespace ember;
@@ -23,7 +24,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 std::string mf_fixture(const std::string& name) {
-  return (fs::path(__FILE__).parent_path().parent_path().parent_path() / "fixtures" / "checkpoints" / name).string();
+  return testing::fixture_path("checkpoints/" + name).string();
 }
 
 // The fixture's input batch and Keras's predictions for it.

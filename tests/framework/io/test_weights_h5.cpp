@@ -15,6 +15,7 @@
 #include "framework/ember.h"
 #include "framework/io/hdf5_file.h"
 #include "framework/io/weights_h5.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 
 using namespace ember;
@@ -25,7 +26,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 fs::path wtest_fixture(const std::string& name) {
-  return fs::path(__FILE__).parent_path().parent_path().parent_path() / "fixtures" / "checkpoints" / name;
+  return testing::fixture_path("checkpoints/" + name);
 }
 
 // Gives every weight distinct deterministic values (so a load that does nothing is noticed).
