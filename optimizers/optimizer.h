@@ -131,6 +131,8 @@ class Optimizer {
   virtual void finalize_variable_values(const std::vector<Variable>& vars);
   // loss * loss_scale_factor when set, else loss (Keras: optimizer.scale_loss).
   virtual Tensor scale_loss(const Tensor& loss) const;
+  // Sets or clears loss_scale_factor (Keras: the assignable `optimizer.loss_scale_factor`).
+  void set_loss_scale_factor(std::optional<double> factor) { options_.loss_scale_factor = factor; }
 
   // Keras config: name, learning_rate (a number or a serialized schedule), the shared options, then
   // the subclass's hyperparameters.

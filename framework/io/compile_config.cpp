@@ -8,6 +8,7 @@
 #include "framework/model/model.h"
 #include "framework/model/trainer_state.h"
 #include "losses/loss.h"
+#include "optimizers/loss_scale_optimizer.h"
 #include "optimizers/registry.h"
 
 namespace ember {
@@ -111,7 +112,11 @@ json compile_args_config(const CompileOptions& o) {
 json Model::get_compile_config() const {
   if (!compiled_) return json::object();
   json c = compiled_->compile_args;
-  c["optimizer"] = optimizers::serialize(*compiled_->optimizer);
+  // Keras keeps compile's own argument: the optimizer it was given, not the loss-scale wrapper it added.
+  const optimizers::Optimizer& opt =
+      compiled_->auto_scaled ? *static_cast<const optimizers::LossScaleOptimizer&>(*compiled_->optimizer).inner_optimizer()
+                             : *compiled_->optimizer;
+  c["optimizer"] = optimizers::serialize(opt);
   // Ember has no graph compilation or multi-step execution: these are Keras's defaults as it resolves them.
   c["run_eagerly"] = false;
   c["steps_per_execution"] = 1;

@@ -12,6 +12,7 @@
 #include "framework/io/weights_h5_internal.h"
 #include "framework/model/model.h"
 #include "framework/ops/elementwise.h"
+#include "optimizers/loss_scale_optimizer.h"
 #include "optimizers/optimizer.h"
 
 namespace ember::io {
@@ -89,8 +90,14 @@ class Weightsh5Saver {
       std::string name = weightsh5_unique(to_snake_case(child->class_name()), used);
       save(*child, weightsh5_join(weightsh5_join(inner, "layers"), name));
     }
-    if (const optimizers::Optimizer* opt = weightsh5_optimizer(layer); opt && visited_.insert(opt).second)
-      make(weightsh5_join(inner, "optimizer"), opt->name(), opt->variables());
+    if (const optimizers::Optimizer* opt = weightsh5_optimizer(layer); opt && visited_.insert(opt).second) {
+      const std::string path = weightsh5_join(inner, "optimizer");
+      make(path, opt->name(), opt->variables());
+      // Keras also stores a wrapped optimizer on its own (readers here take the wrapper's full list).
+      if (const auto* lso = dynamic_cast<const optimizers::LossScaleOptimizer*>(opt))
+        make(weightsh5_join(path, "inner_optimizer"), lso->inner_optimizer()->name(),
+             lso->inner_optimizer()->variables());
+    }
   }
 
  private:

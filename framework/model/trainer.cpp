@@ -11,6 +11,7 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "losses/loss.h"
+#include "optimizers/loss_scale_optimizer.h"
 #include "optimizers/optimizer.h"
 #include "optimizers/registry.h"
 
@@ -45,6 +46,13 @@ void Model::compile(CompileOptions options) {
 
   state->optimizer = options.optimizer.ptr;
   if (!state->optimizer) state->optimizer = optimizers::get(options.optimizer.name.empty() ? "rmsprop" : options.optimizer.name);
+  if (options.auto_scale_loss && dtype_policy().name() == "mixed_float16" &&
+      !dynamic_cast<optimizers::LossScaleOptimizer*>(state->optimizer.get())) {
+    // Keras names the wrapper "loss_scale_optimizer" without a uniquifying suffix.
+    state->optimizer = std::make_shared<optimizers::LossScaleOptimizer>(
+        state->optimizer, optimizers::LossScaleOptimizerOptions{.name = "loss_scale_optimizer"});
+    state->auto_scaled = true;
+  }
 
   const auto& given = options.loss.per_output;
   if (given.empty()) {

@@ -89,6 +89,9 @@ struct CompileOptions {
   std::vector<MetricArg> weighted_metrics;
   // One per output; the total loss is their weighted sum. Empty: all 1.
   std::vector<double> loss_weights;
+  // Under the "mixed_float16" policy, wrap the optimizer in a LossScaleOptimizer (Keras 3 does; never
+  // under bfloat16, whose range needs no scaling).
+  bool auto_scale_loss = true;
 };
 
 // fit's validation data: a dataset, or tensors {x, y} / {x, y, sample_weight} (one input and output).

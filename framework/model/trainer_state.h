@@ -15,6 +15,8 @@ namespace ember::detail {
 
 struct CompiledState {
   std::shared_ptr<optimizers::Optimizer> optimizer;
+  // compile wrapped the given optimizer in a LossScaleOptimizer; the compile config names the given one.
+  bool auto_scaled = false;
   std::vector<std::shared_ptr<losses::Loss>> losses;  // one per output (null: that output has no loss)
   std::vector<double> loss_weights;                   // one per output
   std::vector<std::string> output_names;
