@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "framework/ember.h"
@@ -225,4 +226,64 @@ TEST_CASE("convert_model_file moves a model between the three formats (ember_h5 
   CHECK_THROWS_WITH(io::convert_model_file(mf_fixture("mlp_tfk_weights.h5"), dir.file("d.keras")),
                     Contains("weights only"));
   CHECK_THROWS_AS(io::convert_model_file(dir.file("a.keras"), dir.file("b.h5"), /*overwrite=*/false), FailedPrecondition);
+}
+
+TEST_CASE("a model holding every layer class round-trips through all three formats", "[io][model_file]") {
+  TempDir dir("every_layer");
+  backend::clear_session();
+  random::set_seed(31);
+  Tensor image = layers::Input({8, 8, 3}, {.name = "image"});
+  Tensor tokens = layers::Input({5}, {.dtype = DType::Int32, .name = "tokens"});
+  Tensor h = layers::ZeroPadding2D(1)(image);                                         // 10x10x3
+  h = layers::Conv2D(4, 3, {.activation = "relu"})(h);                                // 8x8x4
+  h = layers::DepthwiseConv2D(3, {.padding = "same"})(h);
+  h = layers::BatchNormalization()(h);
+  h = layers::ReLU()(h);
+  Tensor pooled = layers::MaxPooling2D()(h);                                          // 4x4x4
+  Tensor avg = layers::Flatten()(layers::AveragePooling2D()(pooled));                 // 16
+  Tensor gap = layers::GlobalAveragePooling2D()(pooled), gmp = layers::GlobalMaxPooling2D()(pooled);
+  Tensor merged = layers::Add()({gap, gmp});
+  merged = layers::Subtract()({merged, layers::Multiply()({gap, gmp})});
+  merged = layers::Average()({merged, gap});                                          // 4
+  Tensor emb = layers::Flatten()(layers::Embedding(10, 2)(tokens));                   // 10
+  Tensor all = layers::Concatenate()({merged, avg, emb});                             // 30
+  all = layers::LayerNormalization()(layers::Activation("tanh")(all));
+  all = layers::Dropout(0.3)(layers::Dense(6)(all));
+  all = layers::Flatten()(layers::Reshape({2, 3})(all));
+  Tensor out = layers::Softmax()(layers::Dense(3)(all));
+  Model original({image, tokens}, {out}, {.name = "every_layer"});
+  original.compile({.optimizer = optimizers::Adam(), .loss = "sparse_categorical_crossentropy"});
+
+  // The model must use every registered layer class, so that a new one joins this test.
+  std::set<std::string> used;
+  for (const LayerPtr& l : original.layers()) used.insert(l->class_name());
+  for (const std::string& cls : registered_layers())
+    if (cls != "Sequential" && cls != "Functional" && cls != "Model") {  // the models themselves
+      INFO(cls);
+      CHECK(used.count(cls) == 1);
+    }
+
+  const std::vector<Tensor> x = {random::normal({4, 8, 8, 3}, {.seed = 2}),
+                                 Tensor::from_vector<int32_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0}, {4, 5})};
+  const Tensor y = Tensor::from_vector<int64_t>({0, 1, 2, 1}, {4});
+  original.train_on_batch(x, {y});  // optimizer state and moved BatchNormalization statistics
+  const Tensor expected = mf_predict(original, x);
+  for (const std::string file : {"m.keras", "m.h5", "m.weights.h5"}) {
+    INFO(file);
+    const std::string path = dir.file(file);
+    if (file == "m.weights.h5") {
+      original.save_weights(path);
+      std::shared_ptr<Model> twin = models::model_from_json(original.to_json());
+      twin->compile({.optimizer = optimizers::Adam(), .loss = "sparse_categorical_crossentropy"});
+      twin->load_weights(path);
+      CHECK(mf_max_diff(mf_predict(*twin, x), expected) == 0);
+      CHECK(mf_iterations(*twin) == 1);
+      continue;
+    }
+    original.save(path);
+    Model back = models::load_model(path);
+    CHECK(back.to_json() == original.to_json());
+    CHECK(mf_max_diff(mf_predict(back, x), expected) == 0);
+    CHECK(mf_iterations(back) == 1);
+  }
 }
