@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/ember.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -31,13 +32,7 @@ using nlohmann::json;
 
 namespace {
 
-fs::path fixtures_dir() {
-#ifdef EMBER_FIXTURES_DIR
-  return fs::path(EMBER_FIXTURES_DIR) / "layers";
-#else
-  return fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "layers";
-#endif
-}
+fs::path fixtures_dir() { return ember::testing::fixture_path("layers"); }
 
 constexpr double kAbsTol = 1e-5;
 constexpr double kRelTol = 1e-5;

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "framework/core/error.h"
 #include "framework/io/crc32c.h"
@@ -29,7 +30,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const fs::path kFixtures = fs::path(__FILE__).parent_path().parent_path().parent_path() / "fixtures" / "tensorboard";
+const fs::path kFixtures = ember::testing::fixture_path("tensorboard");
 
 const json& expected() {
   static const json j = [] {

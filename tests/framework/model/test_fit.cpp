@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/fixtures.h"
 #include "framework/ember.h"
 
 using namespace ember;
@@ -17,7 +18,7 @@ namespace {
 
 const json& golden() {
   static const json j = [] {
-    const fs::path path = fs::path(__FILE__).parent_path().parent_path().parent_path() / "fixtures" / "training" / "fit_golden.json";
+    const fs::path path = ember::testing::fixture_path("training/fit_golden.json");
     std::ifstream in(path);
     REQUIRE(in.good());
     return json::parse(in);

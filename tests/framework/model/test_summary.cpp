@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/fixtures.h"
 #include "framework/ember.h"
 
 using namespace ember;
@@ -18,14 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fixture_path(const std::string& name) {
-#ifdef EMBER_FIXTURES_DIR
-  const fs::path dir = fs::path(EMBER_FIXTURES_DIR);
-#else
-  const fs::path dir = fs::path(__FILE__).parent_path().parent_path().parent_path() / "fixtures";
-#endif
-  return dir / "summary" / (name + ".txt");
-}
+fs::path summary_fixture(const std::string& name) { return ember::testing::fixture_path("summary/" + name + ".txt"); }
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -71,7 +65,7 @@ TEST_CASE("summary matches tf-keras for the seed's Sequential model", "[model][s
       layers::Dropout(0.2),
       layers::Dense(10),
   });
-  check_same_text(model.summary_string(), read_text(fixture_path("sequential_seed")));
+  check_same_text(model.summary_string(), read_text(summary_fixture("sequential_seed")));
 }
 
 TEST_CASE("summary matches tf-keras for a functional MLP", "[model][summary]") {
@@ -80,7 +74,7 @@ TEST_CASE("summary matches tf-keras for a functional MLP", "[model][summary]") {
   Tensor h = layers::Dense(64, {.activation = "relu"})(inputs);
   Tensor outputs = layers::Dense(10)(h);
   Model mlp(inputs, outputs, {.name = "mlp"});
-  check_same_text(mlp.summary_string(), read_text(fixture_path("functional_mlp")));
+  check_same_text(mlp.summary_string(), read_text(summary_fixture("functional_mlp")));
 }
 
 TEST_CASE("summary matches tf-keras for a two-input, two-output DAG with a shared layer", "[model][summary]") {
@@ -95,5 +89,5 @@ TEST_CASE("summary matches tf-keras for a two-input, two-output DAG with a share
   Tensor out1 = layers::Dense(1, {.activation = "sigmoid"})(n);
   Tensor out2 = layers::Dense(3)(ha);
   Model dag(std::vector<Tensor>{a, b}, std::vector<Tensor>{out1, out2}, {.name = "dag"});
-  check_same_text(dag.summary_string(), read_text(fixture_path("functional_dag")));
+  check_same_text(dag.summary_string(), read_text(summary_fixture("functional_dag")));
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "framework/ember.h"
 #include "framework/io/event_file.h"
@@ -148,8 +149,7 @@ TEST_CASE("TensorBoard: the records reach disk at each epoch end, before trainin
 
 TEST_CASE("TensorBoard: a fit and an evaluate write what Keras 3's TensorBoard writes", "[callbacks][tensorboard][keras]") {
   const json run = [] {
-    std::ifstream in(fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() / "fixtures" /
-                     "tensorboard" / "keras_fit.json");
+    std::ifstream in(ember::testing::fixture_path("tensorboard/keras_fit.json"));
     REQUIRE(in.good());
     return json::parse(in);
   }();

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/ember.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -31,8 +32,7 @@ constexpr double kAbs = 1e-7;
 
 const json& fixtures() {
   static const json j = [] {
-    const fs::path path =
-        fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path() / "fixtures" / "metrics" / "metrics.json";
+    const fs::path path = ember::testing::fixture_path("metrics/metrics.json");
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot open " + path.string());
     return json::parse(in);
