@@ -1,6 +1,7 @@
 // CPU kernels of the binary elementwise ops (NumPy broadcasting), where and clip_by_value.
 #include <type_traits>
 
+#include "framework/ops/cpu/array_copy.h"
 #include "framework/ops/cpu/elementwise_loops.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/functors.h"
@@ -83,12 +84,42 @@ EMBER_REGISTER_KERNEL(logical_and, CPU, logical_and_cpu, ::ember::DType::Bool);
 void logical_or_cpu(const KernelContext& ctx) { run_binary<bool, bool>(ctx, functors::LogicalOr{}); }
 EMBER_REGISTER_KERNEL(logical_or, CPU, logical_or_cpu, ::ember::DType::Bool);
 
-// where selects storage values, so it needs no compute-type conversion. The dispatcher keys on the
+// where selects storage values, so it runs on unsigned integers of the element's width: the same bits, one
+// instantiation per size, and loops that vectorise for the 2-byte half types too. The dispatcher keys on the
 // first input (cond, always bool); the kernel itself serves every dtype of a and b.
+
+// z[i] = c[i] ? a : b over [s, e), a and b full or scalars. The condition is read as bytes (0 or 1) and selects
+// through a bit mask rather than a branch, so the loop vectorises.
+template <class E>
+void where_range(const uint8_t* __restrict c, const E* __restrict a, bool a_full, const E* __restrict b, bool b_full,
+                 E* __restrict z, int64_t s, int64_t e) {
+  const E a0 = a[0], b0 = b[0];
+  for (int64_t i = s; i < e; ++i) {
+    const E mask = static_cast<E>(E(0) - static_cast<E>(c[i]));
+    const E x = a_full ? a[i] : a0, y = b_full ? b[i] : b0;
+    z[i] = static_cast<E>((x & mask) | (y & static_cast<E>(~mask)));
+  }
+}
+
 void where_cpu(const KernelContext& ctx) {
-  EMBER_DISPATCH_ALL(ctx.inputs[1].dtype(), "where", {
-    cpu::ternary_loop<bool, scalar_t, scalar_t, scalar_t>(ctx.inputs[0], ctx.inputs[1], ctx.inputs[2],
-                                                           ctx.outputs[0], functors::Where{});
+  const Tensor &cond = ctx.inputs[0], &a = ctx.inputs[1], &b = ctx.inputs[2];
+  Tensor& out = ctx.outputs[0];
+  const int64_t n = out.num_elements(), na = a.num_elements(), nb = b.num_elements();
+  cpu::by_size(dtype_size(a.dtype()), [&](auto tag) {
+    using E = decltype(tag);
+    // A full condition with full or scalar operands (a gradient mask against a scalar zero) is one flat parallel
+    // loop; the general broadcast plan would make a scalar operand one row on one thread.
+    if (n > 0 && cond.num_elements() == n && (na == n || na == 1) && (nb == n || nb == 1)) {
+      const uint8_t* c = static_cast<const uint8_t*>(cond.raw_data());
+      const E* x = static_cast<const E*>(a.raw_data());
+      const E* y = static_cast<const E*>(b.raw_data());
+      E* z = static_cast<E*>(out.raw_data());
+      const bool a_full = na == n, b_full = nb == n;
+      cpu::run_range(n, kParallelGrain,
+                     [=](int64_t s, int64_t e) { where_range<E>(c, x, a_full, y, b_full, z, s, e); });
+    } else {
+      cpu::ternary_loop<bool, E, E, E>(cond, a, b, out, functors::Where{});
+    }
   });
 }
 EMBER_REGISTER_KERNEL(where, CPU, where_cpu, EMBER_ALL_DTYPES);

@@ -1,6 +1,8 @@
-// CPU 2-D convolution (NHWC input, HWIO filters) and its two gradients. Float32 runs on oneDNN; float16 and
-// bfloat16 widen to float32 and take the same path (this CPU has no half arithmetic worth using); float64 has no
-// oneDNN primitive and uses direct loops, which are also the reference the tests hold oneDNN to.
+// CPU 2-D convolution (NHWC input, HWIO filters) and its two gradients. Float32 runs on oneDNN. BFloat16 runs
+// natively in oneDNN's bf16 primitives (float32 accumulation; AVX-512-BF16 or AMX kernels) where oneDNN has a JIT
+// kernel for the shape on this CPU, and otherwise, like float16 (oneDNN 2.6 has no f16 convolution on CPUs), widens
+// to float32 and takes the float32 path. Float64 has no oneDNN primitive and uses direct loops, which are also the
+// reference the tests hold oneDNN to.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "framework/core/parallel.h"
 #include "framework/ops/cpu/dnnl_context.h"
+#include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/dispatch.h"
 
 namespace ember {
@@ -144,7 +147,7 @@ void conv_backprop_filter_ref(const T* x, const T* dy, T* dw, const ConvGeom& g)
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// oneDNN (float32).
+// oneDNN (float32 and bfloat16).
 
 using dnnl::memory;
 using md = dnnl::memory::desc;
@@ -155,12 +158,11 @@ struct ConvDescs {
   memory::dims strides, dilates, pad_l, pad_r;
 };
 
-ConvDescs descs(const ConvGeom& g) {
+ConvDescs descs(const ConvGeom& g, memory::data_type dt) {
   ConvDescs d;
   using tag = memory::format_tag;
-  const auto f32 = memory::data_type::f32;
-  d.src = md({g.n, g.c, g.h, g.w}, f32, tag::nhwc);
-  d.dst = md({g.n, g.o, g.oh, g.ow}, f32, tag::nhwc);
+  d.src = md({g.n, g.c, g.h, g.w}, dt, tag::nhwc);
+  d.dst = md({g.n, g.o, g.oh, g.ow}, dt, tag::nhwc);
   memory::dims wd, ws;
   if (g.groups == 1) {
     wd = {g.o, g.c, g.kh, g.kw};
@@ -170,8 +172,8 @@ ConvDescs descs(const ConvGeom& g) {
     wd = {g.groups, g.og(), g.ig(), g.kh, g.kw};
     ws = {g.og(), 1, g.o, g.kw * g.ig() * g.o, g.ig() * g.o};
   }
-  d.user_w = md(wd, f32, ws);
-  d.any_w = md(wd, f32, tag::any);
+  d.user_w = md(wd, dt, ws);
+  d.any_w = md(wd, dt, tag::any);
   d.strides = {g.sh, g.sw};
   d.dilates = {g.dh - 1, g.dw - 1};  // oneDNN counts the skipped pixels
   d.pad_l = {g.pt, g.pl};
@@ -229,6 +231,26 @@ Entry make_entry(const PD& pd, const md& primitive_w, const md& user_w, bool use
   return e;
 }
 
+// The cached entry of one convolution primitive, created by make() on first use. Float32 creation errors
+// propagate. A bf16 entry stays empty (the caller widens to float32) where oneDNN cannot create it (no
+// AVX-512) or offers only its reference kernel, much slower than the float32 JIT kernels.
+template <class Entry, class Make>
+Entry& conv_entry(const char* kind, const ConvGeom& g, memory::data_type dt, Make&& make) {
+  const bool bf16 = dt == memory::data_type::bf16;
+  std::string key = cache_key(kind, g);
+  if (bf16) key += dnnl_ctx::bf16_enabled() ? ":bf16" : ":bf16_off";
+  return dnnl_ctx::cached<Entry>(key, [&]() -> Entry {
+    if (!bf16) return make();
+    try {
+      dnnl_ctx::check_bf16_enabled();
+      Entry e = make();
+      if (dnnl_ctx::is_jit(e.pd)) return e;
+    } catch (const dnnl::error&) {
+    }
+    return Entry{};
+  });
+}
+
 void run(dnnl::primitive& p, const dnnl::primitive_desc_base& pd, std::unordered_map<int, memory> args) {
   memory scratch(pd.scratchpad_desc(), dnnl_ctx::engine());
   args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
@@ -243,13 +265,16 @@ void run_reorder(Entry& e, memory& from, memory& to) {
 
 memory wrap(const md& d, const void* p) { return memory(d, dnnl_ctx::engine(), const_cast<void*>(p)); }
 
-void conv_forward_dnnl(const float* x, const float* w, float* y, const ConvGeom& g) {
+// Each runs one primitive on operands of type dt and returns true, or returns false, writing nothing, when
+// there is no bf16 primitive for the shape.
+bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g, memory::data_type dt) {
   using Entry = Cached<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>;
-  ConvDescs d = descs(g);
-  Entry& e = dnnl_ctx::cached<Entry>(cache_key("conv_fwd", g), [&] {
+  ConvDescs d = descs(g, dt);
+  Entry& e = conv_entry<Entry>("conv_fwd", g, dt, [&] {
     auto pd = forward_pd(d, dnnl::prop_kind::forward_inference);
     return make_entry<Entry, decltype(pd), dnnl::convolution_forward>(pd, pd.weights_desc(), d.user_w, true);
   });
+  if (!e.prim) return false;
   memory user_w = wrap(d.user_w, w), weights = user_w;
   if (e.needs_reorder) {
     weights = memory(e.pd.weights_desc(), dnnl_ctx::engine());
@@ -257,18 +282,20 @@ void conv_forward_dnnl(const float* x, const float* w, float* y, const ConvGeom&
   }
   run(e.prim, e.pd, {{DNNL_ARG_SRC, wrap(d.src, x)}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, wrap(d.dst, y)}});
   dnnl_ctx::stream().wait();
+  return true;
 }
 
-void conv_backprop_input_dnnl(const float* w, const float* dy, float* dx, const ConvGeom& g) {
+bool conv_backprop_input_dnnl(const void* w, const void* dy, void* dx, const ConvGeom& g, memory::data_type dt) {
   using Entry = Cached<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>;
-  ConvDescs d = descs(g);
-  Entry& e = dnnl_ctx::cached<Entry>(cache_key("conv_bwd_data", g), [&] {
+  ConvDescs d = descs(g, dt);
+  Entry& e = conv_entry<Entry>("conv_bwd_data", g, dt, [&] {
     auto hint = forward_pd(d, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src, d.any_w, d.dst, d.strides,
                                                d.dilates, d.pad_l, d.pad_r);
     dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), dnnl_ctx::engine(), hint);
     return make_entry<Entry, decltype(pd), dnnl::convolution_backward_data>(pd, pd.weights_desc(), d.user_w, true);
   });
+  if (!e.prim) return false;
   memory user_w = wrap(d.user_w, w), weights = user_w;
   if (e.needs_reorder) {
     weights = memory(e.pd.weights_desc(), dnnl_ctx::engine());
@@ -277,12 +304,13 @@ void conv_backprop_input_dnnl(const float* w, const float* dy, float* dx, const 
   run(e.prim, e.pd,
       {{DNNL_ARG_DIFF_DST, wrap(d.dst, dy)}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DIFF_SRC, wrap(d.src, dx)}});
   dnnl_ctx::stream().wait();
+  return true;
 }
 
-void conv_backprop_filter_dnnl(const float* x, const float* dy, float* dw, const ConvGeom& g) {
+bool conv_backprop_filter_dnnl(const void* x, const void* dy, void* dw, const ConvGeom& g, memory::data_type dt) {
   using Entry = Cached<dnnl::convolution_backward_weights::primitive_desc, dnnl::convolution_backward_weights>;
-  ConvDescs d = descs(g);
-  Entry& e = dnnl_ctx::cached<Entry>(cache_key("conv_bwd_weights", g), [&] {
+  ConvDescs d = descs(g, dt);
+  Entry& e = conv_entry<Entry>("conv_bwd_weights", g, dt, [&] {
     auto hint = forward_pd(d, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d.src, d.any_w, d.dst, d.strides,
                                                   d.dilates, d.pad_l, d.pad_r);
@@ -290,55 +318,47 @@ void conv_backprop_filter_dnnl(const float* x, const float* dy, float* dw, const
     return make_entry<Entry, decltype(pd), dnnl::convolution_backward_weights>(pd, pd.diff_weights_desc(), d.user_w,
                                                                                false);
   });
+  if (!e.prim) return false;
   memory user_w = wrap(d.user_w, dw), diff_w = user_w;
   if (e.needs_reorder) diff_w = memory(e.pd.diff_weights_desc(), dnnl_ctx::engine());
   run(e.prim, e.pd,
       {{DNNL_ARG_SRC, wrap(d.src, x)}, {DNNL_ARG_DIFF_DST, wrap(d.dst, dy)}, {DNNL_ARG_DIFF_WEIGHTS, diff_w}});
   if (e.needs_reorder) run_reorder(e, diff_w, user_w);
   dnnl_ctx::stream().wait();
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Kernels.
 
-// A float32 copy of a half-precision tensor (or a view of a float32 one).
-struct AsFloat {
-  std::vector<float> buf;
-  const float* p = nullptr;
-};
-
-template <class T>
-AsFloat as_float(const Tensor& t) {
-  AsFloat a;
-  const T* src = static_cast<const T*>(t.raw_data());
-  if constexpr (std::is_same_v<T, float>) {
-    a.p = src;
-  } else {
-    a.buf.resize(static_cast<size_t>(t.num_elements()));
-    float* dst = a.buf.data();
-    parallel_for(t.num_elements(), kParallelGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<float>(src[i]);
-    });
-    a.p = dst;
-  }
-  return a;
-}
-
-// Runs a float32 routine for a float32 / float16 / bfloat16 output, widening and narrowing around it.
+// Runs fn(a, b, out) on float32 copies of half-precision operands (widened with vector instructions) and rounds
+// its result once into out. The copies are tensors, so the allocator's statistics count them.
 template <class T, class F>
 void via_float(const Tensor& a, const Tensor& b, Tensor& out, F&& fn) {
-  AsFloat fa = as_float<T>(a), fb = as_float<T>(b);
-  T* dst = static_cast<T*>(out.raw_data());
+  const Device host = Device::cpu();
+  Tensor a32 = Tensor::empty(a.shape(), DType::Float32, host), b32 = Tensor::empty(b.shape(), DType::Float32, host);
+  Tensor out32 = Tensor::empty(out.shape(), DType::Float32, host);
+  cpu::widen(a.data<T>(), a32.data<float>(), a.num_elements());
+  cpu::widen(b.data<T>(), b32.data<float>(), b.num_elements());
+  fn(a32.data<float>(), b32.data<float>(), out32.data<float>());
+  cpu::narrow(out32.data<float>(), out.data<T>(), out.num_elements());
+}
+
+// A float32 or half-precision convolution op: float32 and, where oneDNN has a kernel, bfloat16 run `dnnl` on the
+// tensors as they are; otherwise half types run it in float32 through via_float. dnnl(a, b, out, dt) returns false
+// when it has no primitive for dt.
+template <class T, class F>
+void run_dnnl(const Tensor& a, const Tensor& b, Tensor& out, F&& dnnl) {
+  using dt = memory::data_type;
   if constexpr (std::is_same_v<T, float>) {
-    fn(fa.p, fb.p, dst);
-  } else {
-    std::vector<float> tmp(static_cast<size_t>(out.num_elements()));
-    fn(fa.p, fb.p, tmp.data());
-    const float* src = tmp.data();
-    parallel_for(out.num_elements(), kParallelGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(src[i]);
-    });
+    dnnl(a.raw_data(), b.raw_data(), out.raw_data(), dt::f32);
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      if (dnnl(a.raw_data(), b.raw_data(), out.raw_data(), dt::bf16)) return;
+    }
+    via_float<T>(a, b, out, [&](const float* pa, const float* pb, float* po) { dnnl(pa, pb, po, dt::f32); });
   }
+  // (Float64 takes the direct loops; the dispatch macro still instantiates this for it.)
 }
 
 // oneDNN reports failures as dnnl::error; callers expect an ember::Error naming the op.
@@ -372,7 +392,9 @@ void conv2d_cpu(const KernelContext& ctx) {
       conv_forward_ref<double>(x.data<double>(), w.data<double>(), y.data<double>(), g);
     } else {
       guarded("conv2d", [&] {
-        via_float<scalar_t>(x, w, y, [&](const float* a, const float* b, float* o) { conv_forward_dnnl(a, b, o, g); });
+        run_dnnl<scalar_t>(x, w, y, [&](const void* a, const void* b, void* o, memory::data_type dt) {
+          return conv_forward_dnnl(a, b, o, g, dt);
+        });
       });
     }
   });
@@ -389,8 +411,9 @@ void conv2d_backprop_input_cpu(const KernelContext& ctx) {
       conv_backprop_input_ref<double>(w.data<double>(), dy.data<double>(), dx.data<double>(), g);
     } else {
       guarded("conv2d_backprop_input", [&] {
-        via_float<scalar_t>(w, dy, dx,
-                            [&](const float* a, const float* b, float* o) { conv_backprop_input_dnnl(a, b, o, g); });
+        run_dnnl<scalar_t>(w, dy, dx, [&](const void* a, const void* b, void* o, memory::data_type dt) {
+          return conv_backprop_input_dnnl(a, b, o, g, dt);
+        });
       });
     }
   });
@@ -407,8 +430,9 @@ void conv2d_backprop_filter_cpu(const KernelContext& ctx) {
       conv_backprop_filter_ref<double>(x.data<double>(), dy.data<double>(), dw.data<double>(), g);
     } else {
       guarded("conv2d_backprop_filter", [&] {
-        via_float<scalar_t>(x, dy, dw,
-                            [&](const float* a, const float* b, float* o) { conv_backprop_filter_dnnl(a, b, o, g); });
+        run_dnnl<scalar_t>(x, dy, dw, [&](const void* a, const void* b, void* o, memory::data_type dt) {
+          return conv_backprop_filter_dnnl(a, b, o, g, dt);
+        });
       });
     }
   });

@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the process-wide oneDNN CPU engine and stream (oneDNN runs on the shared OpenMP pool),
-// and a small cache of primitives keyed by a string of their shapes and attributes.
+// a small cache of primitives keyed by a string of their shapes and attributes, and the switch of the
+// native bfloat16 primitives.
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
@@ -21,6 +22,23 @@ P& cached(const std::string& key, Make&& make) {
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, make()).first;
   return it->second;
+}
+
+// Whether bfloat16 matmul and convolution may try oneDNN's bf16 primitives (default true). Where
+// creating one fails, gives only oneDNN's slow reference kernel, or the CPU lacks AMX (oneDNN 2.6's
+// AVX512-BF16 kernels measured slower than its float32 ones, see dnnl_context.cpp; below AVX-512 it has
+// no bf16 at all), the op widens to float32 instead. Switching this off makes every bf16 primitive
+// creation fail as on such a CPU, so tests cover that fallback here; callers put the state in their
+// cache keys.
+bool bf16_enabled();
+void set_bf16_enabled(bool enabled);
+// Throws the dnnl::error oneDNN throws for an unsupported primitive when bf16 primitives are off or the
+// CPU has no AMX; call it first thing where a bf16 primitive is created.
+void check_bf16_enabled();
+
+// Whether oneDNN picked a JIT (or JIT-backed gemm) implementation rather than its reference loops.
+inline bool is_jit(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).find("ref") == std::string::npos;
 }
 
 }  // namespace ember::dnnl_ctx

@@ -12,19 +12,22 @@
 #include "framework/core/parallel.h"
 #include "framework/core/tensor.h"
 #include "framework/ops/broadcast.h"
+#include "framework/ops/cpu/half_convert.h"
 
 namespace ember::cpu {
 
-// Wraps a compute-type functor so it reads and writes storage types (half <-> float around the math).
+// Wraps a compute-type functor so it reads and writes storage types (half <-> float around the math). The
+// operands are taken by reference and converted with half_convert.h's element conversions, so the loops over
+// half types vectorise as the float32 ones do.
 template <class T, class Out, class F>
 struct Unary {
   F f;
-  Out operator()(T x) const { return static_cast<Out>(f(static_cast<compute_t<T>>(x))); }
+  Out operator()(const T& x) const { return from_compute<Out>(f(to_compute(x))); }
 };
 template <class T, class Out, class F>
 struct Binary {
   F f;
-  Out operator()(T a, T b) const { return static_cast<Out>(f(static_cast<compute_t<T>>(a), static_cast<compute_t<T>>(b))); }
+  Out operator()(const T& a, const T& b) const { return from_compute<Out>(f(to_compute(a), to_compute(b))); }
 };
 
 // Runs body(begin, end) over [0, n): on the calling thread when small, else on the shared pool.

@@ -1,11 +1,13 @@
 // CPU matmul. Float32 runs on oneDNN (dnnl_sgemm for single products, the matmul primitive for
-// batches); Float16/BFloat16 are widened to float32 around the same path, so they accumulate in
-// float32; Float64 and the integers use Eigen, one product per batch.
+// batches). BFloat16 runs natively in oneDNN's matmul primitive (bf16 operands and result, float32
+// accumulation; AVX-512-BF16 or AMX kernels) where oneDNN has a JIT kernel for the geometry on this CPU,
+// and otherwise, like Float16 (oneDNN 2.6 has no f16 matmul on CPUs), is widened to float32 around the
+// float32 path, so both accumulate in float32 and round once. Float64 and the integers use Eigen, one
+// product per batch.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -14,6 +16,7 @@
 #include "framework/core/parallel.h"
 #include "framework/ops/broadcast.h"
 #include "framework/ops/cpu/dnnl_context.h"
+#include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/dispatch.h"
 
 namespace ember {
@@ -97,7 +100,7 @@ struct MatmulDescs {
   dnnl::memory::desc src, weights, dst;
 };
 
-MatmulDescs make_descs(const Geometry& g) {
+MatmulDescs make_descs(const Geometry& g, dnnl::memory::data_type dt) {
   const size_t nb = g.batch.size(), nd = nb + 2;
   using dims = dnnl::memory::dims;
   dims sd(nd), ss(nd), wd(nd), ws(nd), dd(nd), ds(nd);
@@ -120,26 +123,31 @@ MatmulDescs make_descs(const Geometry& g) {
     ds[i] = c_extent;
     c_extent *= g.batch[i];
   }
-  const auto f32 = dnnl::memory::data_type::f32;
-  return {dnnl::memory::desc(sd, f32, ss), dnnl::memory::desc(wd, f32, ws), dnnl::memory::desc(dd, f32, ds)};
+  return {dnnl::memory::desc(sd, dt, ss), dnnl::memory::desc(wd, dt, ws), dnnl::memory::desc(dd, dt, ds)};
 }
 
-MatmulPrimitive& primitive_for(const Geometry& g) {
+// The cached primitive of a geometry and data type. A bf16 entry stays empty, and the caller widens to
+// float32, where creation fails (no AMX, see dnnl_ctx::check_bf16_enabled, or a geometry oneDNN rejects) or
+// oneDNN offers only its reference kernel, far slower than widening.
+MatmulPrimitive& primitive_for(const Geometry& g, dnnl::memory::data_type dt) {
+  const bool bf16 = dt == dnnl::memory::data_type::bf16;
   // oneDNN sizes its work split by the calling thread's OpenMP thread count at creation.
   std::vector<int64_t> key = {omp_get_max_threads(), g.m, g.n, g.k, g.ta, g.tb};
   key.insert(key.end(), g.batch.begin(), g.batch.end());
   key.insert(key.end(), g.a_step.begin(), g.a_step.end());
   key.insert(key.end(), g.b_step.begin(), g.b_step.end());
-  std::string k("matmul_f32:");
+  std::string k(!bf16 ? "matmul_f32:" : dnnl_ctx::bf16_enabled() ? "matmul_bf16:" : "matmul_bf16_off:");
   k.append(reinterpret_cast<const char*>(key.data()), key.size() * sizeof(int64_t));
   return dnnl_ctx::cached<MatmulPrimitive>(k, [&] {
     MatmulPrimitive p;
-    const MatmulDescs d = make_descs(g);
+    const MatmulDescs d = make_descs(g, dt);
     try {
+      if (bf16) dnnl_ctx::check_bf16_enabled();
       // A user scratchpad keeps the cached primitive safe to run from several threads at once.
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.src, d.weights, d.dst), attr, dnnl_ctx::engine());
+      if (bf16 && !dnnl_ctx::is_jit(p.pd)) return MatmulPrimitive{};
       p.prim = dnnl::matmul(p.pd);
     } catch (const dnnl::error&) {
       p = MatmulPrimitive{};
@@ -148,32 +156,42 @@ MatmulPrimitive& primitive_for(const Geometry& g) {
   });
 }
 
+// Runs a primitive on a, b, c (of the primitive's data type).
+void execute(MatmulPrimitive& p, const void* a, const void* b, void* c) {
+  const dnnl::engine& eng = dnnl_ctx::engine();
+  try {
+    dnnl::memory src(p.pd.src_desc(), eng, const_cast<void*>(a)), wei(p.pd.weights_desc(), eng, const_cast<void*>(b)),
+        dst(p.pd.dst_desc(), eng, c);
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    const dnnl::memory::desc sd = p.pd.scratchpad_desc();
+    if (sd.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, eng));
+    p.prim.execute(dnnl_ctx::stream(), args);
+    dnnl_ctx::stream().wait();
+  } catch (const dnnl::error& e) {
+    throw make_error<Internal>("matmul: oneDNN matmul primitive failed: ", e.what());
+  }
+}
+
 // oneDNN matmul takes at most DNNL_MAX_NDIMS dims, two of which are the matrix.
 constexpr size_t kMaxPrimitiveBatchDims = DNNL_MAX_NDIMS - 2;
 
+// Batches of a against one shared b (a not transposed) are the row blocks of one taller a.
+Geometry fold_shared_b(Geometry g) {
+  if (g.batch.size() == 1 && g.b_step[0] == 0 && !g.ta) {
+    g.m *= g.batches;
+    g.batches = 1;
+    g.batch.clear(), g.a_step.clear(), g.b_step.clear();
+  }
+  return g;
+}
+
 // c = op(a) @ op(b) over all batches, float32.
-void gemm_f32(const float* a, const float* b, float* c, const Geometry& g) {
+void gemm_f32(const float* a, const float* b, float* c, const Geometry& geometry) {
+  const Geometry g = fold_shared_b(geometry);
   if (g.batch.empty()) return sgemm(a, b, c, g.m, g.n, g.k, g.ta, g.tb);
-  // Batched a against one shared b: the batches of a are consecutive row blocks of one taller a.
-  if (g.batch.size() == 1 && g.b_step[0] == 0 && !g.ta)
-    return sgemm(a, b, c, g.batches * g.m, g.n, g.k, false, g.tb);
   if (g.batch.size() <= kMaxPrimitiveBatchDims) {
-    MatmulPrimitive& p = primitive_for(g);
-    if (p.prim) {
-      const dnnl::engine& eng = dnnl_ctx::engine();
-      try {
-        dnnl::memory src(p.pd.src_desc(), eng, const_cast<float*>(a)),
-            wei(p.pd.weights_desc(), eng, const_cast<float*>(b)), dst(p.pd.dst_desc(), eng, c);
-        std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-        const dnnl::memory::desc sd = p.pd.scratchpad_desc();
-        if (sd.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, eng));
-        p.prim.execute(dnnl_ctx::stream(), args);
-        dnnl_ctx::stream().wait();
-      } catch (const dnnl::error& e) {
-        throw make_error<Internal>("matmul: oneDNN matmul primitive failed: ", e.what());
-      }
-      return;
-    }
+    MatmulPrimitive& p = primitive_for(g, dnnl::memory::data_type::f32);
+    if (p.prim) return execute(p, a, b, c);
   }
   // More batch dims than oneDNN takes (or a geometry it rejects): one sgemm per batch.
   for (int64_t t = 0; t < g.batches; ++t) {
@@ -182,26 +200,30 @@ void gemm_f32(const float* a, const float* b, float* c, const Geometry& g) {
   }
 }
 
-template <class From, class To>
-void convert(const From* src, To* dst, int64_t count) {
-  parallel_for(count, kParallelGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<To>(src[i]);
-  });
+// BFloat16 in oneDNN's bf16 matmul; false (nothing written) when oneDNN has no JIT kernel for it here.
+bool gemm_bf16_native(const bfloat16* a, const bfloat16* b, bfloat16* c, const Geometry& geometry) {
+  const Geometry g = fold_shared_b(geometry);
+  if (g.batch.size() > kMaxPrimitiveBatchDims) return false;
+  MatmulPrimitive& p = primitive_for(g, dnnl::memory::data_type::bf16);
+  if (!p.prim) return false;
+  execute(p, a, b, c);
+  return true;
 }
 
-// Half types: widen to float32, multiply there (float32 accumulation), round once at the end.
-// oneDNN 2.6 has no f16 matmul on CPUs and bf16 only with AVX-512, so this works on every CPU.
+// Half types without a native kernel: widen both operands to float32 (vectorised), multiply there
+// (float32 accumulation) and round once at the end. The scratch buffers are tensors, so the allocator's
+// statistics count them.
 template <class T>
-void gemm_half(const KernelContext& ctx, const Geometry& g) {
+void gemm_widened(const KernelContext& ctx, const Geometry& g) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   Tensor& out = ctx.outputs[0];
-  auto a32 = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(a.num_elements()));
-  auto b32 = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(b.num_elements()));
-  auto c32 = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(out.num_elements()));
-  convert(a.data<T>(), a32.get(), a.num_elements());
-  convert(b.data<T>(), b32.get(), b.num_elements());
-  gemm_f32(a32.get(), b32.get(), c32.get(), g);
-  convert(c32.get(), out.data<T>(), out.num_elements());
+  const Device host = Device::cpu();
+  Tensor a32 = Tensor::empty(a.shape(), DType::Float32, host), b32 = Tensor::empty(b.shape(), DType::Float32, host);
+  Tensor c32 = Tensor::empty(out.shape(), DType::Float32, host);
+  cpu::widen(a.data<T>(), a32.data<float>(), a.num_elements());
+  cpu::widen(b.data<T>(), b32.data<float>(), b.num_elements());
+  gemm_f32(a32.data<float>(), b32.data<float>(), c32.data<float>(), g);
+  cpu::narrow(c32.data<float>(), out.data<T>(), out.num_elements());
 }
 
 // Float64 and the integer types: Eigen products on row-major maps, one per batch.
@@ -242,8 +264,10 @@ void matmul_cpu(const KernelContext& ctx) {
   }
   switch (a.dtype()) {
     case DType::Float32: return gemm_f32(a.data<float>(), b.data<float>(), out.data<float>(), g);
-    case DType::Float16: return gemm_half<half>(ctx, g);
-    case DType::BFloat16: return gemm_half<bfloat16>(ctx, g);
+    case DType::Float16: return gemm_widened<half>(ctx, g);
+    case DType::BFloat16:
+      if (gemm_bf16_native(a.data<bfloat16>(), b.data<bfloat16>(), out.data<bfloat16>(), g)) return;
+      return gemm_widened<bfloat16>(ctx, g);
     case DType::Float64: return gemm_eigen(a.data<double>(), b.data<double>(), out.data<double>(), g);
     case DType::Int32: return gemm_eigen(a.data<int32_t>(), b.data<int32_t>(), out.data<int32_t>(), g);
     case DType::Int64: return gemm_eigen(a.data<int64_t>(), b.data<int64_t>(), out.data<int64_t>(), g);

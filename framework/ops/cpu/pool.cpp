@@ -1,10 +1,12 @@
-// CPU 2-D pooling (NHWC) and its gradients: hand-written loops with channels innermost so they vectorise.
+// CPU 2-D pooling (NHWC) and its gradients: hand-written loops with channels innermost so they vectorise (half
+// types too: their elements go through half_convert.h's vectorisable conversions).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "framework/core/parallel.h"
+#include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/dispatch.h"
 
 namespace ember {
@@ -55,7 +57,7 @@ void pool_forward(const T* x, T* y, const PoolGeom& g) {
             for (int64_t iw = wb; iw < we; ++iw) {
               const T* xp = x + ((n * g.h + ih) * g.w + iw) * g.c + c0;
               for (int64_t j = 0; j < len; ++j) {
-                C v = static_cast<C>(xp[j]);
+                C v = cpu::to_compute(xp[j]);
                 if constexpr (kMax)
                   acc[j] = (v > acc[j] || v != v) ? v : acc[j];  // NaN propagates, as in TF's max
                 else
@@ -64,7 +66,7 @@ void pool_forward(const T* x, T* y, const PoolGeom& g) {
             }
           // SAME windows are clipped to the real pixels, so the average divides by their count (TF).
           C scale = kMax ? C(1) : C(1) / static_cast<C>((he - hb) * (we - wb));
-          for (int64_t j = 0; j < len; ++j) yp[c0 + j] = static_cast<T>(kMax ? acc[j] : acc[j] * scale);
+          for (int64_t j = 0; j < len; ++j) yp[c0 + j] = cpu::from_compute<T>(kMax ? acc[j] : acc[j] * scale);
         }
       }
     }
@@ -97,7 +99,7 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
               int64_t wb, we;
               g.cols(ow, wb, we);
               for (int64_t j = 0; j < len; ++j) {
-                best[j] = static_cast<C>(xn[(hb * g.w + wb) * g.c + j]);
+                best[j] = cpu::to_compute(xn[(hb * g.w + wb) * g.c + j]);
                 pos[j] = static_cast<int32_t>(hb * g.w + wb);
               }
               for (int64_t ih = hb; ih < he; ++ih)
@@ -105,15 +107,17 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
                   const T* xp = xn + (ih * g.w + iw) * g.c;
                   int32_t p = static_cast<int32_t>(ih * g.w + iw);
                   for (int64_t j = 0; j < len; ++j) {
-                    C v = static_cast<C>(xp[j]);
+                    C v = cpu::to_compute(xp[j]);
                     bool greater = v > best[j];  // strictly: ties keep the first maximum
                     best[j] = greater ? v : best[j];
                     pos[j] = greater ? p : pos[j];
                   }
                 }
               const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c + c0;
-              for (int64_t j = 0; j < len; ++j)
-                dxn[pos[j] * g.c + j] = static_cast<T>(static_cast<C>(dxn[pos[j] * g.c + j]) + static_cast<C>(dyp[j]));
+              for (int64_t j = 0; j < len; ++j) {
+                T& d = dxn[pos[j] * g.c + j];
+                d = cpu::from_compute<T>(cpu::to_compute(d) + cpu::to_compute(dyp[j]));
+              }
             }
           }
         }
@@ -148,9 +152,9 @@ void avg_pool_backward(const T* dy, T* dx, const PoolGeom& g, const std::vector<
             for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
               C inv = C(1) / static_cast<C>(row_count[oh] * col_count[ow]);
               const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c + c0;
-              for (int64_t j = 0; j < len; ++j) acc[j] += static_cast<C>(dyp[j]) * inv;
+              for (int64_t j = 0; j < len; ++j) acc[j] += cpu::to_compute(dyp[j]) * inv;
             }
-          for (int64_t j = 0; j < len; ++j) dxp[c0 + j] = static_cast<T>(acc[j]);
+          for (int64_t j = 0; j < len; ++j) dxp[c0 + j] = cpu::from_compute<T>(acc[j]);
         }
       }
     }

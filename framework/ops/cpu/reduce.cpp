@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "framework/core/parallel.h"
+#include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/dispatch.h"
 
 namespace ember {
 namespace {
 
-// Reducer policies. acc_t holds partial results; load widens one input element; merge joins two
+// Reducer policies. acc_t holds partial results; load widens one input element (half types through
+// half_convert.h's conversions, which keep the loops vectorised); merge joins two
 // partials; finish turns the total over `count` elements into the output type. Integer sums and
 // products run in uint64 so overflow wraps (as TF's int32 does) without undefined behaviour, and
 // integer means divide the 64-bit total (TF's CASTING_SPECIALIZATION for MeanReducer).
@@ -29,7 +31,7 @@ struct SumOp {
   using acc_t = wide_t<T>;
   static constexpr bool kTrackNaN = false;
   static acc_t identity() { return acc_t(0); }
-  static acc_t load(T x) { return static_cast<acc_t>(x); }
+  static acc_t load(const T& x) { return static_cast<acc_t>(cpu::to_compute(x)); }
   static acc_t merge(acc_t a, acc_t b) { return a + b; }
   static acc_t fast(acc_t a, acc_t b) { return a + b; }
   static T finish(acc_t a, int64_t) { return static_cast<T>(a); }
@@ -54,7 +56,7 @@ struct ProdOp {
   using acc_t = wide_t<T>;
   static constexpr bool kTrackNaN = false;
   static acc_t identity() { return acc_t(1); }
-  static acc_t load(T x) { return static_cast<acc_t>(x); }
+  static acc_t load(const T& x) { return static_cast<acc_t>(cpu::to_compute(x)); }
   static acc_t merge(acc_t a, acc_t b) { return a * b; }
   static acc_t fast(acc_t a, acc_t b) { return a * b; }
   static T finish(acc_t a, int64_t) { return static_cast<T>(a); }
@@ -72,7 +74,7 @@ struct ExtremumOp {
       return kMax ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
     }
   }
-  static acc_t load(T x) { return static_cast<acc_t>(x); }
+  static acc_t load(const T& x) { return static_cast<acc_t>(cpu::to_compute(x)); }
   static acc_t merge(acc_t a, acc_t b) {
     bool take = kMax ? (b > a) : (b < a);
     if constexpr (kTrackNaN) take = (take || b != b) && a == a;
@@ -99,7 +101,7 @@ struct LogicalOp {
 
 // Reads an element of a raw input (In is the op's input type) or of a partial buffer (In == acc_t).
 template <class Op, class In>
-inline typename Op::acc_t load(In x) {
+inline typename Op::acc_t load(const In& x) {
   if constexpr (std::is_same_v<In, typename Op::acc_t>) {
     return x;
   } else {

@@ -61,11 +61,12 @@ EMBER_REGISTER_KERNEL(is_finite, CPU, is_finite_cpu, EMBER_FLOAT_DTYPES);
 void logical_not_cpu(const KernelContext& ctx) { run_unary<bool, bool>(ctx, functors::LogicalNot{}); }
 EMBER_REGISTER_KERNEL(logical_not, CPU, logical_not_cpu, ::ember::DType::Bool);
 
-// From and To are storage types; the conversion itself runs between their compute types.
+// From and To are storage types; the conversion itself runs between their compute types (half types through
+// half_convert.h's conversions, so casts to and from them vectorise).
 template <class From, class To>
 struct CastElement {
-  To operator()(From x) const {
-    return static_cast<To>(functors::CastTo<compute_t<To>>{}(static_cast<compute_t<From>>(x)));
+  To operator()(const From& x) const {
+    return cpu::from_compute<To>(functors::CastTo<compute_t<To>>{}(cpu::to_compute(x)));
   }
 };
 

@@ -1,0 +1,58 @@
+#pragma once
+// Internal: conversions between float32 and the half types, all with static_cast's results (Eigen's
+// round-to-nearest-even; NaN stays NaN):
+// - whole buffers, vectorised with AVX-512 or AVX2 + F16C when the running CPU has them (chosen at run
+//   time, so the library still runs on any x86-64) and split over the intra-op pool;
+// - single elements, written so that the compiler vectorises the loops that use them.
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+#include "framework/core/dtype.h"
+
+namespace ember::cpu {
+
+void widen(const half* src, float* dst, int64_t n);
+void widen(const bfloat16* src, float* dst, int64_t n);
+void narrow(const float* src, half* dst, int64_t n);
+void narrow(const float* src, bfloat16* dst, int64_t n);
+
+// The instruction set the buffer conversions use on this CPU: "avx512", "avx2" or "scalar".
+const char* half_convert_isa();
+
+// Element conversions, taking the element by reference: a loop that copies the 2-byte struct by value is one
+// GCC's vectoriser rejects. Eigen's bfloat16 rounding also branches on NaN, which keeps loops scalar, so
+// bfloat16 reads and writes the bits in place and selects instead. Float16 keeps Eigen's conversion (F16C's
+// vcvtph2ps / vcvtps2ph where the build targets it): GCC turns the _Float16 and bit-twiddling alternatives
+// into branches around functors such as relu's select, which is slower still.
+namespace detail {
+#if defined(__GNUC__)
+typedef uint16_t __attribute__((may_alias)) bits16_alias;
+#endif
+}  // namespace detail
+
+// x in its compute type (float for the half types).
+template <class T>
+inline compute_t<T> to_compute(const T& x) {
+#if defined(__GNUC__)
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    return std::bit_cast<float>(static_cast<uint32_t>(*reinterpret_cast<const detail::bits16_alias*>(&x)) << 16);
+  }
+#endif
+  return static_cast<compute_t<T>>(x);
+}
+
+// v rounded to the storage type Out.
+template <class Out, class V>
+inline Out from_compute(V v) {
+  if constexpr (std::is_same_v<Out, bfloat16> && std::is_same_v<V, float>) {
+    const uint32_t u = std::bit_cast<uint32_t>(v);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const uint32_t quiet_nan = ((u >> 16) & 0x8000u) | 0x7fc0u;
+    return std::bit_cast<bfloat16>(static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded));
+  } else {
+    return static_cast<Out>(v);
+  }
+}
+
+}  // namespace ember::cpu
