@@ -10,14 +10,17 @@
 
 namespace ember {
 
-// What a backward formula sees: the op's attributes, its saved forward inputs and outputs, and the
-// gradient of the target with respect to each output (zeros where none arrived).
+// What a backward formula sees: the op's attributes, its saved forward inputs and outputs, the
+// gradient of the target with respect to each output (zeros where none arrived), and which inputs lead
+// to a source (a formula may return an undefined Tensor for the others instead of computing it).
 struct GradContext {
   OpId op;
   const Attrs& attrs;
   std::span<const Tensor> inputs;
   std::span<const Tensor> outputs;
   std::span<const Tensor> grads;
+  std::span<const char> wanted = {};  // per input; empty: all
+  bool needs(size_t input) const { return wanted.empty() || wanted[input]; }
 };
 // Returns one gradient per input, shaped like that input; an undefined Tensor means none (integer
 // inputs such as gather's indices).

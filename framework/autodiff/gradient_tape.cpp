@@ -194,7 +194,9 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
     } else {
       GradFn fn = gradient_function(n.op);
       EMBER_CHECK(fn, Unimplemented) << "GradientTape.gradient: op '" << op_name(n.op) << "' has no gradient formula";
-      in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads});
+      std::vector<char> wanted(n.input_ids.size());
+      for (size_t j = 0; j < wanted.size(); ++j) wanted[j] = reach.count(n.input_ids[j]) ? 1 : 0;
+      in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads, wanted});
     }
     for (size_t j = 0; j < n.input_ids.size() && j < in_grads.size(); ++j) {
       if (!in_grads[j].defined() || !reach.count(n.input_ids[j])) continue;

@@ -27,8 +27,9 @@ ops::Pool2DOptions pool_options(const Pool2DAttrs& a) {
 std::vector<Tensor> conv2d_grad(const GradContext& ctx) {
   const auto& a = std::get<Conv2DAttrs>(ctx.attrs);
   const Tensor &x = ctx.inputs[0], &w = ctx.inputs[1], &dy = ctx.grads[0];
-  return {ops::conv2d_backprop_input(x.shape(), w, dy, conv_options(a)),
-          ops::conv2d_backprop_filter(x, w.shape(), dy, conv_options(a))};
+  // A first layer's input leads to no source: its backprop_input (a whole convolution) is skipped.
+  return {ctx.needs(0) ? ops::conv2d_backprop_input(x.shape(), w, dy, conv_options(a)) : Tensor(),
+          ctx.needs(1) ? ops::conv2d_backprop_filter(x, w.shape(), dy, conv_options(a)) : Tensor()};
 }
 
 // conv2d_backprop_input(filters, out_backprop) is linear in each input: its adjoints are the other two

@@ -1,6 +1,7 @@
 // GradientTape semantics (TF's tf.GradientTape): persistence, multiple targets, output_gradients,
 // unconnected sources, stop_gradient, variables, custom_gradient, integer paths, check_numerics and the
 // release of saved tensors.
+#include "framework/ops/dispatch.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -280,4 +281,40 @@ TEST_CASE("a non-persistent tape releases its saved tensors after gradient()", "
     CHECK(cpu_bytes() - before >= 2 * one);
   }
   CHECK(cpu_bytes() - before <= one / 4);
+}
+
+namespace {
+int tape_matmuls = 0, tape_conv_inputs = 0, tape_conv_filters = 0;
+void tape_count_ops(const OpRecord& r) {
+  tape_matmuls += r.op == OpId::matmul;
+  tape_conv_inputs += r.op == OpId::conv2d_backprop_input;
+  tape_conv_filters += r.op == OpId::conv2d_backprop_filter;
+}
+}  // namespace
+
+TEST_CASE("backward skips the products toward inputs that lead to no source", "[autodiff][tape]") {
+  Variable w(random::normal({4, 3}, {.seed = 1}), {.name = "w"});
+  Variable k(random::normal({3, 3, 2, 5}, {.seed = 2}), {.name = "k"});
+  const Tensor x = random::normal({6, 4}, {.seed = 3}), img = random::normal({2, 8, 8, 2}, {.seed = 4});
+  GradientTape tape({.persistent = true});
+  tape.watch(x);
+  tape.watch(img);
+  Tensor y = ops::reduce_sum(ops::matmul(x, w.value())) + ops::reduce_sum(ops::conv2d(img, k.value()));
+  const int hook = add_op_hook(tape_count_ops);
+  tape_matmuls = tape_conv_inputs = tape_conv_filters = 0;
+  std::vector<Tensor> g = tape.gradient(y, {w.value(), k.value()});
+  // Only d/dw and d/dk: no product toward the data x and no convolution toward the image.
+  CHECK(tape_matmuls == 1);
+  CHECK(tape_conv_inputs == 0);
+  CHECK(tape_conv_filters == 1);
+  // Asking for the data too computes those, and the weight gradients are unchanged.
+  tape_matmuls = tape_conv_inputs = tape_conv_filters = 0;
+  std::vector<Tensor> all = tape.gradient(y, {w.value(), k.value(), x, img});
+  remove_op_hook(hook);
+  CHECK(tape_matmuls == 2);
+  CHECK(tape_conv_inputs == 1);
+  CHECK(all[0].to_vector<float>() == g[0].to_vector<float>());
+  CHECK(all[1].to_vector<float>() == g[1].to_vector<float>());
+  CHECK(all[2].shape() == x.shape());
+  CHECK(all[3].shape() == img.shape());
 }
