@@ -26,7 +26,7 @@ struct Flags {
   double lr = 1e-3;
   std::string optimizer = "adam";
   std::string precision = "float32";
-  std::string device = "cpu";
+  std::string device = device_count(DeviceType::CUDA) > 0 ? "gpu" : "cpu";  // TF's placement: a GPU when present
   uint64_t seed = 42;
   std::string logdir;
   std::string checkpoint;
@@ -52,8 +52,7 @@ int run(const Flags& f) {
   if (f.threads > 0) config::set_intra_op_parallelism_threads(f.threads);
   random::set_seed(f.seed);
   mixed_precision::set_global_policy(f.precision);
-  std::optional<DeviceScope> on_device;
-  if (f.device == "gpu") on_device.emplace(Device::cuda(0));
+  DeviceScope on_device(f.device == "gpu" ? Device::cuda(0) : Device::cpu());
 
   auto [train, test] = datasets::fashion_mnist::load_data();
   auto model = make_model(f.model);
@@ -104,7 +103,7 @@ int main(int argc, char** argv) {
   app.add_option("--precision", f.precision, "Dtype policy")
       ->check(CLI::IsMember({"float32", "mixed_float16", "mixed_bfloat16"}))
       ->capture_default_str();
-  app.add_option("--device", f.device, "cpu or gpu")->check(CLI::IsMember({"cpu", "gpu"}))->capture_default_str();
+  app.add_option("--device", f.device, "cpu or gpu (default: gpu when one is visible)")->check(CLI::IsMember({"cpu", "gpu"}))->capture_default_str();
   app.add_option("--seed", f.seed, "Seed of weights, shuffling and dropout")->capture_default_str();
   app.add_option("--logdir", f.logdir, "Write TensorBoard event files here");
   app.add_option("--checkpoint", f.checkpoint,

@@ -65,7 +65,11 @@ std::string element_error_prefix(const char* transformation, const char* what, i
          " (0-based, counted in this pass): ";
 }
 
-void init_worker_thread() { set_denormal_flags(); }
+void init_worker_thread() {
+  set_denormal_flags();
+  // The input pipeline runs on the CPU (as tf.data does); fit moves each batch to the model's device.
+  static thread_local DeviceScope on_cpu(Device::cpu());
+}
 
 }  // namespace detail
 
@@ -107,6 +111,7 @@ void Iterator::finish() noexcept {
 
 std::optional<Element> Iterator::next() {
   if (!impl_) return std::nullopt;
+  DeviceScope on_cpu(Device::cpu());  // stages that run in the reader's thread also stay on the CPU
   try {
     std::optional<Element> e = impl_->next();
     if (!e) finish();

@@ -18,7 +18,7 @@ using CustomBackward = std::function<std::vector<Tensor>(const Tensor& dy)>;
 
 // One recorded op. Non-differentiable ops keep no tensors: they are recorded only so that what they
 // produce stays tracked and a gradient asked through them is an error rather than silently zero.
-struct Node {
+struct TapeNode {
   OpId op;
   Attrs attrs;
   bool differentiable;
@@ -43,7 +43,7 @@ void install_hook() {
 
 struct GradientTape::Impl {
   TapeOptions options;
-  std::vector<Node> nodes;
+  std::vector<TapeNode> nodes;
   std::unordered_set<uint64_t> tracked;  // watched tensors and everything recorded ops produced
   int paused = 0;
   bool used = false;
@@ -58,7 +58,7 @@ struct GradientTape::Impl {
 
   void record(OpId op, const Attrs& attrs, bool differentiable, std::span<const Tensor> inputs,
               std::span<const Tensor> outputs, CustomBackward custom = {}) {
-    Node n{op, differentiable ? attrs : Attrs{}, differentiable, {}, {}, {}, {}, {}, std::move(custom)};
+    TapeNode n{op, differentiable ? attrs : Attrs{}, differentiable, {}, {}, {}, {}, {}, std::move(custom)};
     for (const Tensor& t : inputs) n.input_ids.push_back(t.id());
     for (const Tensor& t : outputs) {
       n.output_ids.push_back(t.id());
@@ -146,7 +146,7 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
   for (const Tensor& s : sources) reach.insert(s.id());
   std::vector<char> needed(tape.nodes.size(), 0);
   for (size_t i = 0; i < tape.nodes.size(); ++i) {
-    const Node& n = tape.nodes[i];
+    const TapeNode& n = tape.nodes[i];
     if (std::none_of(n.input_ids.begin(), n.input_ids.end(), [&](uint64_t id) { return reach.count(id); })) continue;
     needed[i] = 1;
     reach.insert(n.output_ids.begin(), n.output_ids.end());
@@ -165,7 +165,7 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
 
   for (size_t i = tape.nodes.size(); i-- > 0;) {
     if (!needed[i]) continue;
-    Node& n = tape.nodes[i];
+    TapeNode& n = tape.nodes[i];
     std::vector<Tensor> out_grads(n.output_ids.size());
     bool any = false;
     for (size_t j = 0; j < n.output_ids.size(); ++j) {

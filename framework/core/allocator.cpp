@@ -165,6 +165,18 @@ void Allocator::copy_from_host(void* dst, const void* host_src, size_t bytes) co
   if (bytes) std::memcpy(dst, host_src, bytes);
 }
 
+void Allocator::copy_on_device(void* dst, const void* src, size_t bytes) const {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+
+void Allocator::set_memory_growth(bool) {
+  throw make_error<InvalidArgument>("set_memory_growth: ", device(), " is not a GPU; memory growth applies to GPUs only");
+}
+
+void Allocator::set_memory_limit(int64_t) {
+  throw make_error<InvalidArgument>("set_memory_limit: ", device(), " is not a GPU; memory limits apply to GPUs only");
+}
+
 Storage::Storage(size_t bytes, Device device)
     : allocator_(&allocator_for(device)), data_(allocator_->allocate(bytes)), bytes_(bytes) {}
 

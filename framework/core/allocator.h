@@ -29,6 +29,14 @@ class Allocator {
   // Copies between memory of this device and the host; synchronises (the CPU allocator uses memcpy).
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) const;
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) const;
+  // Copies within this device's memory (enqueued on the device's stream for a GPU).
+  virtual void copy_on_device(void* dst, const void* src, size_t bytes) const;
+  // Waits until the device has finished every op enqueued so far (a no-op on the CPU).
+  virtual void synchronize() const {}
+  // GPU memory options (config::set_memory_growth / set_memory_limit); the CPU allocator refuses them.
+  virtual void set_memory_growth(bool enable);
+  virtual bool memory_growth() const { return true; }
+  virtual void set_memory_limit(int64_t bytes);
 };
 
 // The allocator of a device; throws InvalidArgument for a device that does not exist.

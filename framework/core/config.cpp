@@ -13,6 +13,7 @@ namespace ember {
 
 namespace {
 std::atomic<bool> g_determinism{false};
+std::atomic<bool> g_tf32{true};
 
 int init_pool(int n) {
   omp_set_dynamic(0);
@@ -61,6 +62,24 @@ std::vector<PhysicalDevice> list_physical_devices(const std::string& device_type
       out.push_back({"/physical_device:GPU:" + std::to_string(i), "GPU"});
   return out;
 }
+
+bool is_built_with_cuda() {
+#if defined(EMBER_WITH_CUDA)
+  return true;
+#else
+  return false;
+#endif
+}
+
+void set_memory_growth(Device device, bool enable) { allocator_for(device).set_memory_growth(enable); }
+bool get_memory_growth(Device device) { return allocator_for(device).memory_growth(); }
+void set_memory_limit(Device device, int64_t bytes) {
+  EMBER_CHECK(bytes > 0, InvalidArgument) << "set_memory_limit: expected a positive byte count, got " << bytes;
+  allocator_for(device).set_memory_limit(bytes);
+}
+
+void enable_tensor_float_32_execution(bool enabled) { g_tf32 = enabled; }
+bool tensor_float_32_execution_enabled() { return g_tf32; }
 
 void enable_op_determinism() { g_determinism = true; }
 bool is_op_determinism_enabled() { return g_determinism; }

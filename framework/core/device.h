@@ -32,7 +32,8 @@ class Device {
 
 std::ostream& operator<<(std::ostream& os, const Device& d);
 
-// The device new tensors and ops without inputs are placed on (cpu:0 unless a DeviceScope is active).
+// The device new tensors and ops without inputs are placed on: the innermost DeviceScope's, else cuda:0
+// when a GPU is visible (as TF places ops), else cpu:0.
 Device default_device();
 
 // Places ops created in its lifetime on `device` (TF: `with tf.device(...)`); nests, per thread.
@@ -45,6 +46,7 @@ class DeviceScope {
 
  private:
   Device previous_;
+  bool had_scope_;
 };
 
 }  // namespace ember

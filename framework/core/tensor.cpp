@@ -102,12 +102,7 @@ Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
 Tensor Tensor::clone() const {
   check_concrete("Tensor::clone");
   Tensor out = empty(shape(), dtype(), device());
-  if (device().is_cpu()) {
-    if (nbytes()) std::memcpy(out.raw_data(), raw_data(), nbytes());
-  } else {
-    Tensor host = to(Device::cpu());
-    allocator_for(device()).copy_from_host(out.raw_data(), host.raw_data(), nbytes());
-  }
+  allocator_for(device()).copy_on_device(out.raw_data(), raw_data(), nbytes());
   return out;
 }
 

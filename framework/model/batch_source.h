@@ -68,6 +68,10 @@ class EpochIterator {
     }
     ++seen_;
     ++step_;
+    // Batches come from the CPU input pipeline; the step runs where ops run (a GPU when there is one).
+    const Device device = default_device();
+    for (Tensor& t : *batch)
+      if (t.defined() && t.device() != device) t = t.to(device);
     if (num >= 0 && seen_ >= num && steps_per_epoch_) active_ = false;  // the next epoch starts a new pass
     return batch;
   }

@@ -1,6 +1,8 @@
 #include "framework/ops/dispatch.h"
 
 #include <atomic>
+#include <cstring>
+#include <map>
 #include <mutex>
 
 namespace ember {
@@ -41,6 +43,34 @@ Device resolve_device(OpId op, std::span<const Tensor> inputs, Device fallback) 
   }
   if (anchor) return anchor->device();
   return inputs.empty() ? fallback : Device::cpu();
+}
+
+// A 0-d CPU scalar used by an op on another device, as a tensor on that device. Constants recur (x * 2.0f,
+// the 1 - beta of an update), so each (device, dtype, value) is uploaded once and kept: tensors are values,
+// so sharing one is safe.
+Tensor device_scalar(const Tensor& t, Device device) {
+  struct Key {
+    Device device;
+    DType dtype;
+    uint64_t bits;
+    bool operator<(const Key& o) const {
+      if (device.type() != o.device.type()) return device.type() < o.device.type();
+      if (device.index() != o.device.index()) return device.index() < o.device.index();
+      if (dtype != o.dtype) return dtype < o.dtype;
+      return bits < o.bits;
+    }
+  };
+  static std::mutex mu;
+  static std::map<Key, Tensor>* cache = new std::map<Key, Tensor>;  // never destroyed (device tensors)
+  Key key{device, t.dtype(), 0};
+  std::memcpy(&key.bits, t.raw_data(), t.nbytes());
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache->find(key);
+  if (it != cache->end()) return it->second;
+  if (cache->size() >= 4096) cache->clear();
+  Tensor moved = t.to(device);
+  cache->emplace(key, moved);
+  return moved;
 }
 
 }  // namespace
@@ -94,7 +124,18 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
     outputs[i] = s.alias_input >= 0 ? inputs[static_cast<size_t>(s.alias_input)].view(s.shape)
                                     : Tensor::empty(s.shape, s.dtype, device);
   }
-  k.fn(KernelContext{op, inputs, outputs, attrs});
+  // Kernels see only tensors on their device: 0-d CPU scalars mixed into a GPU op are uploaded.
+  std::vector<Tensor> moved;
+  std::span<const Tensor> kernel_inputs = inputs;
+  if (!device.is_cpu()) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].device() == device) continue;
+      if (moved.empty()) moved.assign(inputs.begin(), inputs.end());
+      moved[i] = device_scalar(inputs[i], device);
+    }
+    if (!moved.empty()) kernel_inputs = moved;
+  }
+  k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
   if (g_hook_count.load(std::memory_order_acquire) == 0) return;
   OpRecord rec{op, inputs, outputs, attrs};
   for (auto& slot : g_hooks)

@@ -1,0 +1,266 @@
+// GPU benchmarks, each figure beside a reference measured in the same run:
+// - seeds: 200 products of a 1000x1000 float32 matrix, then a host read (the sync), on the GPU against the
+//   CPU (the seeds measured CPU 0.482 s, GPU 0.071 s);
+// - matmul TFLOP/s at 4096 and 8192 in float32 (TF32 off and on), float16 and bfloat16 through ops::matmul,
+//   against cuBLAS (cublasGemmEx) called directly on the same device buffers;
+// - eager dispatch: 10,000 adds of 1-element GPU tensors, the time to enqueue them (then one sync), against
+//   the same loop on the CPU;
+// - training images/s at batch 256 on random 32x32x3 data (train_on_batch after warm-up) of the Keras
+//   example CNN and of a small ResNet (Conv2D + BatchNormalization + ReLU blocks with Add), in float32
+//   against the CPU and in mixed_float16 against float32 on the GPU.
+// Without a GPU it prints "no GPU: skipped" and exits 0. Finishes in well under 2 minutes on an H200.
+// Usage: bench_gpu [--json]
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "framework/ember.h"
+
+#if defined(EMBER_BENCH_CUDA)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#endif
+
+using namespace ember;
+using namespace ember::bench;
+
+namespace {
+
+constexpr Device kCpu = Device::cpu();
+constexpr Device kGpu = Device::cuda(0);
+
+void sync_gpu() { allocator_for(kGpu).synchronize(); }
+
+// ---------------------------------------------------------------------------------------------------- seeds
+
+void seed_rows(bool json) {
+  auto run = [](Device d) {
+    DeviceScope on(d);
+    const Tensor x = random::normal({1000, 1000}, {.seed = 1});
+    Tensor y;
+    for (int i = 0; i < 3; ++i) y = ops::matmul(x, x);  // warm-up: handles, caches, allocator
+    allocator_for(d).synchronize();
+    return best_seconds(3, [&] {
+      for (int i = 0; i < 200; ++i) y = ops::matmul(x, x);
+      const float s = ops::reduce_sum(y).item<float>();  // the host read waits for all 200
+      keep_alive(&s);
+    });
+  };
+  const double cpu = run(kCpu), gpu = run(kGpu);
+  if (!json)
+    std::printf("seeds' figures for this benchmark: CPU 0.482 s, GPU 0.071 s (TF32 %s here)\n",
+                config::tensor_float_32_execution_enabled() ? "on, TF's default" : "off");
+  print({"seed_matmul_200x1000", "s", "cpu", gpu, cpu, cpu / gpu}, json);
+  print({"seed_matmul_vs_seed_gpu", "s", "seed_gpu", gpu, 0.071, 0.071 / gpu}, json);
+}
+
+// --------------------------------------------------------------------------------------------------- matmul
+
+#if defined(EMBER_BENCH_CUDA)
+// cuBLAS on the same buffers: row-major C = A B is column-major C^T = B^T A^T.
+double cublas_tflops(const Tensor& a, const Tensor& b, Tensor& c, int64_t n, int reps, bool tf32) {
+  static cublasHandle_t handle = [] {
+    cublasHandle_t h = nullptr;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Internal("bench_gpu: cublasCreate failed");
+    return h;
+  }();
+  cudaDataType_t type = CUDA_R_32F;
+  if (a.dtype() == DType::Float16) type = CUDA_R_16F;
+  if (a.dtype() == DType::BFloat16) type = CUDA_R_16BF;
+  const cublasComputeType_t compute =
+      a.dtype() == DType::Float32 && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const float one = 1, zero = 0;
+  const int m = static_cast<int>(n);
+  auto gemm = [&] {
+    const cublasStatus_t st = cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &one, b.raw_data(), type, m,
+                                           a.raw_data(), type, m, &zero, c.raw_data(), type, m, compute,
+                                           CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS) throw Internal("bench_gpu: cublasGemmEx failed with status " + std::to_string(st));
+  };
+  sync_gpu();
+  gemm();
+  cudaDeviceSynchronize();
+  const double s = best_seconds(3, [&] {
+    for (int r = 0; r < reps; ++r) gemm();
+    cudaDeviceSynchronize();
+  });
+  return 2.0 * static_cast<double>(n) * n * n * reps / s / 1e12;
+}
+#endif
+
+void matmul_rows(bool json) {
+  struct Variant {
+    std::string name;
+    DType dtype;
+    bool tf32;
+  };
+  const std::vector<Variant> variants = {{"f32", DType::Float32, false},
+                                         {"tf32", DType::Float32, true},
+                                         {"f16", DType::Float16, false},
+                                         {"bf16", DType::BFloat16, false}};
+  const bool tf32_before = config::tensor_float_32_execution_enabled();
+  for (int64_t n : {4096, 8192}) {
+    const int reps = n == 4096 ? 20 : 5;
+    for (const Variant& v : variants) {
+      config::enable_tensor_float_32_execution(v.tf32);
+      DeviceScope on(kGpu);
+      const Tensor a = ops::cast(random::uniform({n, n}, {.minval = -1, .seed = 2}), v.dtype);
+      const Tensor b = ops::cast(random::uniform({n, n}, {.minval = -1, .seed = 3}), v.dtype);
+      Tensor c = ops::matmul(a, b);
+      sync_gpu();
+      const double s = best_seconds(3, [&] {
+        for (int r = 0; r < reps; ++r) c = ops::matmul(a, b);
+        sync_gpu();
+      });
+      const double ember = 2.0 * static_cast<double>(n) * n * n * reps / s / 1e12;
+      const std::string name = "matmul_" + std::to_string(n) + "_" + v.name;
+#if defined(EMBER_BENCH_CUDA)
+      const double ref = cublas_tflops(a, b, c, n, reps, v.tf32);
+      print({name, "TFLOP/s", "cublas", ember, ref, ember / ref}, json);
+#else
+      print({name, "TFLOP/s", "none", ember, 0, 0}, json);
+#endif
+    }
+  }
+  config::enable_tensor_float_32_execution(tf32_before);
+}
+
+// ------------------------------------------------------------------------------------------------- dispatch
+
+void dispatch_rows(bool json) {
+  constexpr int kOps = 10000;
+  // Seconds to enqueue kOps adds, and to enqueue and finish them, on a device.
+  auto run = [](Device d, double& with_sync) {
+    DeviceScope on(d);
+    const Tensor a = Tensor::from_vector<float>({1.0f}, d);
+    Tensor y = a + a;
+    allocator_for(d).synchronize();
+    double enqueue = 1e300;
+    with_sync = 1e300;
+    for (int round = 0; round < 3; ++round) {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < kOps; ++i) y = a + y;
+      const auto t1 = Clock::now();
+      allocator_for(d).synchronize();
+      const auto t2 = Clock::now();
+      enqueue = std::min(enqueue, std::chrono::duration<double>(t1 - t0).count());
+      with_sync = std::min(with_sync, std::chrono::duration<double>(t2 - t0).count());
+    }
+    keep_alive(&y);
+    return enqueue;
+  };
+  double gpu_total = 0, cpu_total = 0;
+  const double gpu = run(kGpu, gpu_total) / kOps * 1e6, cpu = run(kCpu, cpu_total) / kOps * 1e6;
+  if (!json)
+    std::printf("dispatch: %d adds of 1-element tensors; GPU %.2f us/op enqueued, %.2f us/op until finished\n", kOps, gpu,
+                gpu_total / kOps * 1e6);
+  print({"gpu_dispatch_add_1", "us/op", "cpu_add_1", gpu, cpu, cpu / gpu}, json);
+}
+
+// ------------------------------------------------------------------------------------------------- training
+
+constexpr int64_t kBatch = 256;
+
+std::shared_ptr<Model> example_cnn() {
+  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
+      layers::Input({32, 32, 3}), layers::Conv2D(32, 3, {.activation = "relu"}), layers::MaxPooling2D(2),
+      layers::Conv2D(64, 3, {.activation = "relu"}), layers::MaxPooling2D(2), layers::Flatten(), layers::Dropout(0.3),
+      layers::Dense(128, {.activation = "relu"}), layers::Dense(10, {.dtype = "float32"})});
+}
+
+// conv 3x3 -> batch norm -> relu (no relu when last in a residual branch).
+Tensor conv_bn(const Tensor& x, int64_t filters, int64_t stride, bool relu) {
+  Tensor h = layers::Conv2D(filters, 3, {.strides = stride, .padding = "same", .use_bias = false})(x);
+  h = layers::BatchNormalization()(h);
+  return relu ? layers::ReLU()(h) : h;
+}
+
+Tensor residual_block(const Tensor& x, int64_t filters) {
+  const Tensor r = conv_bn(conv_bn(x, filters, 1, true), filters, 1, false);
+  return layers::ReLU()(layers::Add()(std::vector<Tensor>{x, r}));
+}
+
+std::shared_ptr<Model> small_resnet() {
+  const Tensor in = layers::Input({32, 32, 3});
+  Tensor h = conv_bn(in, 32, 1, true);
+  h = residual_block(h, 32);
+  h = residual_block(h, 32);
+  h = conv_bn(h, 64, 2, true);
+  h = residual_block(h, 64);
+  h = layers::GlobalAveragePooling2D()(h);
+  const Tensor out = layers::Dense(10, {.dtype = "float32"})(h);
+  return std::make_shared<Model>(in, out, ModelOptions{.name = "small_resnet"});
+}
+
+// Images/s of train_on_batch on `device` under `policy` (each step reads its loss: a sync per step).
+double train_images_per_second(const std::function<std::shared_ptr<Model>()>& build, Device device,
+                               const std::string& policy, int warmup, int steps) {
+  mixed_precision::set_global_policy(policy);
+  DeviceScope on(device);
+  backend::clear_session();
+  random::set_seed(4);
+  std::shared_ptr<Model> model = build();
+  model->compile({.optimizer = optimizers::Adam(), .loss = losses::SparseCategoricalCrossentropy({.from_logits = true})});
+  mixed_precision::set_global_policy("float32");
+  std::vector<Tensor> xs, ys;
+  for (int i = 0; i < 4; ++i) {
+    xs.push_back(random::uniform({kBatch, 32, 32, 3}));
+    ys.push_back(ops::cast(random::uniform({kBatch}, {.maxval = 10}), DType::Int64));
+  }
+  int next = 0;
+  auto step = [&] {
+    model->train_on_batch(xs[static_cast<size_t>(next)], ys[static_cast<size_t>(next)]);
+    next = (next + 1) % 4;
+  };
+  for (int i = 0; i < warmup; ++i) step();
+  allocator_for(device).synchronize();
+  const double s = best_seconds(1, [&] {
+    for (int i = 0; i < steps; ++i) step();
+    allocator_for(device).synchronize();
+  });
+  return static_cast<double>(steps * kBatch) / s;
+}
+
+void train_rows(bool json) {
+  struct Net {
+    std::string name;
+    std::function<std::shared_ptr<Model>()> build;
+    int cpu_steps;
+  };
+  const std::vector<Net> nets = {{"cnn", example_cnn, 3}, {"resnet", small_resnet, 2}};
+  for (const Net& n : nets) {
+    const double cpu = train_images_per_second(n.build, kCpu, "float32", 1, n.cpu_steps);
+    const double f32 = train_images_per_second(n.build, kGpu, "float32", 5, 30);
+    const double f16 = train_images_per_second(n.build, kGpu, "mixed_float16", 5, 30);
+    print({"train_" + n.name + "_f32", "img/s", "cpu_f32", f32, cpu, f32 / cpu}, json);
+    print({"train_" + n.name + "_mixed_f16", "img/s", "gpu_f32", f16, f32, f16 / f32}, json);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool json = json_requested(argc, argv);
+  try {
+    if (device_count(DeviceType::CUDA) == 0) {
+      std::printf("no GPU: skipped\n");
+      return 0;
+    }
+    random::set_seed(42);
+    if (!json)
+      std::printf("GPU benchmarks on %s, %d CPU threads for the CPU references\n",
+                  config::list_physical_devices("GPU")[0].name.c_str(), config::get_intra_op_parallelism_threads());
+    seed_rows(json);
+    matmul_rows(json);
+    dispatch_rows(json);
+    train_rows(json);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_gpu: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

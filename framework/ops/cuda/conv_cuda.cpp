@@ -1,0 +1,380 @@
+// CUDA 2-D convolution (NHWC input, HWIO filters) and its two gradients through cuDNN's convolution API.
+//
+// - Filters: cuDNN's NHWC filter layout is KRSC = OHWI, so the HWIO filter (a (kh*kw*i, o) matrix) is transposed
+//   into the workspace before use, and the filter gradient transposed back from it.
+// - Padding: cuDNN pads symmetrically. SAME with an even window or a stride can pad one pixel more after than
+//   before; then, as TF's conv_ops do, the input is padded explicitly by the difference into the workspace and
+//   cuDNN pads the common part (the input gradient is computed on the padded shape and cropped).
+// - Algorithms: cuDNN's heuristics (cudnnGet*Algorithm_v7, which run nothing), the first usable one with a
+//   workspace of at most 256 MiB, deterministic when config::is_op_determinism_enabled(); chosen once per
+//   (shape, dtype, device, math mode) and cached.
+// - Float64, shapes beyond cuDNN's 32-bit descriptors, and configurations cuDNN has no algorithm for run the
+//   direct kernels of conv.cu instead (cuDNN offers no double convolution in NHWC).
+#include <algorithm>
+#include <array>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "framework/core/config.h"
+#include "framework/core/error.h"
+#include "framework/ops/cuda/conv_launch.h"
+#include "framework/ops/cuda/kernel_util.h"
+#include "framework/ops/cuda/library_handles.h"
+#include "framework/ops/dispatch.h"
+
+namespace ember {
+
+namespace {
+
+enum class ConvCudaKind : int { Forward, BackwardData, BackwardFilter };
+
+// The convolution's geometry (input, filter, output) plus the split of its pads into the common part cuDNN
+// applies (ph, pw) and the remainder padded explicitly (top/bottom/left/right extra rows and columns).
+struct ConvCudaGeom {
+  cuda::ConvShape s;
+  int64_t pb, pr;
+  int64_t ph, pw, extra_top, extra_left, hp, wp;
+  bool explicit_pad() const { return hp != s.h || wp != s.w; }
+  int64_t ig() const { return s.c / s.groups; }
+};
+
+ConvCudaGeom conv_cuda_geom(const Shape& in, const Shape& filt, const Shape& out, const Conv2DAttrs& a) {
+  ConvCudaGeom g;
+  g.s = {in[0],  in[1],        in[2],        in[3],          filt[0],        filt[1],   filt[3],  out[1],
+         out[2], a.groups,     a.strides[0], a.strides[1],   a.dilations[0], a.dilations[1], a.pads[0], a.pads[2]};
+  g.pb = a.pads[1];
+  g.pr = a.pads[3];
+  g.ph = std::min(g.s.pt, g.pb);
+  g.pw = std::min(g.s.pl, g.pr);
+  g.extra_top = g.s.pt - g.ph;
+  g.extra_left = g.s.pl - g.pw;
+  g.hp = g.s.h + g.extra_top + (g.pb - g.ph);
+  g.wp = g.s.w + g.extra_left + (g.pr - g.pw);
+  return g;
+}
+
+// Whether every dimension and tensor size fits cuDNN's int descriptors.
+bool conv_cuda_fits_cudnn(const ConvCudaGeom& g) {
+  const cuda::ConvShape& s = g.s;
+  for (int64_t v : {s.n * g.hp * g.wp * s.c, s.n * s.oh * s.ow * s.o, s.kh * s.kw * g.ig() * s.o, g.ph, g.pw, s.sh,
+                    s.sw, s.dh, s.dw, s.groups})
+    if (v > INT32_MAX) return false;
+  return true;
+}
+
+std::string conv_cuda_describe(const char* op, const ConvCudaGeom& g, DType dt, int dev) {
+  const cuda::ConvShape& s = g.s;
+  std::ostringstream os;
+  os << "input [" << s.n << ", " << s.h << ", " << s.w << ", " << s.c << "], filters [" << s.kh << ", " << s.kw << ", "
+     << g.ig() << ", " << s.o << "], output [" << s.n << ", " << s.oh << ", " << s.ow << ", " << s.o << "], strides ["
+     << s.sh << ", " << s.sw << "], dilations [" << s.dh << ", " << s.dw << "], pads [" << s.pt << ", " << g.pb << ", "
+     << s.pl << ", " << g.pr << "], groups " << s.groups << ", " << dt << " on GPU:" << dev << " (" << op << ")";
+  return os.str();
+}
+
+// cuDNN descriptors of one convolution on the padded input, destroyed with the object.
+struct ConvCudaDescs {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  ConvCudaDescs() = default;
+  ConvCudaDescs(const ConvCudaDescs&) = delete;
+  ConvCudaDescs& operator=(const ConvCudaDescs&) = delete;
+  ~ConvCudaDescs() {
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (x) cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+cudnnDataType_t conv_cuda_data_type(DType dt) {
+  switch (dt) {
+    case DType::Float16: return CUDNN_DATA_HALF;
+    case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    default: return CUDNN_DATA_FLOAT;  // float64 never reaches cuDNN
+  }
+}
+
+// The math mode asked of the heuristics: tensor cores for the half types; for float32 the default (which lets
+// cuDNN use TF32) or, with TF32 disabled, FMA only.
+cudnnMathType_t conv_cuda_math(DType dt) {
+  if (dt == DType::Float16 || dt == DType::BFloat16) return CUDNN_TENSOR_OP_MATH;
+  return cuda::tf32_enabled() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+}
+
+template <class Context>
+void conv_cuda_make_descs(ConvCudaDescs& d, const ConvCudaGeom& g, DType dt, const char* op, Context&& context) {
+  const cuda::ConvShape& s = g.s;
+  const cudnnDataType_t type = conv_cuda_data_type(dt);
+  auto check = [&](cudnnStatus_t st, const char* call) { cuda::check_cudnn(st, op, call, context); };
+  auto i32 = [](int64_t v) { return static_cast<int>(v); };
+  check(cudnnCreateTensorDescriptor(&d.x), "cudnnCreateTensorDescriptor");
+  check(cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NHWC, type, i32(s.n), i32(s.c), i32(g.hp), i32(g.wp)),
+        "cudnnSetTensor4dDescriptor");
+  check(cudnnCreateTensorDescriptor(&d.y), "cudnnCreateTensorDescriptor");
+  check(cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NHWC, type, i32(s.n), i32(s.o), i32(s.oh), i32(s.ow)),
+        "cudnnSetTensor4dDescriptor");
+  check(cudnnCreateFilterDescriptor(&d.w), "cudnnCreateFilterDescriptor");
+  check(cudnnSetFilter4dDescriptor(d.w, type, CUDNN_TENSOR_NHWC, i32(s.o), i32(g.ig()), i32(s.kh), i32(s.kw)),
+        "cudnnSetFilter4dDescriptor");
+  check(cudnnCreateConvolutionDescriptor(&d.conv), "cudnnCreateConvolutionDescriptor");
+  check(cudnnSetConvolution2dDescriptor(d.conv, i32(g.ph), i32(g.pw), i32(s.sh), i32(s.sw), i32(s.dh), i32(s.dw),
+                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        "cudnnSetConvolution2dDescriptor");
+  check(cudnnSetConvolutionGroupCount(d.conv, i32(s.groups)), "cudnnSetConvolutionGroupCount");
+  check(cudnnSetConvolutionMathType(d.conv, conv_cuda_math(dt)), "cudnnSetConvolutionMathType");
+  int n = 0, c = 0, h = 0, w = 0;
+  check(cudnnGetConvolution2dForwardOutputDim(d.conv, d.x, d.w, &n, &c, &h, &w),
+        "cudnnGetConvolution2dForwardOutputDim");
+  EMBER_CHECK(n == s.n && c == s.o && h == s.oh && w == s.ow, Internal)
+      << op << ": cuDNN computes an output of [" << n << ", " << h << ", " << w << ", " << c << "] for " << context();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Algorithm choice, cached.
+
+constexpr size_t kConvCudaMaxAlgoWorkspace = size_t{256} << 20;
+constexpr size_t kConvCudaMaxPlans = 4096;
+
+struct ConvCudaPlan {
+  bool cudnn = false;  // false: the direct kernels
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  size_t workspace = 0;
+};
+
+// kind, device, dtype, tf32, determinism, n, hp, wp, c, o, kh, kw, oh, ow, groups, sh, sw, dh, dw, ph, pw.
+using ConvCudaKey = std::array<int64_t, 21>;
+
+struct ConvCudaCache {
+  std::mutex mutex;
+  std::map<ConvCudaKey, ConvCudaPlan> plans;
+};
+
+ConvCudaCache& conv_cuda_cache() {
+  static ConvCudaCache* cache = new ConvCudaCache;  // never destroyed: see library_handles.cpp
+  return *cache;
+}
+
+ConvCudaKey conv_cuda_key(ConvCudaKind kind, int dev, DType dt, bool deterministic, const ConvCudaGeom& g) {
+  const cuda::ConvShape& s = g.s;
+  return {static_cast<int64_t>(kind), dev, static_cast<int64_t>(dt), cuda::tf32_enabled(), deterministic, s.n, g.hp,
+          g.wp, s.c, s.o, s.kh, s.kw, s.oh, s.ow, s.groups, s.sh, s.sw, s.dh, s.dw, g.ph, g.pw};
+}
+
+// The first heuristic result that is supported, deterministic if required, free of down-conversion (which
+// would compute float32 or bfloat16 in float16) and within the workspace cap. get(count, &returned, perf) runs
+// the heuristic, size(algo, &bytes) queries the workspace with the descriptor's math mode set.
+template <class Perf, int kCount, class Context, class Get, class Size>
+ConvCudaPlan conv_cuda_select(cudnnConvolutionDescriptor_t conv, DType dt, bool deterministic, const char* op,
+                              Context&& context, Get&& get, Size&& size) {
+  std::array<Perf, kCount> perf{};
+  int returned = 0;
+  const cudnnStatus_t st = get(kCount, &returned, perf.data());
+  if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) return {};
+  if (st != CUDNN_STATUS_SUCCESS) cuda::throw_cudnn_error(st, op, "cudnnGetConvolution*Algorithm_v7", context());
+  const bool fma_only = dt == DType::Float32 && !cuda::tf32_enabled();
+  for (int i = 0; i < std::min(returned, kCount); ++i) {
+    const Perf& p = perf[static_cast<size_t>(i)];
+    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
+    if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
+    const cudnnMathType_t math = fma_only ? CUDNN_FMA_MATH : p.mathType;
+    if (cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
+    size_t bytes = 0;
+    if (size(p.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kConvCudaMaxAlgoWorkspace) continue;
+    return {true, static_cast<int>(p.algo), math, bytes};
+  }
+  return {};
+}
+
+template <class Context>
+ConvCudaPlan conv_cuda_plan(ConvCudaKind kind, cudnnHandle_t h, const ConvCudaDescs& d, DType dt, bool deterministic,
+                            const ConvCudaKey& key, const char* op, Context&& context) {
+  ConvCudaCache& cache = conv_cuda_cache();
+  {
+    std::lock_guard<std::mutex> guard(cache.mutex);
+    auto it = cache.plans.find(key);
+    if (it != cache.plans.end()) return it->second;
+  }
+  ConvCudaPlan plan;
+  switch (kind) {
+    case ConvCudaKind::Forward:
+      plan = conv_cuda_select<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+          d.conv, dt, deterministic, op, context,
+          [&](int n, int* r, cudnnConvolutionFwdAlgoPerf_t* p) {
+            return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, n, r, p);
+          },
+          [&](cudnnConvolutionFwdAlgo_t a, size_t* b) {
+            return cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, a, b);
+          });
+      break;
+    case ConvCudaKind::BackwardData:
+      plan = conv_cuda_select<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+          d.conv, dt, deterministic, op, context,
+          [&](int n, int* r, cudnnConvolutionBwdDataAlgoPerf_t* p) {
+            return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, n, r, p);
+          },
+          [&](cudnnConvolutionBwdDataAlgo_t a, size_t* b) {
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x, a, b);
+          });
+      break;
+    case ConvCudaKind::BackwardFilter:
+      plan = conv_cuda_select<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+          d.conv, dt, deterministic, op, context,
+          [&](int n, int* r, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
+            return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, n, r, p);
+          },
+          [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* b) {
+            return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.w, a, b);
+          });
+      break;
+  }
+  std::lock_guard<std::mutex> guard(cache.mutex);
+  if (cache.plans.size() >= kConvCudaMaxPlans) cache.plans.clear();
+  cache.plans[key] = plan;
+  return plan;
+}
+
+void conv_cuda_forget_plan(const ConvCudaKey& key) {
+  ConvCudaCache& cache = conv_cuda_cache();
+  std::lock_guard<std::mutex> guard(cache.mutex);
+  cache.plans[key] = ConvCudaPlan{};
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Running one op.
+
+size_t conv_cuda_round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+void conv_cuda_direct(ConvCudaKind kind, DType dt, const void* in0, const void* in1, void* out, const ConvCudaGeom& g,
+                      int dev, const char* op) {
+  const cuda::DT t = cuda::to_dt(dt);
+  switch (kind) {
+    case ConvCudaKind::Forward: return cuda::launch_conv2d_direct(t, in0, in1, out, g.s, dev, op);
+    case ConvCudaKind::BackwardData: return cuda::launch_conv2d_backprop_input_direct(t, in0, in1, out, g.s, dev, op);
+    case ConvCudaKind::BackwardFilter:
+      return cuda::launch_conv2d_backprop_filter_direct(t, in0, in1, out, g.s, dev, op);
+  }
+}
+
+// Forward: in0 = x, in1 = w (HWIO), out = y. BackwardData: in0 = w, in1 = dy, out = dx. BackwardFilter: in0 = x,
+// in1 = dy, out = dw (HWIO).
+void conv_cuda_run(const KernelContext& ctx, ConvCudaKind kind, const ConvCudaGeom& g) {
+  const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
+  Tensor& out = ctx.outputs[0];
+  const char* op = op_name(ctx.op);
+  const int dev = cuda::device_of(ctx);
+  if (out.num_elements() == 0) return;
+  if (a.num_elements() == 0 || b.num_elements() == 0) {  // an empty sum: zeros
+    EMBER_CUDA_CHECK(cudaMemsetAsync(out.raw_data(), 0, out.nbytes(), cuda::stream(dev)), op);
+    return;
+  }
+  const DType dt = a.dtype();
+  if (dt == DType::Float64 || !conv_cuda_fits_cudnn(g))
+    return conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
+
+  auto ctx_fn = [&] { return conv_cuda_describe(op, g, dt, dev); };
+  const bool deterministic = config::is_op_determinism_enabled();
+  cuda::CudnnLease lease = cuda::cudnn_handle(dev);
+  ConvCudaDescs d;
+  conv_cuda_make_descs(d, g, dt, op, ctx_fn);
+  const ConvCudaKey key = conv_cuda_key(kind, dev, dt, deterministic, g);
+  const ConvCudaPlan plan = conv_cuda_plan(kind, lease.handle, d, dt, deterministic, key, op, ctx_fn);
+  if (!plan.cudnn) return conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
+  cuda::check_cudnn(cudnnSetConvolutionMathType(d.conv, plan.math), op, "cudnnSetConvolutionMathType", ctx_fn);
+
+  // One workspace request, split into: the OHWI filter (or filter gradient), the explicitly padded input (or
+  // input gradient), cuDNN's scratch.
+  const cuda::ConvShape& s = g.s;
+  const size_t elem = dtype_size(dt);
+  const int eb = static_cast<int>(elem);
+  const int64_t filter_rows = s.kh * s.kw * g.ig();  // HWIO as a (filter_rows, o) matrix
+  const size_t filter_bytes = conv_cuda_round_up(static_cast<size_t>(filter_rows * s.o) * elem);
+  const size_t pad_bytes =
+      g.explicit_pad() ? conv_cuda_round_up(static_cast<size_t>(s.n * g.hp * g.wp * s.c) * elem) : 0;
+  char* base = static_cast<char*>(cuda::workspace(dev, filter_bytes + pad_bytes + plan.workspace));
+  void* filter_buf = base;
+  void* pad_buf = g.explicit_pad() ? base + filter_bytes : nullptr;
+  void* scratch = plan.workspace > 0 ? base + filter_bytes + pad_bytes : nullptr;
+  const float one = 1.0f, zero = 0.0f;
+  cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+  const char* call = "";
+  switch (kind) {
+    case ConvCudaKind::Forward: {
+      cuda::launch_conv_transpose2d(b.raw_data(), filter_buf, filter_rows, s.o, eb, dev, op);
+      const void* x = a.raw_data();
+      if (pad_buf) {
+        cuda::launch_conv_pad_nhwc(x, pad_buf, s.n, s.h, s.w, s.c, g.hp, g.wp, g.extra_top, g.extra_left, eb, dev, op);
+        x = pad_buf;
+      }
+      call = "cudnnConvolutionForward";
+      st = cudnnConvolutionForward(lease.handle, &one, d.x, x, d.w, filter_buf, d.conv,
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo), scratch, plan.workspace, &zero,
+                                   d.y, out.raw_data());
+      break;
+    }
+    case ConvCudaKind::BackwardData: {
+      cuda::launch_conv_transpose2d(a.raw_data(), filter_buf, filter_rows, s.o, eb, dev, op);
+      void* dx = pad_buf ? pad_buf : out.raw_data();
+      call = "cudnnConvolutionBackwardData";
+      st = cudnnConvolutionBackwardData(lease.handle, &one, d.w, filter_buf, d.y, b.raw_data(), d.conv,
+                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), scratch, plan.workspace,
+                                        &zero, d.x, dx);
+      if (st == CUDNN_STATUS_SUCCESS && pad_buf)
+        cuda::launch_conv_crop_nhwc(pad_buf, out.raw_data(), s.n, s.h, s.w, s.c, g.hp, g.wp, g.extra_top, g.extra_left,
+                                    eb, dev, op);
+      break;
+    }
+    case ConvCudaKind::BackwardFilter: {
+      const void* x = a.raw_data();
+      if (pad_buf) {
+        cuda::launch_conv_pad_nhwc(x, pad_buf, s.n, s.h, s.w, s.c, g.hp, g.wp, g.extra_top, g.extra_left, eb, dev, op);
+        x = pad_buf;
+      }
+      call = "cudnnConvolutionBackwardFilter";
+      st = cudnnConvolutionBackwardFilter(lease.handle, &one, d.x, x, d.y, b.raw_data(), d.conv,
+                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algo), scratch,
+                                          plan.workspace, &zero, d.w, filter_buf);
+      if (st == CUDNN_STATUS_SUCCESS)
+        cuda::launch_conv_transpose2d(filter_buf, out.raw_data(), s.o, filter_rows, eb, dev, op);
+      break;
+    }
+  }
+  if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) {
+    // The heuristic offered an algorithm the call then rejected: remember to go direct for this shape.
+    conv_cuda_forget_plan(key);
+    return conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
+  }
+  cuda::check_cudnn(st, op, call, ctx_fn);
+}
+
+void conv2d_cuda(const KernelContext& ctx) {
+  const Tensor &x = ctx.inputs[0], &w = ctx.inputs[1];
+  conv_cuda_run(ctx, ConvCudaKind::Forward,
+                conv_cuda_geom(x.shape(), w.shape(), ctx.outputs[0].shape(), std::get<Conv2DAttrs>(ctx.attrs)));
+}
+
+void conv2d_backprop_input_cuda(const KernelContext& ctx) {
+  const Tensor &w = ctx.inputs[0], &dy = ctx.inputs[1];
+  conv_cuda_run(ctx, ConvCudaKind::BackwardData,
+                conv_cuda_geom(ctx.outputs[0].shape(), w.shape(), dy.shape(), std::get<Conv2DAttrs>(ctx.attrs)));
+}
+
+void conv2d_backprop_filter_cuda(const KernelContext& ctx) {
+  const Tensor &x = ctx.inputs[0], &dy = ctx.inputs[1];
+  conv_cuda_run(ctx, ConvCudaKind::BackwardFilter,
+                conv_cuda_geom(x.shape(), ctx.outputs[0].shape(), dy.shape(), std::get<Conv2DAttrs>(ctx.attrs)));
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(conv2d, CUDA, conv2d_cuda, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16);
+EMBER_REGISTER_KERNEL(conv2d_backprop_input, CUDA, conv2d_backprop_input_cuda, DType::Float32, DType::Float64,
+                      DType::Float16, DType::BFloat16);
+EMBER_REGISTER_KERNEL(conv2d_backprop_filter, CUDA, conv2d_backprop_filter_cuda, DType::Float32, DType::Float64,
+                      DType::Float16, DType::BFloat16);
+
+}  // namespace ember

@@ -1,0 +1,331 @@
+// The caching allocator of each CUDA device (PyTorch's CUDACachingAllocator and TF's BFC allocator in
+// spirit): memory comes from the driver in segments, is cut into blocks, and freed blocks return to a
+// best-fit pool, coalescing with free neighbours, instead of going back to cudaFree (which synchronises
+// the whole device). Blocks remember the stream they were used on and are reused only on it; every op
+// of a device runs on its one compute stream, so a block freed by the host while kernels that use it
+// are still queued is safe to hand to the next op: that op is queued behind them.
+//
+// Without memory growth (TF's default) the first allocation reserves most of the device's free memory
+// as one segment; with growth, segments are taken on demand (2 MiB for small requests, the rounded size
+// for large ones) and, when the driver refuses, unused cached segments are released and the request
+// retried. Host copies go through pinned staging buffers.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "framework/core/allocator.h"
+#include "framework/core/error.h"
+#include "framework/ops/cuda/cuda_runtime.h"
+
+namespace ember {
+namespace {
+
+constexpr size_t kCudaAlign = 512;
+constexpr size_t kSmallRequest = size_t{1} << 20;   // requests up to 1 MiB share 2 MiB segments
+constexpr size_t kSmallSegment = size_t{2} << 20;
+constexpr size_t kLargeRound = size_t{2} << 20;      // large requests round to 2 MiB
+constexpr double kReserveFraction = 0.9;              // of the free memory, without growth
+constexpr size_t kStagingChunk = size_t{8} << 20;
+constexpr int kStagingSlots = 4;
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "TRUE") == 0);
+}
+
+std::string mib(int64_t bytes) { return std::to_string(bytes / (1 << 20)) + " MiB"; }
+
+class CudaAllocator final : public Allocator {
+ public:
+  explicit CudaAllocator(int device) : device_(device), growth_(env_flag("TF_FORCE_GPU_ALLOW_GROWTH")) {}
+
+  void* allocate(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    cuda::activate(device_);
+    started_ = true;
+    cudaStream_t s = cuda::stream(device_);
+    size_t size = block_size(bytes);
+    Block* b = take_free(size, s);
+    if (!b) b = grow(size, s, bytes);
+    split(b, size);
+    b->allocated = true;
+    in_use_ += static_cast<int64_t>(b->size);
+    peak_ = std::max(peak_, in_use_);
+    ++count_;
+    live_.emplace(b->ptr, b);
+    return b->ptr;
+  }
+
+  void deallocate(void* ptr, size_t) override {
+    if (!ptr) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = live_.find(ptr);
+    if (it == live_.end()) return;  // never ours: ignore rather than corrupt the pool
+    Block* b = it->second;
+    live_.erase(it);
+    b->allocated = false;
+    in_use_ -= static_cast<int64_t>(b->size);
+    b = merge(b, b->prev);
+    b = merge(b, b->next);
+    free_.insert(b);
+  }
+
+  MemoryInfo memory_info() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return MemoryInfo{in_use_, peak_, count_, reserved_};
+  }
+  void reset_peak() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    peak_ = in_use_;
+  }
+  Device device() const override { return Device::cuda(device_); }
+
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) const override {
+    if (!bytes) return;
+    std::lock_guard<std::mutex> lock(staging_mu_);
+    cuda::activate(device_);
+    cudaStream_t s = cuda::stream(device_);
+    char* out = static_cast<char*>(host_dst);
+    const char* in = static_cast<const char*>(src);
+    for (size_t done = 0; done < bytes; done += kStagingChunk) {
+      size_t n = std::min(kStagingChunk, bytes - done);
+      Staging& st = staging(0);
+      EMBER_CUDA_CHECK(cudaEventSynchronize(st.ready), "copy to host");
+      EMBER_CUDA_CHECK(cudaMemcpyAsync(st.buf, in + done, n, cudaMemcpyDeviceToHost, s), "copy to host");
+      // Synchronising the stream also reports any fault of an earlier op: host reads are sync points.
+      cuda::synchronize(device_, "copy to host (a host read waits for the ops queued before it)");
+      std::memcpy(out + done, st.buf, n);
+    }
+  }
+
+  // Returns once the data sits in pinned staging memory; the transfer itself runs on the stream.
+  void copy_from_host(void* dst, const void* host_src, size_t bytes) const override {
+    if (!bytes) return;
+    std::lock_guard<std::mutex> lock(staging_mu_);
+    cuda::activate(device_);
+    cudaStream_t s = cuda::stream(device_);
+    char* out = static_cast<char*>(dst);
+    const char* in = static_cast<const char*>(host_src);
+    for (size_t done = 0; done < bytes; done += kStagingChunk) {
+      size_t n = std::min(kStagingChunk, bytes - done);
+      Staging& st = staging(next_slot_);
+      next_slot_ = (next_slot_ + 1) % kStagingSlots;
+      EMBER_CUDA_CHECK(cudaEventSynchronize(st.ready), "copy from host");  // the slot's previous transfer is done
+      std::memcpy(st.buf, in + done, n);
+      EMBER_CUDA_CHECK(cudaMemcpyAsync(out + done, st.buf, n, cudaMemcpyHostToDevice, s), "copy from host");
+      EMBER_CUDA_CHECK(cudaEventRecord(st.ready, s), "copy from host");
+    }
+  }
+
+  void copy_on_device(void* dst, const void* src, size_t bytes) const override {
+    if (!bytes) return;
+    cuda::activate(device_);
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cuda::stream(device_)),
+                     "copy on device");
+  }
+
+  void synchronize() const override { cuda::synchronize(device_, "synchronize"); }
+
+  void set_memory_growth(bool enable) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    check_not_started("set_memory_growth");
+    growth_ = enable;
+  }
+  bool memory_growth() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return growth_;
+  }
+  void set_memory_limit(int64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    check_not_started("set_memory_limit");
+    limit_ = static_cast<size_t>(bytes);
+  }
+
+ private:
+  struct Block {
+    char* ptr;
+    size_t size;
+    cudaStream_t stream;
+    bool allocated = false;
+    Block* prev = nullptr;  // neighbours within the same segment
+    Block* next = nullptr;
+  };
+  struct BySize {
+    bool operator()(const Block* a, const Block* b) const {
+      if (a->stream != b->stream) return a->stream < b->stream;
+      if (a->size != b->size) return a->size < b->size;
+      return a->ptr < b->ptr;
+    }
+  };
+  struct Staging {
+    void* buf = nullptr;
+    cudaEvent_t ready = nullptr;
+  };
+
+  static size_t block_size(size_t bytes) {
+    size_t n = round_up(std::max<size_t>(bytes, 1), kCudaAlign);
+    return n <= kSmallRequest ? n : round_up(n, kLargeRound);
+  }
+
+  void check_not_started(const char* what) const {
+    EMBER_CHECK(!started_, FailedPrecondition)
+        << what << ": " << device() << " has already allocated memory; call it before the device's first use "
+        << "(as tf.config requires)";
+  }
+
+  // Best fit among free blocks of the stream.
+  Block* take_free(size_t size, cudaStream_t s) {
+    Block key{nullptr, size, s};
+    auto it = free_.lower_bound(&key);
+    if (it == free_.end() || (*it)->stream != s) return nullptr;
+    Block* b = *it;
+    free_.erase(it);
+    return b;
+  }
+
+  // Cuts `size` off the front of b; the rest goes back to the pool (if worth keeping apart).
+  void split(Block* b, size_t size) {
+    size_t rest = b->size - size;
+    if (rest < kCudaAlign) return;
+    Block* r = new Block{b->ptr + size, rest, b->stream};
+    r->prev = b;
+    r->next = b->next;
+    if (b->next) b->next->prev = r;
+    b->next = r;
+    b->size = size;
+    free_.insert(r);
+  }
+
+  // Merges free neighbour n into b (or b into n); returns the surviving block.
+  Block* merge(Block* b, Block* n) {
+    if (!n || n->allocated || n->stream != b->stream) return b;
+    free_.erase(n);
+    Block* first = n == b->prev ? n : b;
+    Block* second = first == b ? n : b;
+    first->size += second->size;
+    first->next = second->next;
+    if (second->next) second->next->prev = first;
+    delete second;
+    return first;
+  }
+
+  size_t cap() {
+    if (limit_) return limit_;
+    return SIZE_MAX;
+  }
+
+  Block* new_segment(size_t bytes, cudaStream_t s) {
+    if (reserved_ + static_cast<int64_t>(bytes) > static_cast<int64_t>(std::min(cap(), size_t(INT64_MAX))))
+      return nullptr;
+    void* p = nullptr;
+    cudaError_t err = cudaMalloc(&p, bytes);
+    if (err != cudaSuccess) {
+      cudaGetLastError();  // an out-of-memory error is not sticky: clear it, the device stays usable
+      return nullptr;
+    }
+    reserved_ += static_cast<int64_t>(bytes);
+    segments_.push_back({p, bytes});
+    return new Block{static_cast<char*>(p), bytes, s};
+  }
+
+  // Frees segments that are wholly unused (one free block spanning the segment).
+  void release_unused() {
+    for (auto it = segments_.begin(); it != segments_.end();) {
+      Block* whole = nullptr;
+      for (Block* b : free_)
+        if (b->ptr == it->first && b->size == it->second && !b->prev && !b->next) whole = b;
+      if (whole) {
+        free_.erase(whole);
+        delete whole;
+        cuda::synchronize(device_, "releasing cached GPU memory");
+        cudaFree(it->first);
+        reserved_ -= static_cast<int64_t>(it->second);
+        it = segments_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  Block* grow(size_t size, cudaStream_t s, size_t requested) {
+    Block* b = nullptr;
+    if (!growth_ && segments_.empty()) {
+      // TF's default: one reservation of most of the free memory, served from then on.
+      size_t free_bytes = 0, total = 0;
+      EMBER_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total), "cuda allocator: querying device memory");
+      size_t want = round_up(static_cast<size_t>(static_cast<double>(free_bytes) * kReserveFraction), kLargeRound);
+      want = std::min(want, cap());
+      if (want >= size) b = new_segment(want, s);
+    } else if (growth_) {
+      b = new_segment(size <= kSmallRequest ? kSmallSegment : size, s);
+      if (!b && size <= kSmallRequest) b = new_segment(size, s);
+      if (!b) {
+        release_unused();
+        b = new_segment(size, s);
+      }
+    }
+    if (!b) {
+      throw make_error<ResourceExhausted>(
+          "out of memory on ", device(), ": could not allocate ", requested, " bytes (", mib(static_cast<int64_t>(size)),
+          "); ", mib(in_use_), " in use, ", mib(reserved_), " reserved", limit_ ? ", limit " + mib(static_cast<int64_t>(limit_)) : "",
+          growth_ ? "" : " (memory growth off: the reservation is full)",
+          ". Try a smaller batch size, or free tensors that are no longer needed");
+    }
+    return b;
+  }
+
+  Staging& staging(int slot) const {
+    Staging& st = staging_[static_cast<size_t>(slot)];
+    if (!st.buf) {
+      EMBER_CUDA_CHECK(cudaHostAlloc(&st.buf, kStagingChunk, cudaHostAllocDefault), "cuda allocator: pinned staging");
+      EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&st.ready, cudaEventDisableTiming), "cuda allocator: staging event");
+    }
+    return st;
+  }
+
+  const int device_;
+  mutable std::mutex mu_;
+  bool growth_;
+  bool started_ = false;
+  size_t limit_ = 0;
+  int64_t in_use_ = 0, peak_ = 0, count_ = 0, reserved_ = 0;
+  std::set<Block*, BySize> free_;
+  std::map<void*, Block*> live_;
+  std::vector<std::pair<void*, size_t>> segments_;
+  mutable std::mutex staging_mu_;
+  mutable Staging staging_[kStagingSlots];
+  mutable int next_slot_ = 0;
+};
+
+int cuda_device_count() {
+  static const int n = [] {
+    int count = 0;
+    // No driver or no GPU is not an error: Ember then runs CPU-only.
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return count;
+  }();
+  return n;
+}
+
+// Never destroyed: tensors held in statics may be freed after static destructors ran.
+Allocator* make_cuda_allocator(int device) { return new CudaAllocator(device); }
+
+const bool cuda_allocator_registered = [] {
+  register_allocator(DeviceType::CUDA, &make_cuda_allocator, &cuda_device_count);
+  return true;
+}();
+
+}  // namespace
+}  // namespace ember

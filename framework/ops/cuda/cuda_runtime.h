@@ -1,0 +1,50 @@
+#pragma once
+// The CUDA backend's runtime, internal to Ember (never installed): per-device compute stream, error
+// checks that turn CUDA failures into ember::Error, a scratch workspace and launch sizing. C++17-clean
+// and free of Ember's C++20 headers, so both the kernel files (.cu, nvcc) and the host-side kernel
+// registration (.cpp, g++) include it.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ember::cuda {
+
+// Throws ember::Internal (ResourceExhausted for cudaErrorMemoryAllocation) naming `what` and the CUDA error.
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* what);
+
+// Throws when a CUDA runtime call failed: EMBER_CUDA_CHECK(cudaMemcpyAsync(...), "matmul").
+inline void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw_cuda_error(err, what);
+}
+#define EMBER_CUDA_CHECK(expr, what) ::ember::cuda::check((expr), (what))
+
+// Makes `device` current on the calling thread (cheap when it already is).
+void activate(int device);
+// The one compute stream of a device, created on first use (non-blocking with respect to the legacy
+// default stream). Every op on the device is enqueued on it, in program order.
+cudaStream_t stream(int device);
+// Called after each kernel launch with the op's name: catches launch errors at once; in debug builds
+// (no NDEBUG) also synchronises so an asynchronous fault is reported by the op that caused it.
+void after_launch(const char* op, int device);
+// Waits for every op enqueued on the device's stream; a fault raised by an earlier op surfaces here
+// as an ember::Error naming `what` (the host read that synchronised).
+void synchronize(int device, const char* what);
+
+// A scratch buffer of at least `bytes` on the device for cuBLASLt/cuDNN, valid until the next call on
+// the same device (stream-ordered: every user runs on the one compute stream).
+void* workspace(int device, size_t bytes);
+
+// TF32 tensor-core math for float32 matmul and convolutions (on by default, as in TF).
+bool tf32_enabled();
+
+// Threads per block and the grid size for n elements (grid-stride loops cover any remainder).
+inline constexpr int kThreads = 256;
+inline unsigned int blocks_for(int64_t n, int threads = kThreads) {
+  int64_t b = (n + threads - 1) / threads;
+  if (b < 1) b = 1;
+  if (b > 65535LL * 32) b = 65535LL * 32;
+  return static_cast<unsigned int>(b);
+}
+
+}  // namespace ember::cuda

@@ -1,0 +1,65 @@
+#pragma once
+// Device-side element types for kernels (.cu only): Ember's DType order mirrored without Ember's
+// C++20 headers, the storage type of each (CUDA's __half/__nv_bfloat16 share Eigen::half's and
+// Eigen::bfloat16's bit layout), loads to and stores from the functors' compute type, and a dispatch
+// macro binding `scalar_t` to the storage type.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "framework/ops/cuda/cuda_dt.h"
+
+namespace ember::cuda {
+
+// The type the shared functors compute in: float for the half types, the type itself otherwise.
+template <class T> struct compute_type { using type = T; };
+template <> struct compute_type<__half> { using type = float; };
+template <> struct compute_type<__nv_bfloat16> { using type = float; };
+template <class T> using compute_t = typename compute_type<T>::type;
+
+template <class T>
+__device__ __forceinline__ compute_t<T> load(const T* p, int64_t i) { return p[i]; }
+template <>
+__device__ __forceinline__ float load<__half>(const __half* p, int64_t i) { return __half2float(p[i]); }
+template <>
+__device__ __forceinline__ float load<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) {
+  return __bfloat162float(p[i]);
+}
+
+// Converts a compute value to storage T (round to nearest even for the half types, as Eigen does).
+template <class T, class C>
+__device__ __forceinline__ T to_storage(C v) { return static_cast<T>(v); }
+template <>
+__device__ __forceinline__ __half to_storage<__half, float>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 to_storage<__nv_bfloat16, float>(float v) { return __float2bfloat16_rn(v); }
+
+}  // namespace ember::cuda
+
+#define EMBER_CUDA_CASE(code, type, ...) \
+  case ::ember::cuda::DT::code: {        \
+    using scalar_t = type;               \
+    __VA_ARGS__;                         \
+    break;                               \
+  }
+// Binds scalar_t to the storage type of `dt` (a DT) and runs the body; other dtypes throw via `fail`.
+#define EMBER_CUDA_DISPATCH_ALL(dt, ...)                    \
+  switch (dt) {                                             \
+    EMBER_CUDA_CASE(F32, float, __VA_ARGS__)                \
+    EMBER_CUDA_CASE(F64, double, __VA_ARGS__)               \
+    EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)               \
+    EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__)       \
+    EMBER_CUDA_CASE(I32, int32_t, __VA_ARGS__)              \
+    EMBER_CUDA_CASE(I64, int64_t, __VA_ARGS__)              \
+    EMBER_CUDA_CASE(U8, uint8_t, __VA_ARGS__)               \
+    EMBER_CUDA_CASE(Bool, bool, __VA_ARGS__)                \
+  }
+#define EMBER_CUDA_DISPATCH_FLOATING(dt, ...)               \
+  switch (dt) {                                             \
+    EMBER_CUDA_CASE(F32, float, __VA_ARGS__)                \
+    EMBER_CUDA_CASE(F64, double, __VA_ARGS__)               \
+    EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)               \
+    EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__)       \
+    default: break;                                         \
+  }

@@ -1,0 +1,75 @@
+// CUDA kernel of the fused Adam update. It must round every operation exactly as the unfused ops (and the
+// CPU kernel, compiled with -ffp-contract=off) do, for Keras parity to the last bit. nvcc contracts a * b + c
+// into an FMA by default (-fmad=true), so instead of calling functors::AdamStep the kernel spells the same
+// formula with the round-to-nearest intrinsics (__fadd_rn, __fmul_rn, ...), which nvcc never fuses: no
+// compiler flag is needed, and -fmad or --use_fast_math settings cannot change the result.
+#include <cstdint>
+
+#include "framework/ops/cuda/cuda_runtime.h"
+#include "framework/ops/cuda/cuda_types.cuh"
+#include "framework/ops/cuda/optimizer_ops_launch.h"
+
+namespace ember::cuda {
+namespace {
+
+// Separately rounded arithmetic of T, one overload set per floating type.
+struct OptRn {
+  static __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+  static __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+  static __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+  static __device__ __forceinline__ float div(float a, float b) { return __fdiv_rn(a, b); }
+  static __device__ __forceinline__ float sqrt(float a) { return __fsqrt_rn(a); }
+  static __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+  static __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
+  static __device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+  static __device__ __forceinline__ double div(double a, double b) { return __ddiv_rn(a, b); }
+  static __device__ __forceinline__ double sqrt(double a) { return __dsqrt_rn(a); }
+};
+
+// functors::AdamStep, operation for operation:
+//   m = m + (g - m) * c1;  v = v + (g * g - v) * c2;  w = w - (m * alpha) / (sqrt(v) + epsilon).
+template <class T>
+__global__ void opt_adam_kernel(const T* w, const T* m, const T* v, const T* __restrict__ g, T* w_out, T* m_out,
+                                T* v_out, int64_t n, T alpha, T c1, T c2, T epsilon) {
+  using R = OptRn;
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const T gi = g[i];
+    T mi = m[i], vi = v[i], wi = w[i];
+    mi = R::add(mi, R::mul(R::sub(gi, mi), c1));
+    vi = R::add(vi, R::mul(R::sub(R::mul(gi, gi), vi), c2));
+    wi = R::sub(wi, R::div(R::mul(mi, alpha), R::add(R::sqrt(vi), epsilon)));
+    w_out[i] = wi;
+    m_out[i] = mi;
+    v_out[i] = vi;
+  }
+}
+
+template <class T>
+void opt_adam_run(const void* w, const void* m, const void* v, const void* g, void* w_out, void* m_out, void* v_out,
+                  int64_t n, double alpha, double c1, double c2, double epsilon, cudaStream_t stream) {
+  opt_adam_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
+      static_cast<const T*>(w), static_cast<const T*>(m), static_cast<const T*>(v), static_cast<const T*>(g),
+      static_cast<T*>(w_out), static_cast<T*>(m_out), static_cast<T*>(v_out), n, static_cast<T>(alpha),
+      static_cast<T>(c1), static_cast<T>(c2), static_cast<T>(epsilon));
+}
+
+}  // namespace
+
+bool launch_apply_adam(DT dt, const void* w, const void* m, const void* v, const void* g, void* w_out, void* m_out,
+                       void* v_out, int64_t n, double alpha, double one_minus_beta_1, double one_minus_beta_2,
+                       double epsilon, cudaStream_t stream) {
+  switch (dt) {
+    case DT::F32:
+      opt_adam_run<float>(w, m, v, g, w_out, m_out, v_out, n, alpha, one_minus_beta_1, one_minus_beta_2, epsilon,
+                          stream);
+      return true;
+    case DT::F64:
+      opt_adam_run<double>(w, m, v, g, w_out, m_out, v_out, n, alpha, one_minus_beta_1, one_minus_beta_2, epsilon,
+                           stream);
+      return true;
+    default: return false;
+  }
+}
+
+}  // namespace ember::cuda

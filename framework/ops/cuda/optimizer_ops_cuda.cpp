@@ -1,0 +1,37 @@
+// CUDA registration of the fused optimizer updates (kernel in optimizer_ops.cu), over the CPU's dtypes.
+#include "framework/core/error.h"
+#include "framework/ops/cuda/kernel_util.h"
+#include "framework/ops/cuda/optimizer_ops_launch.h"
+#include "framework/ops/dispatch.h"
+
+namespace ember {
+namespace {
+
+// The coefficients are rounded to the variable's dtype here, as the CPU kernel rounds them (and as the
+// unfused ops would round their scalars); widened back to double they travel exactly.
+template <class T>
+void apply_adam_cuda_as(const KernelContext& ctx, int dev) {
+  const auto& a = std::get<AdamAttrs>(ctx.attrs);
+  const T alpha = static_cast<T>(a.alpha), c1 = static_cast<T>(a.one_minus_beta_1),
+          c2 = static_cast<T>(a.one_minus_beta_2), eps = static_cast<T>(a.epsilon);
+  cuda::launch_apply_adam(cuda::to_dt(ctx.inputs[0].dtype()), ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(),
+                          ctx.inputs[2].raw_data(), ctx.inputs[3].raw_data(), ctx.outputs[0].raw_data(),
+                          ctx.outputs[1].raw_data(), ctx.outputs[2].raw_data(), ctx.inputs[0].num_elements(), alpha,
+                          c1, c2, eps, cuda::stream(dev));
+}
+
+void apply_adam_cuda(const KernelContext& ctx) {
+  const DType t = ctx.inputs[0].dtype();
+  if (ctx.inputs[0].num_elements() == 0) return;
+  const int dev = cuda::device_of(ctx);
+  switch (t) {
+    case DType::Float32: apply_adam_cuda_as<float>(ctx, dev); break;
+    case DType::Float64: apply_adam_cuda_as<double>(ctx, dev); break;
+    default: throw make_error<Unimplemented>("apply_adam: dtype ", t, " is not implemented on CUDA");
+  }
+  cuda::after_launch("apply_adam", dev);
+}
+EMBER_REGISTER_KERNEL(apply_adam, CUDA, apply_adam_cuda, DType::Float32, DType::Float64);
+
+}  // namespace
+}  // namespace ember
