@@ -135,7 +135,16 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
     }
     if (!moved.empty()) kernel_inputs = moved;
   }
-  k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
+  if (device.is_cpu()) {
+    k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
+  } else {
+    // An accelerator's ops are enqueued one at a time: they share the device's stream and scratch
+    // workspace, which a second host thread must not reuse between an op's launches. Enqueueing is quick,
+    // so the lock is held briefly; recursive for kernels that run other ops.
+    static std::recursive_mutex device_mu[kNumDeviceTypes];
+    std::lock_guard<std::recursive_mutex> lock(device_mu[static_cast<int>(device.type())]);
+    k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
+  }
   if (g_hook_count.load(std::memory_order_acquire) == 0) return;
   OpRecord rec{op, inputs, outputs, attrs};
   for (auto& slot : g_hooks)

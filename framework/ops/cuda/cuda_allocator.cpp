@@ -247,7 +247,7 @@ class CudaAllocator final : public Allocator {
         free_.erase(whole);
         delete whole;
         cuda::synchronize(device_, "releasing cached GPU memory");
-        cudaFree(it->first);
+        EMBER_CUDA_CHECK(cudaFree(it->first), "releasing cached GPU memory");
         reserved_ -= static_cast<int64_t>(it->second);
         it = segments_.erase(it);
       } else {

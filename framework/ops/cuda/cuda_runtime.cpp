@@ -31,8 +31,6 @@ DeviceRuntime& runtime(int device) {
   return devices[static_cast<size_t>(device)];
 }
 
-thread_local int t_active = -1;
-
 }  // namespace
 
 void throw_cuda_error(cudaError_t err, const char* what) {
@@ -43,9 +41,11 @@ void throw_cuda_error(cudaError_t err, const char* what) {
 }
 
 void activate(int device) {
-  if (t_active == device) return;
+  // Asked of the runtime each time (cheap, no driver call) rather than cached: code outside Ember may
+  // switch the thread's device too.
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == device) return;
   check(cudaSetDevice(device), "cuda: selecting the device");
-  t_active = device;
 }
 
 cudaStream_t stream(int device) {

@@ -257,6 +257,11 @@ void matmul_cuda(const KernelContext& ctx) {
     bits_a |= static_cast<uint64_t>(g.a_step[i]) * elem;
     bits_b |= static_cast<uint64_t>(g.b_step[i]) * elem;
   }
+  // The strided batch's matrices start at multiples of its strides too (an odd m*k leaves float16 matrices
+  // only 2-byte aligned), so the alignment promised to cuBLASLt includes them.
+  bits_a |= static_cast<uint64_t>(split.a_stride) * elem;
+  bits_b |= static_cast<uint64_t>(split.b_stride) * elem;
+  bits_c |= static_cast<uint64_t>(g.m * g.n) * elem;
   if (split.outer > 1) bits_c |= static_cast<uint64_t>(c_group) * elem;
   const bool tf32 = dt == DType::Float32 && cuda::tf32_enabled();
   const MatmulCudaKey key = {dev,
