@@ -103,12 +103,16 @@ void LossScaleOptimizer::apply(const std::vector<Tensor>& grads) {
 void LossScaleOptimizer::apply_checked(const std::vector<Tensor>& grads, const std::vector<Variable>* vars) {
   NoRecordScope no_record;
   bool finite = true;
-  if (dynamic_)
-    for (const Tensor& g : grads)
-      if (g.defined() && is_floating(g.dtype()) && !ops::reduce_all(ops::is_finite(g)).item<bool>()) {
-        finite = false;
-        break;
-      }
+  if (dynamic_) {
+    // One host read for all the gradients (each read waits for a GPU), not one per gradient.
+    Tensor all_finite;
+    for (const Tensor& g : grads) {
+      if (!g.defined() || !is_floating(g.dtype())) continue;
+      Tensor f = ops::reduce_all(ops::is_finite(g));
+      all_finite = all_finite.defined() ? ops::logical_and(all_finite, f) : f;
+    }
+    finite = !all_finite.defined() || all_finite.item<bool>();
+  }
   const float scale = dynamic_scale_.value().item<float>();
   if (!finite) {  // skip the step: only the scale and the counter change
     step_counter_.assign(Tensor::scalar<int64_t>(0, step_counter_.device()));
