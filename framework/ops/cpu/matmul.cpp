@@ -17,65 +17,12 @@
 #include "framework/ops/broadcast.h"
 #include "framework/ops/cpu/dnnl_context.h"
 #include "framework/ops/cpu/half_convert.h"
+#include "framework/ops/cpu/matmul_geometry.h"
 #include "framework/ops/dispatch.h"
 
 namespace ember {
 
 namespace {
-
-// The product as the kernels see it: a is (m, k) or stored (k, m) when ta, b is (k, n) or stored
-// (n, k) when tb. Batch dims of size 1 are dropped and neighbours that broadcast the same way are
-// merged, so a (2, 3, 4, m, k) @ (k, n) product has the single batch dim 24.
-struct Geometry {
-  int64_t m = 0, n = 0, k = 0;
-  bool ta = false, tb = false;
-  std::vector<int64_t> batch;           // output batch dims, outermost first
-  std::vector<int64_t> a_step, b_step;  // elements between consecutive matrices along each dim; 0 = broadcast
-  int64_t batches = 1;
-};
-
-Geometry make_geometry(const Shape& a, const Shape& b, const MatMulAttrs& attrs) {
-  Geometry g;
-  g.ta = attrs.transpose_a;
-  g.tb = attrs.transpose_b;
-  const int64_t ra = a.rank(), rb = b.rank();
-  g.m = g.ta ? a[ra - 1] : a[ra - 2];
-  g.k = g.ta ? a[ra - 2] : a[ra - 1];
-  g.n = g.tb ? b[rb - 2] : b[rb - 1];
-  const Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-  const Shape ob = broadcast_shapes("matmul", ab, bb);
-  const std::vector<int64_t> as = broadcast_strides(ab, ob), bs = broadcast_strides(bb, ob);
-  for (int64_t i = 0; i < ob.rank(); ++i) {
-    const int64_t size = ob[i];
-    g.batches *= size;
-    if (size == 1) continue;
-    const int64_t sa = as[static_cast<size_t>(i)] * g.m * g.k, sb = bs[static_cast<size_t>(i)] * g.k * g.n;
-    // Row-major dims with the same broadcast pattern are contiguous in both operands: merge them,
-    // keeping the inner step.
-    if (!g.batch.empty() && (g.a_step.back() != 0) == (sa != 0) && (g.b_step.back() != 0) == (sb != 0)) {
-      g.batch.back() *= size;
-      g.a_step.back() = sa;
-      g.b_step.back() = sb;
-    } else {
-      g.batch.push_back(size);
-      g.a_step.push_back(sa);
-      g.b_step.push_back(sb);
-    }
-  }
-  return g;
-}
-
-// Element offsets of the a and b matrices of output batch t.
-std::pair<int64_t, int64_t> batch_offsets(const Geometry& g, int64_t t) {
-  int64_t oa = 0, ob = 0;
-  for (size_t i = g.batch.size(); i-- > 0;) {
-    const int64_t idx = t % g.batch[i];
-    t /= g.batch[i];
-    oa += idx * g.a_step[i];
-    ob += idx * g.b_step[i];
-  }
-  return {oa, ob};
-}
 
 void check_dnnl(dnnl_status_t status, const char* what) {
   EMBER_CHECK(status == dnnl_success, Internal) << "matmul: " << what << " failed with oneDNN status " << status;
@@ -100,7 +47,7 @@ struct MatmulDescs {
   dnnl::memory::desc src, weights, dst;
 };
 
-MatmulDescs make_descs(const Geometry& g, dnnl::memory::data_type dt) {
+MatmulDescs make_descs(const MatmulGeometry& g, dnnl::memory::data_type dt) {
   const size_t nb = g.batch.size(), nd = nb + 2;
   using dims = dnnl::memory::dims;
   dims sd(nd), ss(nd), wd(nd), ws(nd), dd(nd), ds(nd);
@@ -129,7 +76,7 @@ MatmulDescs make_descs(const Geometry& g, dnnl::memory::data_type dt) {
 // The cached primitive of a geometry and data type. A bf16 entry stays empty, and the caller widens to
 // float32, where creation fails (no AMX, see dnnl_ctx::check_bf16_enabled, or a geometry oneDNN rejects) or
 // oneDNN offers only its reference kernel, far slower than widening.
-MatmulPrimitive& primitive_for(const Geometry& g, dnnl::memory::data_type dt) {
+MatmulPrimitive& primitive_for(const MatmulGeometry& g, dnnl::memory::data_type dt) {
   const bool bf16 = dt == dnnl::memory::data_type::bf16;
   // oneDNN sizes its work split by the calling thread's OpenMP thread count at creation.
   std::vector<int64_t> key = {omp_get_max_threads(), g.m, g.n, g.k, g.ta, g.tb};
@@ -175,19 +122,9 @@ void execute(MatmulPrimitive& p, const void* a, const void* b, void* c) {
 // oneDNN matmul takes at most DNNL_MAX_NDIMS dims, two of which are the matrix.
 constexpr size_t kMaxPrimitiveBatchDims = DNNL_MAX_NDIMS - 2;
 
-// Batches of a against one shared b (a not transposed) are the row blocks of one taller a.
-Geometry fold_shared_b(Geometry g) {
-  if (g.batch.size() == 1 && g.b_step[0] == 0 && !g.ta) {
-    g.m *= g.batches;
-    g.batches = 1;
-    g.batch.clear(), g.a_step.clear(), g.b_step.clear();
-  }
-  return g;
-}
-
 // c = op(a) @ op(b) over all batches, float32.
-void gemm_f32(const float* a, const float* b, float* c, const Geometry& geometry) {
-  const Geometry g = fold_shared_b(geometry);
+void gemm_f32(const float* a, const float* b, float* c, const MatmulGeometry& geometry) {
+  const MatmulGeometry g = fold_shared_b(geometry);
   if (g.batch.empty()) return sgemm(a, b, c, g.m, g.n, g.k, g.ta, g.tb);
   if (g.batch.size() <= kMaxPrimitiveBatchDims) {
     MatmulPrimitive& p = primitive_for(g, dnnl::memory::data_type::f32);
@@ -201,8 +138,8 @@ void gemm_f32(const float* a, const float* b, float* c, const Geometry& geometry
 }
 
 // BFloat16 in oneDNN's bf16 matmul; false (nothing written) when oneDNN has no JIT kernel for it here.
-bool gemm_bf16_native(const bfloat16* a, const bfloat16* b, bfloat16* c, const Geometry& geometry) {
-  const Geometry g = fold_shared_b(geometry);
+bool gemm_bf16_native(const bfloat16* a, const bfloat16* b, bfloat16* c, const MatmulGeometry& geometry) {
+  const MatmulGeometry g = fold_shared_b(geometry);
   if (g.batch.size() > kMaxPrimitiveBatchDims) return false;
   MatmulPrimitive& p = primitive_for(g, dnnl::memory::data_type::bf16);
   if (!p.prim) return false;
@@ -214,7 +151,7 @@ bool gemm_bf16_native(const bfloat16* a, const bfloat16* b, bfloat16* c, const G
 // (float32 accumulation) and round once at the end. The scratch buffers are tensors, so the allocator's
 // statistics count them.
 template <class T>
-void gemm_widened(const KernelContext& ctx, const Geometry& g) {
+void gemm_widened(const KernelContext& ctx, const MatmulGeometry& g) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   Tensor& out = ctx.outputs[0];
   const Device host = Device::cpu();
@@ -228,7 +165,7 @@ void gemm_widened(const KernelContext& ctx, const Geometry& g) {
 
 // Float64 and the integer types: Eigen products on row-major maps, one per batch.
 template <class T>
-void gemm_eigen(const T* a, const T* b, T* c, const Geometry& g) {
+void gemm_eigen(const T* a, const T* b, T* c, const MatmulGeometry& g) {
   using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   auto product = [&](int64_t t) {
     auto [oa, ob] = batch_offsets(g, t);
@@ -257,7 +194,7 @@ void matmul_cpu(const KernelContext& ctx) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   Tensor& out = ctx.outputs[0];
   if (out.num_elements() == 0) return;
-  const Geometry g = make_geometry(a.shape(), b.shape(), std::get<MatMulAttrs>(ctx.attrs));
+  const MatmulGeometry g = matmul_geometry(a.shape(), b.shape(), std::get<MatMulAttrs>(ctx.attrs));
   if (g.k == 0) {  // an empty sum: all zeros (zero bits are zero in every supported dtype)
     std::memset(out.raw_data(), 0, out.nbytes());
     return;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "framework/core/error.h"
-#include "framework/ops/broadcast.h"
+#include "framework/ops/cpu/matmul_geometry.h"
 #include "framework/ops/cuda/kernel_util.h"
 #include "framework/ops/cuda/library_handles.h"
 #include "framework/ops/cuda/matmul_launch.h"
@@ -26,56 +26,12 @@ namespace ember {
 
 namespace {
 
-// The product as the kernels see it (same as the CPU's Geometry): batch dims of size 1 dropped, neighbours
-// that broadcast the same way merged; a_step/b_step are elements between consecutive matrices, 0 = broadcast.
-struct MatmulCudaGeom {
-  int64_t m = 0, n = 0, k = 0;
-  bool ta = false, tb = false;
-  std::vector<int64_t> batch, a_step, b_step;
-  int64_t batches = 1;
-};
-
-MatmulCudaGeom matmul_cuda_geometry(const Shape& a, const Shape& b, const MatMulAttrs& attrs) {
-  MatmulCudaGeom g;
-  g.ta = attrs.transpose_a;
-  g.tb = attrs.transpose_b;
-  const int64_t ra = a.rank(), rb = b.rank();
-  g.m = g.ta ? a[ra - 1] : a[ra - 2];
-  g.k = g.ta ? a[ra - 2] : a[ra - 1];
-  g.n = g.tb ? b[rb - 2] : b[rb - 1];
-  const Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-  const Shape ob = broadcast_shapes("matmul", ab, bb);
-  const std::vector<int64_t> as = broadcast_strides(ab, ob), bs = broadcast_strides(bb, ob);
-  for (int64_t i = 0; i < ob.rank(); ++i) {
-    const int64_t size = ob[i];
-    g.batches *= size;
-    if (size == 1) continue;
-    const int64_t sa = as[static_cast<size_t>(i)] * g.m * g.k, sb = bs[static_cast<size_t>(i)] * g.k * g.n;
-    if (!g.batch.empty() && (g.a_step.back() != 0) == (sa != 0) && (g.b_step.back() != 0) == (sb != 0)) {
-      g.batch.back() *= size;
-      g.a_step.back() = sa;
-      g.b_step.back() = sb;
-    } else {
-      g.batch.push_back(size);
-      g.a_step.push_back(sa);
-      g.b_step.push_back(sb);
-    }
-  }
-  // Batches of a against one shared b (a not transposed) are the row blocks of one taller a.
-  if (g.batch.size() == 1 && g.b_step[0] == 0 && !g.ta) {
-    g.m *= g.batches;
-    g.batches = 1;
-    g.batch.clear(), g.a_step.clear(), g.b_step.clear();
-  }
-  return g;
-}
-
 // The device-side part: `inner` products `a_stride`/`b_stride` apart; `outer` such groups at the offsets below.
 struct MatmulCudaSplit {
   int64_t inner = 1, a_stride = 0, b_stride = 0, outer = 1;
 };
 
-MatmulCudaSplit matmul_cuda_split(const MatmulCudaGeom& g) {
+MatmulCudaSplit matmul_cuda_split(const MatmulGeometry& g) {
   MatmulCudaSplit s;
   if (g.batch.empty()) return s;
   s.inner = g.batch.back();
@@ -86,7 +42,7 @@ MatmulCudaSplit matmul_cuda_split(const MatmulCudaGeom& g) {
 }
 
 // Element offsets of the a and b matrices starting outer group t (the outer dims are all but the last).
-std::pair<int64_t, int64_t> matmul_cuda_outer_offsets(const MatmulCudaGeom& g, int64_t t) {
+std::pair<int64_t, int64_t> matmul_cuda_outer_offsets(const MatmulGeometry& g, int64_t t) {
   int64_t oa = 0, ob = 0;
   if (g.batch.empty()) return {oa, ob};
   for (size_t i = g.batch.size() - 1; i-- > 0;) {
@@ -218,7 +174,7 @@ void matmul_cuda(const KernelContext& ctx) {
   Tensor& out = ctx.outputs[0];
   if (out.num_elements() == 0) return;
   const MatMulAttrs& attrs = std::get<MatMulAttrs>(ctx.attrs);
-  const MatmulCudaGeom g = matmul_cuda_geometry(a.shape(), b.shape(), attrs);
+  const MatmulGeometry g = fold_shared_b(matmul_geometry(a.shape(), b.shape(), attrs));
   const int dev = cuda::device_of(ctx);
   cudaStream_t stream = cuda::stream(dev);
   if (g.k == 0) {  // an empty sum: all zeros (zero bits are zero in every supported dtype)
