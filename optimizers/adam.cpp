@@ -39,6 +39,12 @@ void Adam::update_step(const Tensor& g, Variable& var, size_t index, double lear
   // One fused pass where the device has it for this dtype (the same arithmetic, op for op); float16
   // variables keep the unfused ops, which round after every step as Keras does.
   if (!amsgrad_ && supports(OpId::apply_adam, var.device().type(), dt)) {
+    // In place when nothing else holds the buffers (the usual case once the step's tape is gone).
+    Tensor *w_now = var.exclusive_value(), *m_now = m.exclusive_value(), *v_now = v.exclusive_value();
+    if (w_now && m_now && v_now && g.storage() != w_now->storage()) {
+      ops::apply_adam_in_place(*w_now, *m_now, *v_now, g, alpha.value(), beta_1_, beta_2_, epsilon_);
+      return;
+    }
     ops::AdamUpdate u = ops::apply_adam(var.value(), m.value(), v.value(), g, alpha.value(), beta_1_, beta_2_, epsilon_);
     m.assign(u.momentum);
     v.assign(u.velocity);

@@ -24,6 +24,11 @@ Tensor Variable::read_value() const {
 
 const Tensor& Variable::value() const { return state().value; }
 
+Tensor* Variable::exclusive_value() {
+  Tensor& v = state().value;
+  return v.is_exclusive() ? &v : nullptr;
+}
+
 void Variable::assign(const Tensor& value) {
   State& s = state();
   EMBER_CHECK(value.shape() == s.value.shape() && value.dtype() == s.value.dtype(), InvalidArgument)

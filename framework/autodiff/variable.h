@@ -24,6 +24,10 @@ class Variable {
   // The current value without notifying tapes.
   const Tensor& value() const;
 
+  // The value, for an update in place (an optimizer's fused step), or nullptr when another tensor shares
+  // its buffer (a tape's saved input, a value a caller kept): then the update must make a new tensor and
+  // assign it, so that the other tensor keeps the old values.
+  Tensor* exclusive_value();
   // Replaces the value; shape and dtype must match (InvalidArgument otherwise). Not recorded by tapes.
   void assign(const Tensor& value);
   void assign_add(const Tensor& delta);

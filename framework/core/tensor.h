@@ -98,6 +98,10 @@ class Tensor {
   // A process-unique id of this tensor object (views get their own); the tape tracks tensors by it.
   uint64_t id() const { return impl().id; }
   const std::shared_ptr<Storage>& storage() const { return impl().storage; }
+  // True when no other tensor object, copy or view shares this tensor's storage, so its owner may update
+  // the buffer in place without any other tensor seeing the change (TF's copy-on-write rule for variable
+  // updates). Meaningful only to an owner no other thread is copying from.
+  bool is_exclusive() const { return impl_.use_count() == 1 && impl().storage.use_count() == 1; }
 
  private:
   struct Impl {

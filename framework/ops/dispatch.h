@@ -23,7 +23,9 @@ using KernelFn = void (*)(const KernelContext&);
 struct OutputSpec {
   Shape shape;
   DType dtype;
-  int alias_input = -1;  // >= 0: the output views this input's storage (reshape), no kernel write needed
+  // >= 0: the output views this input's storage: a reshape (the kernel writes nothing) or an update in
+  // place (the kernel writes through it).
+  int alias_input = -1;
 };
 
 // Registers the kernel of `op` on a device type for the dtypes in `dtypes` (empty = all).

@@ -14,5 +14,9 @@ struct AdamUpdate {
 // shape and a float32/float64 dtype (supports(OpId::apply_adam, ...) says which); the results are new tensors.
 AdamUpdate apply_adam(const Tensor& variable, const Tensor& momentum, const Tensor& velocity, const Tensor& gradient,
                       double alpha, double beta_1, double beta_2, double epsilon);
+// The same step written into the three tensors' own buffers (TF's ResourceApplyAdam), for a caller that
+// holds them exclusively (Variable::exclusive_value); the gradient must not share their storage.
+void apply_adam_in_place(Tensor& variable, Tensor& momentum, Tensor& velocity, const Tensor& gradient, double alpha,
+                         double beta_1, double beta_2, double epsilon);
 
 }  // namespace ember::ops

@@ -133,6 +133,39 @@ TEST_CASE("optimizers: variables made from one tensor stay separate", "[optimize
   CHECK_THROWS_WITH(twice.apply({t({1, 1}), t({1, 1})}, {a, a}), Catch::Contains("'a' is listed twice"));
 }
 
+TEST_CASE("optimizers: Adam updates in place only buffers nothing else holds", "[optimizers]") {
+  // Two runs from the same values: one where every buffer is the variable's own (updated in place), one
+  // where the caller keeps the variables' first values (copy on write: those tensors must not change).
+  Variable a = var("a", {1, -2, 3}), b = var("b", {0.5});
+  Variable a2 = var("a", {1, -2, 3}), b2 = var("b", {0.5});
+  Adam in_place({.learning_rate = 0.1}), copying({.learning_rate = 0.1});
+  const std::vector<Tensor> g1 = {t({0.3, -0.1, 0.2}), t({-1})}, g2 = {t({0.1, 0.4, -0.2}), t({2})};
+  in_place.apply(g1, {a, b});  // the first step: the slots start out sharing zero buffers
+  const void* a_buffer = a.value().raw_data();
+  in_place.apply(g2, {a, b});
+  CHECK(a.value().raw_data() == a_buffer);
+
+  copying.apply(g1, {a2, b2});
+  const Tensor kept = a2.value();
+  const std::vector<double> kept_values = values_as_double(kept);
+  copying.apply(g2, {a2, b2});
+  CHECK(values_as_double(kept) == kept_values);
+  CHECK(a2.value().raw_data() != kept.raw_data());
+  check_tensor(a2.value(), DType::Float32, Shape{3}, values_as_double(a.value()), 0, 0);
+  check_tensor(b2.value(), DType::Float32, Shape{1}, values_as_double(b.value()), 0, 0);
+  check_tensor(copying.variables()[2].value(), DType::Float32, Shape{3},
+               values_as_double(in_place.variables()[2].value()), 0, 0);
+
+  // Variables made from one tensor share a buffer until their first update.
+  Tensor shared = t({1, 1});
+  Variable c(shared, {.name = "c"}), d(shared, {.name = "d"});
+  Adam opt({.learning_rate = 1.0});
+  opt.apply({t({1, 1}), t({-1, -1})}, {c, d});
+  check_tensor(shared, DType::Float32, Shape{2}, {1, 1});
+  check_tensor(c.value(), DType::Float32, Shape{2}, {0, 0}, 1e-5, 1e-5);
+  check_tensor(d.value(), DType::Float32, Shape{2}, {2, 2}, 1e-5);
+}
+
 TEST_CASE("optimizers: the learning rate", "[optimizers]") {
   Variable a = var("a", {1});
   SGD sgd;

@@ -29,6 +29,32 @@ TEST_CASE("apply_adam equals Keras's Adam step written with elementwise ops", "[
   }
 }
 
+TEST_CASE("apply_adam_in_place writes apply_adam's values into the same buffers", "[ops][optimizer]") {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    INFO("dtype " << dtype_name(dt));
+    for (int64_t n : {int64_t{7}, int64_t{100003}}) {
+      auto r = [&](uint64_t seed, double lo) {
+        return ops::cast(random::uniform({n}, {.minval = lo, .maxval = 1, .seed = seed}), dt);
+      };
+      Tensor w = r(1, -1), m = r(2, -1), v = r(3, 0), g = r(4, -1);
+      ops::AdamUpdate u = ops::apply_adam(w, m, v, g, 0.00123, 0.9, 0.999, 1e-7);
+      const void* buffers[] = {w.raw_data(), m.raw_data(), v.raw_data()};
+      ops::apply_adam_in_place(w, m, v, g, 0.00123, 0.9, 0.999, 1e-7);
+      CHECK(w.raw_data() == buffers[0]);
+      CHECK(m.raw_data() == buffers[1]);
+      CHECK(v.raw_data() == buffers[2]);
+      CHECK(ops::reduce_all(ops::equal(w, u.variable)).item<bool>());
+      CHECK(ops::reduce_all(ops::equal(m, u.momentum)).item<bool>());
+      CHECK(ops::reduce_all(ops::equal(v, u.velocity)).item<bool>());
+    }
+  }
+  Tensor a = ops::zeros({3}), b = ops::zeros({3}), c = ops::zeros({3});
+  CHECK_THROWS_WITH(ops::apply_adam_in_place(a, b, c, a.view({3}), 0.1, 0.9, 0.999, 1e-7),
+                    Catch::Contains("variable shares its buffer with the gradient"));
+  CHECK_THROWS_WITH(ops::apply_adam_in_place(a, b, b, c, 0.1, 0.9, 0.999, 1e-7),
+                    Catch::Contains("momentum shares its buffer with the velocity"));
+}
+
 TEST_CASE("apply_adam checks shapes and dtypes", "[ops][optimizer][errors]") {
   Tensor a = ops::zeros({3}), b = ops::zeros({4});
   CHECK_THROWS_WITH(ops::apply_adam(a, a, a, b, 0.1, 0.9, 0.999, 1e-7), Catch::Contains("gradient has shape (4,)"));
