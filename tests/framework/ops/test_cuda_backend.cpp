@@ -4,11 +4,13 @@
 // without a GPU; the untagged ones check the case table itself (every op has cases, each case runs its op
 // on the CPU for every dtype the CPU kernel takes) and the CUDA kernel registrations, everywhere.
 #include <catch2/catch.hpp>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -940,6 +942,31 @@ TEST_CASE("CUDA builds register a CUDA kernel for every op and every dtype the C
     if (supports(e.op, DeviceType::CUDA, e.dtype))
       WARN("kCpuOnly lists " << op_name(e.op) << " " << e.dtype << ", which the CUDA kernel now takes: remove the entry");
   }
+}
+
+namespace {
+bool cublaslt_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libcublasLt.so") != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+// cuBLASLt is loaded by the first matmul that needs it, not at start: linked, it added about 150 MiB of
+// resident memory to every process. Here the first call goes through Ember's forwarder of
+// cublasLtGetStatusName (status 0 is CUBLAS_STATUS_SUCCESS), which needs no GPU.
+TEST_CASE("CUDA builds load cuBLASLt on first use, not at start", "[ops][cuda_build]") {
+  if (!config::is_built_with_cuda()) {
+    WARN("not built with CUDA: nothing to load");
+    return;
+  }
+  CHECK_FALSE(cublaslt_mapped());
+  auto status_name = reinterpret_cast<const char* (*)(int)>(dlsym(RTLD_DEFAULT, "cublasLtGetStatusName"));
+  REQUIRE(status_name != nullptr);
+  CHECK(std::string(status_name(0)) == "CUBLAS_STATUS_SUCCESS");
+  CHECK(cublaslt_mapped());
 }
 
 #define EMBER_CUDA_OR_SKIP()                                                    \
