@@ -12,11 +12,10 @@
 
 namespace ember {
 
-namespace {
-
 using CustomBackward = std::function<std::vector<Tensor>(const Tensor& dy)>;
 
-// One recorded op. Non-differentiable ops keep no tensors: they are recorded only so that what they
+// One recorded op (outside the anonymous namespace: GradientTape::Impl, a member of a public class, holds
+// them). Non-differentiable ops keep no tensors: they are recorded only so that what they
 // produce stays tracked and a gradient asked through them is an error rather than silently zero.
 struct TapeNode {
   OpId op;
@@ -27,6 +26,8 @@ struct TapeNode {
   std::vector<DType> output_dtypes;
   CustomBackward custom;  // custom_gradient's backward (op is then meaningless)
 };
+
+namespace {
 
 thread_local std::vector<GradientTape::Impl*> t_tapes;
 thread_local int t_no_record = 0;

@@ -80,11 +80,14 @@ template <class T>
 void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
   using C = compute_t<T>;
   int64_t cblocks = (g.c + kCBlock - 1) / kCBlock;
+  // Windows that do not overlap (stride >= window: Keras's default pooling) own their pixels.
+  const bool disjoint = g.sh >= g.kh && g.sw >= g.kw;
   parallel_for(
       g.n * cblocks, pool_grain_for(g.oh * g.ow * std::min(g.c, kCBlock) * g.kh * g.kw), [&](int64_t begin, int64_t end) {
         C best[kCBlock];
         // Same width as float so the select below vectorises; a position is within one image.
         int32_t pos[kCBlock];
+        T grad[kCBlock];
         for (int64_t t = begin; t < end; ++t) {
           int64_t n = t / cblocks, c0 = (t % cblocks) * kCBlock;
           int64_t len = std::min(kCBlock, g.c - c0);
@@ -114,6 +117,19 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
                   }
                 }
               const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c + c0;
+              if (disjoint) {
+                // Each pixel is in this window only: write every pixel of it (the maximum's gradient, or 0)
+                // in vector selects instead of scattering by pos. 0 + dy, as the sum below: -0 becomes +0.
+                // Added in a loop of its own: under trapping math GCC will not if-convert an add in a select.
+                for (int64_t j = 0; j < len; ++j) grad[j] = cpu::from_compute<T>(C(0) + cpu::to_compute(dyp[j]));
+                for (int64_t ih = hb; ih < he; ++ih)
+                  for (int64_t iw = wb; iw < we; ++iw) {
+                    T* dp = dxn + (ih * g.w + iw) * g.c;
+                    int32_t p = static_cast<int32_t>(ih * g.w + iw);
+                    for (int64_t j = 0; j < len; ++j) dp[j] = pos[j] == p ? grad[j] : T(0);
+                  }
+                continue;
+              }
               for (int64_t j = 0; j < len; ++j) {
                 T& d = dxn[pos[j] * g.c + j];
                 d = cpu::from_compute<T>(cpu::to_compute(d) + cpu::to_compute(dyp[j]));
