@@ -9,13 +9,9 @@ namespace ember::cuda {
 
 namespace {
 
-#define EMBER_CONV_GRID_STRIDE(idx, total)                                                           \
-  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < (total); \
-       idx += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
 template <class E>
 __global__ void conv_transpose2d_kernel(const E* __restrict__ in, E* __restrict__ out, int64_t rows, int64_t cols) {
-  EMBER_CONV_GRID_STRIDE(idx, rows * cols) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, rows * cols) {
     const int64_t c = idx / rows, r = idx % rows;
     out[idx] = in[r * cols + c];
   }
@@ -24,7 +20,7 @@ __global__ void conv_transpose2d_kernel(const E* __restrict__ in, E* __restrict_
 template <class E>
 __global__ void conv_pad_kernel(const E* __restrict__ x, E* __restrict__ xp, int64_t n, int64_t h, int64_t w,
                                 int64_t c, int64_t hp, int64_t wp, int64_t top, int64_t left) {
-  EMBER_CONV_GRID_STRIDE(idx, n * hp * wp * c) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, n * hp * wp * c) {
     const int64_t ch = idx % c;
     int64_t t = idx / c;
     const int64_t iw = t % wp - left;
@@ -37,7 +33,7 @@ __global__ void conv_pad_kernel(const E* __restrict__ x, E* __restrict__ xp, int
 template <class E>
 __global__ void conv_crop_kernel(const E* __restrict__ xp, E* __restrict__ x, int64_t n, int64_t h, int64_t w,
                                  int64_t c, int64_t hp, int64_t wp, int64_t top, int64_t left) {
-  EMBER_CONV_GRID_STRIDE(idx, n * h * w * c) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, n * h * w * c) {
     const int64_t ch = idx % c;
     int64_t t = idx / c;
     const int64_t iw = t % w;
@@ -63,7 +59,7 @@ __global__ void conv_direct_forward_kernel(const T* __restrict__ x, const T* __r
                                            ConvShape g) {
   using C = compute_t<T>;
   const int64_t ig = g.c / g.groups, og = g.o / g.groups;
-  EMBER_CONV_GRID_STRIDE(idx, g.n * g.oh * g.ow * g.o) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, g.n * g.oh * g.ow * g.o) {
     const int64_t o = idx % g.o;
     int64_t t = idx / g.o;
     const int64_t ow = t % g.ow;
@@ -99,7 +95,7 @@ __global__ void conv_direct_backprop_input_kernel(const T* __restrict__ w, const
                                                   T* __restrict__ dx, ConvShape g) {
   using C = compute_t<T>;
   const int64_t ig = g.c / g.groups, og = g.o / g.groups;
-  EMBER_CONV_GRID_STRIDE(idx, g.n * g.h * g.w * g.c) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, g.n * g.h * g.w * g.c) {
     const int64_t ch = idx % g.c;
     int64_t t = idx / g.c;
     const int64_t iw = t % g.w;

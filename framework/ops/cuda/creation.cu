@@ -15,42 +15,34 @@
 namespace ember::cuda {
 namespace {
 
-__device__ __forceinline__ int64_t cr_first_index() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ int64_t cr_grid_stride() { return static_cast<int64_t>(blockDim.x) * gridDim.x; }
-
-__device__ __forceinline__ float cr_fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
-__device__ __forceinline__ double cr_fma(double a, double b, double c) { return __fma_rn(a, b, c); }
-
 template <class E>
 __global__ void cr_fill_kernel(E* __restrict__ y, int64_t n, E v) {
-  for (int64_t i = cr_first_index(); i < n; i += cr_grid_stride()) y[i] = v;
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n) y[i] = v;
 }
 
 template <class T>
 __global__ void cr_range_integer_kernel(T* __restrict__ y, int64_t n, int64_t start, int64_t delta) {
   // Unsigned arithmetic: the same bits as the CPU's int64 expression, without signed-overflow UB.
-  for (int64_t i = cr_first_index(); i < n; i += cr_grid_stride())
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n)
     y[i] = static_cast<T>(static_cast<uint64_t>(start) + static_cast<uint64_t>(i) * static_cast<uint64_t>(delta));
 }
 
 template <class T>
 __global__ void cr_range_floating_kernel(T* __restrict__ y, int64_t n, compute_t<T> start, compute_t<T> delta) {
   using C = compute_t<T>;
-  for (int64_t i = cr_first_index(); i < n; i += cr_grid_stride())
-    y[i] = to_storage<T>(cr_fma(static_cast<C>(i), delta, start));
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n)
+    y[i] = to_storage<T>(fma_rn(static_cast<C>(i), delta, start));
 }
 
 template <class T>
 __global__ void cr_linspace_kernel(T* __restrict__ y, int64_t n, compute_t<T> start, compute_t<T> stop,
                                    compute_t<T> step) {
   using C = compute_t<T>;
-  for (int64_t i = cr_first_index(); i < n; i += cr_grid_stride()) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n) {
     C v;
     if (n == 1) v = start;
     else if (i == n - 1) v = stop;
-    else v = cr_fma(step, static_cast<C>(i), start);
+    else v = fma_rn(step, static_cast<C>(i), start);
     y[i] = to_storage<T>(v);
   }
 }

@@ -35,7 +35,16 @@ __device__ __forceinline__ __half to_storage<__half, float>(float v) { return __
 template <>
 __device__ __forceinline__ __nv_bfloat16 to_storage<__nv_bfloat16, float>(float v) { return __float2bfloat16_rn(v); }
 
+// a * b + c rounded once, spelt out (nvcc's -fmad would otherwise decide whether to fuse).
+__device__ __forceinline__ float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
+
 }  // namespace ember::cuda
+
+// A grid-stride loop of a 1-D launch: `i` takes this thread's indices in [0, n).
+#define EMBER_CUDA_GRID_STRIDE_LOOP(i, n)                                                  \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 #define EMBER_CUDA_CASE(code, type, ...) \
   case ::ember::cuda::DT::code: {        \
@@ -61,5 +70,17 @@ __device__ __forceinline__ __nv_bfloat16 to_storage<__nv_bfloat16, float>(float 
     EMBER_CUDA_CASE(F64, double, __VA_ARGS__)               \
     EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)               \
     EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__)       \
+    default: break;                                         \
+  }
+// Every dtype but bool (the reductions' arithmetic types).
+#define EMBER_CUDA_DISPATCH_NUMERIC(dt, ...)                \
+  switch (dt) {                                             \
+    EMBER_CUDA_CASE(F32, float, __VA_ARGS__)                \
+    EMBER_CUDA_CASE(F64, double, __VA_ARGS__)               \
+    EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)               \
+    EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__)       \
+    EMBER_CUDA_CASE(I32, int32_t, __VA_ARGS__)              \
+    EMBER_CUDA_CASE(I64, int64_t, __VA_ARGS__)              \
+    EMBER_CUDA_CASE(U8, uint8_t, __VA_ARGS__)               \
     default: break;                                         \
   }

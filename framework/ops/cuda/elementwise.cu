@@ -12,11 +12,6 @@
 namespace ember::cuda {
 namespace {
 
-__device__ __forceinline__ int64_t ew_first_index() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ int64_t ew_grid_stride() { return static_cast<int64_t>(blockDim.x) * gridDim.x; }
-
 // Operand offsets of output element i under a collapsed broadcast plan (dimension 0 innermost). The loop is
 // unrolled over the fixed maximum so that `index` (a kernel parameter) is read at constant offsets.
 template <int N>
@@ -39,7 +34,7 @@ __device__ __forceinline__ void ew_offsets(const BroadcastIndex& index, int64_t 
 
 template <class T, class Out, class F>
 __global__ void ew_unary_kernel(const T* __restrict__ x, Out* __restrict__ y, int64_t n, F f) {
-  for (int64_t i = ew_first_index(); i < n; i += ew_grid_stride()) y[i] = to_storage<Out>(f(load(x, i)));
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n) y[i] = to_storage<Out>(f(load(x, i)));
 }
 
 template <class T, class Out, class F>
@@ -54,14 +49,14 @@ void ew_unary_run(const void* x, void* y, int64_t n, F f, cudaStream_t stream) {
 template <class T, class Out, class F>
 __global__ void ew_binary_flat_kernel(const T* __restrict__ a, int64_t sa, const T* __restrict__ b, int64_t sb,
                                       Out* __restrict__ z, int64_t n, F f) {
-  for (int64_t i = ew_first_index(); i < n; i += ew_grid_stride())
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n)
     z[i] = to_storage<Out>(f(load(a, i * sa), load(b, i * sb)));
 }
 
 template <class T, class Out, class F>
 __global__ void ew_binary_broadcast_kernel(const T* __restrict__ a, const T* __restrict__ b, Out* __restrict__ z,
                                            int64_t n, BroadcastIndex index, F f) {
-  for (int64_t i = ew_first_index(); i < n; i += ew_grid_stride()) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n) {
     int64_t off[2];
     ew_offsets<2>(index, i, off);
     z[i] = to_storage<Out>(f(load(a, off[0]), load(b, off[1])));
@@ -110,7 +105,7 @@ struct EwIntegerDivisorGuard {
 template <class A, class B, class C, class Out, class F>
 __global__ void ew_ternary_flat_kernel(const A* __restrict__ a, int64_t sa, const B* __restrict__ b, int64_t sb,
                                        const C* __restrict__ c, int64_t sc, Out* __restrict__ z, int64_t n, F f) {
-  for (int64_t i = ew_first_index(); i < n; i += ew_grid_stride())
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n)
     z[i] = to_storage<Out>(f(load(a, i * sa), load(b, i * sb), load(c, i * sc)));
 }
 
@@ -118,7 +113,7 @@ template <class A, class B, class C, class Out, class F>
 __global__ void ew_ternary_broadcast_kernel(const A* __restrict__ a, const B* __restrict__ b,
                                             const C* __restrict__ c, Out* __restrict__ z, int64_t n,
                                             BroadcastIndex index, F f) {
-  for (int64_t i = ew_first_index(); i < n; i += ew_grid_stride()) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n) {
     int64_t off[3];
     ew_offsets<3>(index, i, off);
     z[i] = to_storage<Out>(f(load(a, off[0]), load(b, off[1]), load(c, off[2])));

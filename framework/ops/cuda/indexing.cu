@@ -13,14 +13,10 @@
 namespace ember::cuda {
 namespace {
 
-#define EMBER_INDEXING_GRID_STRIDE_(i, n)                                                       \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
 template <class E, class I>
 __global__ void indexing_gather_kernel(const E* __restrict__ params, const I* __restrict__ idx, E* __restrict__ out,
                                        int64_t outer, int64_t n, int64_t k, int64_t inner, int64_t total) {
-  EMBER_INDEXING_GRID_STRIDE_(t, total) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(t, total) {
     const int64_t j = t % inner, row = t / inner;
     const int64_t ki = row % k, bo = row / k, bi = bo / outer;
     const int64_t pick = static_cast<int64_t>(idx[bi * k + ki]);
@@ -39,7 +35,7 @@ template <> struct IndexingSegAcc<uint8_t> { using type = unsigned; };
 template <class T, class A, class I>
 __global__ void indexing_segment_atomic_kernel(const T* __restrict__ data, const I* __restrict__ ids, A* acc,
                                                int64_t rows, int64_t inner) {
-  EMBER_INDEXING_GRID_STRIDE_(t, rows * inner) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(t, rows * inner) {
     const int64_t r = t / inner, c = t % inner;
     atomicAdd(acc + static_cast<int64_t>(ids[r]) * inner + c, static_cast<A>(load(data, t)));
   }
@@ -51,7 +47,7 @@ template <class T, class A, class I>
 __global__ void indexing_segment_ordered_kernel(const T* __restrict__ data, const I* __restrict__ ids, A* acc,
                                                 int64_t rows, int64_t inner, int64_t segments, int64_t per_chunk,
                                                 int64_t chunks) {
-  EMBER_INDEXING_GRID_STRIDE_(t, inner * chunks) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(t, inner * chunks) {
     const int64_t c = t % inner, s0 = (t / inner) * per_chunk;
     const int64_t s1 = s0 + per_chunk < segments ? s0 + per_chunk : segments;
     for (int64_t r = 0; r < rows; ++r) {
@@ -63,7 +59,7 @@ __global__ void indexing_segment_ordered_kernel(const T* __restrict__ data, cons
 
 template <class T, class A>
 __global__ void indexing_segment_store_kernel(const A* acc, T* out, int64_t n) {
-  EMBER_INDEXING_GRID_STRIDE_(i, n) out[i] = to_storage<T>(acc[i]);
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n) out[i] = to_storage<T>(acc[i]);
 }
 
 template <class T, class I>
@@ -101,7 +97,7 @@ void indexing_segment_run(const void* data_v, const void* ids_v, void* out_v, in
 template <class E, class I>
 __global__ void indexing_one_hot_kernel(const I* __restrict__ idx, E* __restrict__ out, E on, E off, int64_t depth,
                                         int64_t inner, int64_t total) {
-  EMBER_INDEXING_GRID_STRIDE_(t, total) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(t, total) {
     const int64_t i = t % inner, rest = t / inner;
     const int64_t d = rest % depth, o = rest / depth;
     out[t] = static_cast<int64_t>(idx[o * inner + i]) == d ? on : off;
@@ -111,7 +107,7 @@ __global__ void indexing_one_hot_kernel(const I* __restrict__ idx, E* __restrict
 template <class E>
 __global__ void indexing_pad_kernel(const E* __restrict__ in, E* __restrict__ out, IndexingPadGeom g,
                                     IndexingPadMode mode, E cval, int64_t total) {
-  EMBER_INDEXING_GRID_STRIDE_(t, total) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(t, total) {
     int64_t rem = t, off = 0;
     bool constant = false;
     for (int d = g.rank - 1; d >= 0; --d) {

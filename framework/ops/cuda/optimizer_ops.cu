@@ -32,8 +32,7 @@ template <class T>
 __global__ void opt_adam_kernel(const T* w, const T* m, const T* v, const T* __restrict__ g, T* w_out, T* m_out,
                                 T* v_out, int64_t n, T alpha, T c1, T c2, T epsilon) {
   using R = OptRn;
-  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n) {
     const T gi = g[i];
     T mi = m[i], vi = v[i], wi = w[i];
     mi = R::add(mi, R::mul(R::sub(gi, mi), c1));

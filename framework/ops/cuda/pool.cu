@@ -43,8 +43,7 @@ template <class T, bool kMax>
 __global__ void pool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, PoolShape g) {
   using C = compute_t<T>;
   const int64_t total = g.n * g.oh * g.ow * g.c;
-  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
-       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, total) {
     int64_t n, oh, ow, c, hb, he, wb, we;
     pool_split(idx, g.oh, g.ow, g.c, n, oh, ow, c);
     pool_window(oh, g.sh, g.pt, g.kh, g.h, hb, he);
@@ -69,8 +68,7 @@ template <class T>
 __global__ void max_pool_argmax_kernel(const T* __restrict__ x, int32_t* __restrict__ argmax, PoolShape g) {
   using C = compute_t<T>;
   const int64_t total = g.n * g.oh * g.ow * g.c;
-  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
-       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, total) {
     int64_t n, oh, ow, c, hb, he, wb, we;
     pool_split(idx, g.oh, g.ow, g.c, n, oh, ow, c);
     pool_window(oh, g.sh, g.pt, g.kh, g.h, hb, he);
@@ -97,8 +95,7 @@ __global__ void max_pool_grad_kernel(const int32_t* __restrict__ argmax, const T
                                      PoolShape g) {
   using C = compute_t<T>;
   const int64_t total = g.n * g.h * g.w * g.c;
-  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
-       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, total) {
     int64_t n, ih, iw, c, oh_lo, oh_hi, ow_lo, ow_hi;
     pool_split(idx, g.h, g.w, g.c, n, ih, iw, c);
     pool_covering(ih, g.sh, g.pt, g.kh, g.oh, oh_lo, oh_hi);
@@ -119,8 +116,7 @@ template <class T>
 __global__ void avg_pool_grad_kernel(const T* __restrict__ dy, T* __restrict__ dx, PoolShape g) {
   using C = compute_t<T>;
   const int64_t total = g.n * g.h * g.w * g.c;
-  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
-       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, total) {
     int64_t n, ih, iw, c, oh_lo, oh_hi, ow_lo, ow_hi;
     pool_split(idx, g.h, g.w, g.c, n, ih, iw, c);
     pool_covering(ih, g.sh, g.pt, g.kh, g.oh, oh_lo, oh_hi);

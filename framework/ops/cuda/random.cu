@@ -23,14 +23,6 @@
 namespace ember::cuda {
 namespace {
 
-__device__ __forceinline__ int64_t rn_first_index() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ int64_t rn_grid_stride() { return static_cast<int64_t>(blockDim.x) * gridDim.x; }
-
-__device__ __forceinline__ float rn_fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
-__device__ __forceinline__ double rn_fma(double a, double b, double c) { return __fma_rn(a, b, c); }
-
 // Elements per Philox block: two 64-bit or four 32- and 16-bit samples (TF's layout, the CPU's per_block).
 template <class T>
 constexpr int rn_per_block() {
@@ -55,7 +47,7 @@ __global__ void rn_uniform_integer_kernel(T* __restrict__ y, int64_t n, uint64_t
   constexpr int k = rn_per_block<T>();
   const int64_t blocks = (n + k - 1) / k;
   const U ulo = static_cast<U>(static_cast<T>(lo)), urange = static_cast<U>(range);
-  for (int64_t b = rn_first_index(); b < blocks; b += rn_grid_stride()) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(b, blocks) {
     const philox::Uint4 w = philox::block(key, counter + static_cast<uint64_t>(b));
     const int64_t i0 = b * k;
 #pragma unroll
@@ -78,7 +70,7 @@ __global__ void rn_uniform_floating_kernel(T* __restrict__ y, int64_t n, uint64_
   using C = compute_t<T>;
   constexpr int k = rn_per_block<T>();
   const int64_t blocks = (n + k - 1) / k;
-  for (int64_t b = rn_first_index(); b < blocks; b += rn_grid_stride()) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(b, blocks) {
     const philox::Uint4 w = philox::block(key, counter + static_cast<uint64_t>(b));
     const int64_t i0 = b * k;
 #pragma unroll
@@ -93,7 +85,7 @@ __global__ void rn_uniform_floating_kernel(T* __restrict__ y, int64_t n, uint64_
         u = philox::uint32_to_bfloat16_uniform(w.v[j]);
       else
         u = philox::uint32_to_float(w.v[j]);
-      y[i0 + j] = to_storage<T>(rn_fma(u, range, lo));
+      y[i0 + j] = to_storage<T>(fma_rn(u, range, lo));
     }
   }
 }
@@ -109,7 +101,7 @@ __global__ void rn_normal_kernel(T* __restrict__ y, int64_t n, uint64_t key, uin
   using C = compute_t<T>;
   constexpr int k = rn_per_block<T>();
   const int64_t blocks = (n + k - 1) / k;
-  for (int64_t b = rn_first_index(); b < blocks; b += rn_grid_stride()) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(b, blocks) {
     const uint64_t block_counter = counter + static_cast<uint64_t>(b);
     C z[4] = {};
     rn_normals_of<T>(philox::block(key, block_counter), z);
@@ -129,7 +121,7 @@ __global__ void rn_normal_kernel(T* __restrict__ y, int64_t n, uint64_t key, uin
           v = redraw[j];
         }
       }
-      y[i0 + j] = to_storage<T>(rn_fma(v, stddev, mean));
+      y[i0 + j] = to_storage<T>(fma_rn(v, stddev, mean));
     }
   }
 }

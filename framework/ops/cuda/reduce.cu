@@ -198,8 +198,7 @@ __global__ void reduce_cols_kernel(const typename Op::in_t* in, typename Op::acc
   using A = typename Op::acc_t;
   const int64_t s = blockIdx.y;
   const int64_t r0 = s * chunk, r1 = r0 + chunk < g.count ? r0 + chunk : g.count;
-  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < g.n_out;
-       o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(o, g.n_out) {
     const int64_t base = reduce_kept_offset(g, o);
     A acc = Op::identity();
     if (g.n_red == 1) {
@@ -233,8 +232,7 @@ __global__ void reduce_cols_kernel(const typename Op::in_t* in, typename Op::acc
 
 template <class Op>
 __global__ void reduce_fill_kernel(typename Op::in_t* out, int64_t n) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n)
     out[i] = Op::finish(Op::identity(), 0);
 }
 
@@ -387,8 +385,7 @@ template <class T, class Idx, bool kMax>
 __global__ void reduce_arg_cols_kernel(const T* in, Idx* out, int64_t outer, int64_t red, int64_t inner) {
   using Op = ReduceArgOp<T, kMax>;
   using C = typename Op::C;
-  for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < outer * inner;
-       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(t, outer * inner) {
     const int64_t o = t / inner, j = t % inner;
     const T* p = in + o * red * inner + j;
     C v = load(p, 0);
@@ -422,37 +419,25 @@ void reduce_arg_run(const void* in_v, void* out_v, int64_t outer, int64_t red, i
   after_launch(op, device);
 }
 
-#define EMBER_REDUCE_DISPATCH_NUMERIC_(dt, ...)       \
-  switch (dt) {                                       \
-    EMBER_CUDA_CASE(F32, float, __VA_ARGS__)          \
-    EMBER_CUDA_CASE(F64, double, __VA_ARGS__)         \
-    EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)         \
-    EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__) \
-    EMBER_CUDA_CASE(I32, int32_t, __VA_ARGS__)        \
-    EMBER_CUDA_CASE(I64, int64_t, __VA_ARGS__)        \
-    EMBER_CUDA_CASE(U8, uint8_t, __VA_ARGS__)         \
-    default: break;                                   \
-  }
-
 }  // namespace
 
 void reduce_launch(ReduceKind kind, DT dt, const void* in, void* out, const ReduceGeom& g, int device,
                    cudaStream_t stream, const char* op) {
   switch (kind) {
     case ReduceKind::Sum:
-      EMBER_REDUCE_DISPATCH_NUMERIC_(dt, reduce_run<ReduceSumOp<scalar_t>>(in, out, g, device, stream, op));
+      EMBER_CUDA_DISPATCH_NUMERIC(dt, reduce_run<ReduceSumOp<scalar_t>>(in, out, g, device, stream, op));
       break;
     case ReduceKind::Mean:
-      EMBER_REDUCE_DISPATCH_NUMERIC_(dt, reduce_run<ReduceMeanOp<scalar_t>>(in, out, g, device, stream, op));
+      EMBER_CUDA_DISPATCH_NUMERIC(dt, reduce_run<ReduceMeanOp<scalar_t>>(in, out, g, device, stream, op));
       break;
     case ReduceKind::Max:
-      EMBER_REDUCE_DISPATCH_NUMERIC_(dt, reduce_run<ReduceExtremumOp<scalar_t, true>>(in, out, g, device, stream, op));
+      EMBER_CUDA_DISPATCH_NUMERIC(dt, reduce_run<ReduceExtremumOp<scalar_t, true>>(in, out, g, device, stream, op));
       break;
     case ReduceKind::Min:
-      EMBER_REDUCE_DISPATCH_NUMERIC_(dt, reduce_run<ReduceExtremumOp<scalar_t, false>>(in, out, g, device, stream, op));
+      EMBER_CUDA_DISPATCH_NUMERIC(dt, reduce_run<ReduceExtremumOp<scalar_t, false>>(in, out, g, device, stream, op));
       break;
     case ReduceKind::Prod:
-      EMBER_REDUCE_DISPATCH_NUMERIC_(dt, reduce_run<ReduceProdOp<scalar_t>>(in, out, g, device, stream, op));
+      EMBER_CUDA_DISPATCH_NUMERIC(dt, reduce_run<ReduceProdOp<scalar_t>>(in, out, g, device, stream, op));
       break;
     case ReduceKind::All:
       reduce_run<ReduceLogicalOp<true>>(in, out, g, device, stream, op);
@@ -465,7 +450,7 @@ void reduce_launch(ReduceKind kind, DT dt, const void* in, void* out, const Redu
 
 void reduce_arg_launch(bool is_max, DT dt, DT index_dt, const void* in, void* out, int64_t outer, int64_t red,
                        int64_t inner, int device, cudaStream_t stream, const char* op) {
-  EMBER_REDUCE_DISPATCH_NUMERIC_(dt, {
+  EMBER_CUDA_DISPATCH_NUMERIC(dt, {
     if (index_dt == DT::I32) {
       if (is_max) reduce_arg_run<scalar_t, int32_t, true>(in, out, outer, red, inner, device, stream, op);
       else reduce_arg_run<scalar_t, int32_t, false>(in, out, outer, red, inner, device, stream, op);

@@ -89,8 +89,7 @@ __global__ void softmax_rows_kernel(const T* x, T* y, int64_t rows, int64_t n) {
 template <class T, bool kLog>
 __global__ void softmax_strided_kernel(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
   using C = compute_t<T>;
-  for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < outer * inner;
-       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(t, outer * inner) {
     const int64_t o = t / inner, i = t % inner;
     const T* xb = x + o * n * inner + i;
     T* yb = y + o * n * inner + i;
