@@ -52,35 +52,34 @@ __device__ __forceinline__ double fma_rn(double a, double b, double c) { return 
     __VA_ARGS__;                         \
     break;                               \
   }
-// Binds scalar_t to the storage type of `dt` (a DT) and runs the body; other dtypes throw via `fail`.
-#define EMBER_CUDA_DISPATCH_ALL(dt, ...)                    \
-  switch (dt) {                                             \
-    EMBER_CUDA_CASE(F32, float, __VA_ARGS__)                \
-    EMBER_CUDA_CASE(F64, double, __VA_ARGS__)               \
-    EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)               \
-    EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__)       \
-    EMBER_CUDA_CASE(I32, int32_t, __VA_ARGS__)              \
-    EMBER_CUDA_CASE(I64, int64_t, __VA_ARGS__)              \
-    EMBER_CUDA_CASE(U8, uint8_t, __VA_ARGS__)               \
-    EMBER_CUDA_CASE(Bool, bool, __VA_ARGS__)                \
+// The cases of a dtype switch, by dtype set: each binds scalar_t to its DT's storage type and runs the body.
+#define EMBER_CUDA_CASES_FLOATING(...)                 \
+  EMBER_CUDA_CASE(F32, float, __VA_ARGS__)             \
+  EMBER_CUDA_CASE(F64, double, __VA_ARGS__)            \
+  EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)            \
+  EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__)
+#define EMBER_CUDA_CASES_NUMERIC(...)                  \
+  EMBER_CUDA_CASES_FLOATING(__VA_ARGS__)               \
+  EMBER_CUDA_CASE(I32, int32_t, __VA_ARGS__)           \
+  EMBER_CUDA_CASE(I64, int64_t, __VA_ARGS__)           \
+  EMBER_CUDA_CASE(U8, uint8_t, __VA_ARGS__)
+#define EMBER_CUDA_CASES_ALL(...)                      \
+  EMBER_CUDA_CASES_NUMERIC(__VA_ARGS__)                \
+  EMBER_CUDA_CASE(Bool, bool, __VA_ARGS__)
+// Runs the body with scalar_t bound to the storage type of `dt` (a DT) when dt is in the set, else nothing.
+#define EMBER_CUDA_DISPATCH_ALL(dt, ...) \
+  switch (dt) {                          \
+    EMBER_CUDA_CASES_ALL(__VA_ARGS__)    \
+    default: break;                      \
   }
-#define EMBER_CUDA_DISPATCH_FLOATING(dt, ...)               \
-  switch (dt) {                                             \
-    EMBER_CUDA_CASE(F32, float, __VA_ARGS__)                \
-    EMBER_CUDA_CASE(F64, double, __VA_ARGS__)               \
-    EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)               \
-    EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__)       \
-    default: break;                                         \
+#define EMBER_CUDA_DISPATCH_FLOATING(dt, ...) \
+  switch (dt) {                               \
+    EMBER_CUDA_CASES_FLOATING(__VA_ARGS__)    \
+    default: break;                           \
   }
 // Every dtype but bool (the reductions' arithmetic types).
-#define EMBER_CUDA_DISPATCH_NUMERIC(dt, ...)                \
-  switch (dt) {                                             \
-    EMBER_CUDA_CASE(F32, float, __VA_ARGS__)                \
-    EMBER_CUDA_CASE(F64, double, __VA_ARGS__)               \
-    EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)               \
-    EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__)       \
-    EMBER_CUDA_CASE(I32, int32_t, __VA_ARGS__)              \
-    EMBER_CUDA_CASE(I64, int64_t, __VA_ARGS__)              \
-    EMBER_CUDA_CASE(U8, uint8_t, __VA_ARGS__)               \
-    default: break;                                         \
+#define EMBER_CUDA_DISPATCH_NUMERIC(dt, ...) \
+  switch (dt) {                              \
+    EMBER_CUDA_CASES_NUMERIC(__VA_ARGS__)    \
+    default: break;                          \
   }

@@ -137,21 +137,13 @@ void ew_ternary_run(const void* a, const void* b, const void* c, void* z, int64_
 
 // ---- dtype sets (those of the CPU registrations) ----
 
-#define EW_CASES_FLOAT(...)                          \
-  EMBER_CUDA_CASE(F32, float, __VA_ARGS__)           \
-  EMBER_CUDA_CASE(F64, double, __VA_ARGS__)          \
-  EMBER_CUDA_CASE(F16, __half, __VA_ARGS__)          \
-  EMBER_CUDA_CASE(BF16, __nv_bfloat16, __VA_ARGS__)
+#define EW_CASES_FLOAT(...) EMBER_CUDA_CASES_FLOATING(__VA_ARGS__)
 #define EW_CASES_SIGNED(...)                         \
   EW_CASES_FLOAT(__VA_ARGS__)                        \
   EMBER_CUDA_CASE(I32, int32_t, __VA_ARGS__)         \
   EMBER_CUDA_CASE(I64, int64_t, __VA_ARGS__)
-#define EW_CASES_NUMERIC(...)                        \
-  EW_CASES_SIGNED(__VA_ARGS__)                       \
-  EMBER_CUDA_CASE(U8, uint8_t, __VA_ARGS__)
-#define EW_CASES_ALL(...)                            \
-  EW_CASES_NUMERIC(__VA_ARGS__)                      \
-  EMBER_CUDA_CASE(Bool, bool, __VA_ARGS__)
+#define EW_CASES_NUMERIC(...) EMBER_CUDA_CASES_NUMERIC(__VA_ARGS__)
+#define EW_CASES_ALL(...) EMBER_CUDA_CASES_ALL(__VA_ARGS__)
 // Runs the body with scalar_t bound to dt's storage type and returns true; false for a dt outside SET.
 #define EW_DISPATCH(SET, dt, ...)  \
   switch (dt) {                    \
