@@ -140,7 +140,7 @@ TEST_CASE("optimizers: Adam updates in place only buffers nothing else holds", "
   Variable a2 = var("a", {1, -2, 3}), b2 = var("b", {0.5});
   Adam in_place({.learning_rate = 0.1}), copying({.learning_rate = 0.1});
   const std::vector<Tensor> g1 = {t({0.3, -0.1, 0.2}), t({-1})}, g2 = {t({0.1, 0.4, -0.2}), t({2})};
-  in_place.apply(g1, {a, b});  // the first step: the slots start out sharing zero buffers
+  in_place.apply(g1, {a, b});  // the first step builds the slots
   const void* a_buffer = a.value().raw_data();
   in_place.apply(g2, {a, b});
   CHECK(a.value().raw_data() == a_buffer);
