@@ -41,7 +41,7 @@ void Adam::update_step(const Tensor& g, Variable& var, size_t index, double lear
   if (!amsgrad_ && supports(OpId::apply_adam, var.device().type(), dt)) {
     // In place when nothing else holds the buffers (the usual case once the step's tape is gone).
     Tensor *w_now = var.exclusive_value(), *m_now = m.exclusive_value(), *v_now = v.exclusive_value();
-    if (w_now && m_now && v_now && g.storage() != w_now->storage()) {
+    if (w_now && m_now && v_now) {
       ops::apply_adam_in_place(*w_now, *m_now, *v_now, g, alpha.value(), beta_1_, beta_2_, epsilon_);
       return;
     }
