@@ -164,6 +164,7 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
     accumulate(grads, t.id(), seed);
   }
 
+  std::vector<char> wanted;  // per input of the node at hand: does it lead to a source (reused across nodes)
   for (size_t i = tape.nodes.size(); i-- > 0;) {
     if (!needed[i]) continue;
     TapeNode& n = tape.nodes[i];
@@ -195,7 +196,7 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
     } else {
       GradFn fn = gradient_function(n.op);
       EMBER_CHECK(fn, Unimplemented) << "GradientTape.gradient: op '" << op_name(n.op) << "' has no gradient formula";
-      std::vector<char> wanted(n.input_ids.size());
+      wanted.resize(n.input_ids.size());
       for (size_t j = 0; j < wanted.size(); ++j) wanted[j] = reach.count(n.input_ids[j]) ? 1 : 0;
       in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads, wanted});
     }
