@@ -107,6 +107,9 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return binary(OpId::minimum, 
 Tensor squared_difference(const Tensor& a, const Tensor& b) {
   return binary(OpId::squared_difference, a, b, kSigned);
 }
+Tensor relu_grad(const Tensor& gradients, const Tensor& features) {
+  return binary(OpId::relu_grad, gradients, features, kSigned);
+}
 Tensor equal(const Tensor& a, const Tensor& b) { return binary(OpId::equal, a, b, kAll, true); }
 Tensor not_equal(const Tensor& a, const Tensor& b) { return binary(OpId::not_equal, a, b, kAll, true); }
 Tensor less(const Tensor& a, const Tensor& b) { return binary(OpId::less, a, b, kNumeric, true); }

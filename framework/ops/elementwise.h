@@ -49,6 +49,8 @@ Tensor pow(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor squared_difference(const Tensor& a, const Tensor& b);
+// relu's backward pass in one elementwise pass (TF ReluGrad): gradients where features > 0, else 0.
+Tensor relu_grad(const Tensor& gradients, const Tensor& features);  // numeric
 Tensor equal(const Tensor& a, const Tensor& b);     // -> bool
 Tensor not_equal(const Tensor& a, const Tensor& b);
 Tensor less(const Tensor& a, const Tensor& b);

@@ -334,6 +334,12 @@ struct SquaredDifference {
     return detail::wrap_mul(d, d);
   }
 };
+// relu's gradient: dy where the feature (relu's input, or its output: the signs agree) is positive. A select,
+// not TF's dy * (x > 0), so a NaN or infinite dy at an inactive unit gives 0, as where(x > 0, dy, 0) did.
+struct ReluGrad {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T dy, T x) const { return x > T(0) ? dy : T(0); }
+};
 struct Equal {
   template <class T>
   EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }

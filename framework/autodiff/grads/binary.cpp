@@ -56,6 +56,11 @@ Grads squared_difference_grad(const GradContext& c) {
   Tensor gx = 2.0 * c.grads[0] * (c.inputs[0] - c.inputs[1]);
   return reduced(c, gx, ops::neg(gx));
 }
+// relu_grad is linear in the gradients and piecewise constant in the features (TF: _ReluGradGrad).
+Grads relu_grad_grad(const GradContext& c) {
+  const Tensor& features = c.inputs[1];
+  return reduced(c, ops::relu_grad(c.grads[0], features), ops::zeros_like(features));
+}
 
 // The condition takes no gradient.
 Grads where_grad(const GradContext& c) {
@@ -83,6 +88,7 @@ EMBER_REGISTER_GRADIENT(pow, pow_grad);
 EMBER_REGISTER_GRADIENT(maximum, maximum_grad);
 EMBER_REGISTER_GRADIENT(minimum, minimum_grad);
 EMBER_REGISTER_GRADIENT(squared_difference, squared_difference_grad);
+EMBER_REGISTER_GRADIENT(relu_grad, relu_grad_grad);
 EMBER_REGISTER_GRADIENT(where, where_grad);
 EMBER_REGISTER_GRADIENT(clip_by_value, clip_by_value_grad);
 

@@ -48,11 +48,8 @@ Grads sigmoid_grad(const GradContext& c) {
   return {dy0(c) * (y * (1.0 - y))};
 }
 
-// TF: the gradient passes where the input is strictly positive (zero at the kink).
-Grads relu_grad(const GradContext& c) {
-  const Tensor& x = x0(c);
-  return {masked(ops::greater(x, scalar_like(x, 0)), dy0(c))};
-}
+// TF: the gradient passes where the input is strictly positive (zero at the kink), in one pass.
+Grads relu_grad(const GradContext& c) { return {ops::relu_grad(dy0(c), x0(c))}; }
 Grads relu6_grad(const GradContext& c) {
   const Tensor& x = x0(c);
   Tensor inside = ops::logical_and(ops::greater(x, ops::zeros_like(x)), ops::less(x, scalar_like(x, 6)));

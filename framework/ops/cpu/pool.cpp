@@ -80,8 +80,22 @@ template <class T>
 void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
   using C = compute_t<T>;
   int64_t cblocks = (g.c + kCBlock - 1) / kCBlock;
-  // Windows that do not overlap (stride >= window: Keras's default pooling) own their pixels.
+  // Windows that do not overlap (stride >= window: Keras's default pooling) own their pixels and write all of
+  // them below, so only the pixels outside every window need zeroing (with VALID 2x2 pooling of an even size:
+  // none). Overlapping windows scatter-add, onto a zeroed slice.
   const bool disjoint = g.sh >= g.kh && g.sw >= g.kw;
+  std::vector<char> row_hit(static_cast<size_t>(g.h), 0), col_hit(static_cast<size_t>(g.w), 0);
+  auto mark = [](std::vector<char>& hit, int64_t out, auto window) {
+    for (int64_t o = 0; o < out; ++o) {
+      int64_t b, e;
+      window(o, b, e);
+      std::fill(hit.begin() + b, hit.begin() + e, char(1));
+    }
+  };
+  if (disjoint) {
+    mark(row_hit, g.oh, [&](int64_t o, int64_t& b, int64_t& e) { g.rows(o, b, e); });
+    mark(col_hit, g.ow, [&](int64_t o, int64_t& b, int64_t& e) { g.cols(o, b, e); });
+  }
   parallel_for(
       g.n * cblocks, pool_grain_for(g.oh * g.ow * std::min(g.c, kCBlock) * g.kh * g.kw), [&](int64_t begin, int64_t end) {
         C best[kCBlock];
@@ -93,8 +107,13 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
           int64_t len = std::min(kCBlock, g.c - c0);
           const T* xn = x + n * g.h * g.w * g.c + c0;
           T* dxn = dx + n * g.h * g.w * g.c + c0;
-          // Zeroing the task's own slice here keeps it in cache for the scatter below.
-          for (int64_t p = 0; p < g.h * g.w; ++p) std::fill(dxn + p * g.c, dxn + p * g.c + len, T(0));
+          // Zeroing the task's own slice here keeps it in cache for the writes below.
+          for (int64_t ih = 0; ih < g.h; ++ih)
+            for (int64_t iw = 0; iw < g.w; ++iw) {
+              if (disjoint && row_hit[static_cast<size_t>(ih)] && col_hit[static_cast<size_t>(iw)]) continue;
+              T* dp = dxn + (ih * g.w + iw) * g.c;
+              std::fill(dp, dp + len, T(0));
+            }
           for (int64_t oh = 0; oh < g.oh; ++oh) {
             int64_t hb, he;
             g.rows(oh, hb, he);

@@ -252,6 +252,7 @@ bool launch_binary(BinaryOp op, DT dt, const void* a, const void* b, void* z, in
     case BinaryOp::Minimum: return ew_binary_numeric(fn::Minimum{}, dt, a, b, z, n, ix, s);
     case BinaryOp::Pow: return ew_binary_signed(fn::Pow{}, dt, a, b, z, n, ix, s);
     case BinaryOp::SquaredDifference: return ew_binary_signed(fn::SquaredDifference{}, dt, a, b, z, n, ix, s);
+    case BinaryOp::ReluGrad: return ew_binary_signed(fn::ReluGrad{}, dt, a, b, z, n, ix, s);
     case BinaryOp::Equal: return ew_compare_all(fn::Equal{}, dt, a, b, z, n, ix, s);
     case BinaryOp::NotEqual: return ew_compare_all(fn::NotEqual{}, dt, a, b, z, n, ix, s);
     case BinaryOp::Less: return ew_compare_numeric(fn::Less{}, dt, a, b, z, n, ix, s);

@@ -40,7 +40,7 @@ struct BroadcastIndex {
 // One enumerator per binary op of op_list.def.
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, FloorDiv, Mod, Maximum, Minimum,           // numeric types
-  Pow, SquaredDifference,                                       // float types, int32, int64
+  Pow, SquaredDifference, ReluGrad,                             // float types, int32, int64
   Equal, NotEqual,                                              // every dtype -> bool
   Less, LessEqual, Greater, GreaterEqual,                       // numeric types -> bool
   LogicalAnd, LogicalOr,                                        // bool -> bool

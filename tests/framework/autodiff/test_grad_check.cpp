@@ -133,6 +133,9 @@ void add_elementwise(Table& t) {
       [](const Shape& s, uint32_t seed) { return grid64(s, 0.2, seed); });
   bin(OpId::squared_difference, [](const Tensor& a, const Tensor& b) { return ops::squared_difference(a, b); }, any64,
       any64);
+  // Features at least 0.15 from the kink at 0.
+  bin(OpId::relu_grad, [](const Tensor& a, const Tensor& b) { return ops::relu_grad(a, b); }, any64,
+      [](const Shape& s, uint32_t seed) { return grid64(s, 0.2, seed); });
   // mod: a / b kept at least 0.2 from an integer; b positive and negative.
   TensorFn mod = [](const Inputs& in) { return ops::mod(in[0], in[1]); };
   auto mod_inputs = [](const Shape& sa, std::vector<double> b, const Shape& sb) {

@@ -245,6 +245,7 @@ void add_elementwise(Table& t) {
   bin(OpId::maximum, &ops::maximum, kGrid, kGrid);  // ties: both backends must pick alike
   bin(OpId::minimum, &ops::minimum, kGrid, kGrid);
   bin(OpId::squared_difference, &ops::squared_difference, kAny, kAny);
+  bin(OpId::relu_grad, &ops::relu_grad, kAny, kGrid);  // features on a grid: zeros, the kink, included
   for (OpId op : {OpId::equal, OpId::not_equal, OpId::less, OpId::less_equal, OpId::greater, OpId::greater_equal})
     add_binary(t, op,
                op == OpId::equal       ? &ops::equal

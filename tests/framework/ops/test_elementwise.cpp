@@ -248,6 +248,10 @@ TEST_CASE("arithmetic binary ops over every numeric dtype", "[ops][elementwise]"
   for (DType dt : kSigned) {
     INFO(dt);
     check_close(ops::squared_difference(make({1, 5, -2}, {3}, dt), make({4, 2, 2}, {3}, dt)), dt, {3}, {9, 9, 16});
+    // Gradients pass where the feature is strictly positive; the feature broadcasts.
+    check_close(ops::relu_grad(make({1, 2, 3, 4}, {2, 2}, dt), make({1, 0, -3, 2}, {2, 2}, dt)), dt, {2, 2},
+                {1, 0, 0, 4});
+    check_close(ops::relu_grad(make({1, 2, 3, 4}, {2, 2}, dt), make({-1, 5}, {2}, dt)), dt, {2, 2}, {0, 2, 0, 4});
     check_close(ops::pow(make({2, 3, -2, 5}, {4}, dt), make({10, 3, 3, 0}, {4}, dt)), dt, {4}, {1024, 27, -8, 1});
   }
   for (DType dt : kFloats) {
@@ -258,6 +262,13 @@ TEST_CASE("arithmetic binary ops over every numeric dtype", "[ops][elementwise]"
                 Catch::StartsWith("pow:") && Catch::Contains("uint8"));
   CHECK_INVALID(ops::squared_difference(make({2}, {1}, DType::UInt8), make({2}, {1}, DType::UInt8)),
                 Catch::StartsWith("squared_difference:"));
+  CHECK_INVALID(ops::relu_grad(make({2}, {1}, DType::Float32), make({2}, {1}, DType::Float64)),
+                Catch::StartsWith("relu_grad:"));
+  for (DType dt : kFloats) {
+    INFO(dt);
+    // A select, not dy * (x > 0): an inactive unit passes no NaN or infinity back.
+    check_close(ops::relu_grad(make({kNaN, kInf, kNaN}, {3}, dt), make({-1, 0, 1}, {3}, dt)), dt, {3}, {0, 0, kNaN});
+  }
   CHECK_INVALID(ops::pow(make({2}, {1}, DType::Int32), make({-1}, {1}, DType::Int32)),
                 Catch::StartsWith("pow:") && Catch::Contains("negative"));
 }
