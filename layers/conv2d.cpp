@@ -62,11 +62,11 @@ Shape Conv2D::compute_output_shape(const Shape& input_shape) {
 
 Tensor Conv2D::call(const Tensor& x, bool training) {
   compute_output_shape(x.shape());  // a too-small input is an error naming this layer, not the op
-  Tensor y = ops::conv2d(x, read(kernel_),
-                         {.strides = options_.strides.array(),
-                          .padding = options_.padding,
-                          .dilations = options_.dilation_rate.array()});
-  if (options_.use_bias) y = y + read(bias_);
+  const ops::Conv2DOptions conv{.strides = options_.strides.array(),
+                                .padding = options_.padding,
+                                .dilations = options_.dilation_rate.array()};
+  Tensor y = options_.use_bias ? ops::conv2d_bias(x, read(kernel_), read(bias_), conv)
+                               : ops::conv2d(x, read(kernel_), conv);
   return activations::get(options_.activation)(y);
 }
 

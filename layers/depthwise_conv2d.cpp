@@ -63,11 +63,10 @@ Tensor DepthwiseConv2D::call(const Tensor& x, bool training) {
   // channel g * mult + m is exactly depthwise's c * mult + m, so a view makes it a grouped convolution.
   const Shape& k = kernel_.shape();
   Tensor filters = ops::reshape(read(kernel_), {k[0], k[1], 1, k[2] * k[3]});
-  Tensor y = ops::conv2d(x, filters,
-                         {.strides = options_.strides.array(),
-                          .padding = options_.padding,
-                          .dilations = options_.dilation_rate.array()});
-  if (options_.use_bias) y = y + read(bias_);
+  const ops::Conv2DOptions conv{.strides = options_.strides.array(),
+                                .padding = options_.padding,
+                                .dilations = options_.dilation_rate.array()};
+  Tensor y = options_.use_bias ? ops::conv2d_bias(x, filters, read(bias_), conv) : ops::conv2d(x, filters, conv);
   return activations::get(options_.activation)(y);
 }
 

@@ -18,6 +18,10 @@ struct Conv2DOptions {
 };
 // input NHWC [N, H, W, C], filters HWIO [kh, kw, C / groups, O]; groups = C / filters.dim(2) (as TF).
 Tensor conv2d(const Tensor& input, const Tensor& filters, Conv2DOptions options = {});
+// conv2d(input, filters) + bias (shape [O]) as one op, TF's _FusedConv2D with fused_ops [BiasAdd], which its graph
+// optimiser makes of the pair; Conv2D layers call it. The bias is added while the output is written, where the
+// separate add reads and writes it again. Values as conv2d then add (float32: within the add's rounding).
+Tensor conv2d_bias(const Tensor& input, const Tensor& filters, const Tensor& bias, Conv2DOptions options = {});
 // The gradient of conv2d with respect to its input, of shape input_shape.
 Tensor conv2d_backprop_input(const Shape& input_shape, const Tensor& filters, const Tensor& out_backprop,
                              Conv2DOptions options = {});

@@ -32,6 +32,14 @@ std::vector<Tensor> conv2d_grad(const GradContext& ctx) {
           ctx.needs(1) ? ops::conv2d_backprop_filter(x, w.shape(), dy, conv_options(a)) : Tensor()};
 }
 
+// The convolution's two gradients, and the bias's: dy summed over batch and space, as add's gradient does it.
+std::vector<Tensor> conv2d_bias_grad(const GradContext& ctx) {
+  std::vector<Tensor> grads = conv2d_grad(ctx);
+  const Tensor& bias = ctx.inputs[2];
+  grads.push_back(ctx.needs(2) ? unbroadcast(ctx.grads[0], bias.shape()) : Tensor());
+  return grads;
+}
+
 // conv2d_backprop_input(filters, out_backprop) is linear in each input: its adjoints are the other two
 // members of the conv2d family.
 std::vector<Tensor> conv2d_backprop_input_grad(const GradContext& ctx) {
@@ -113,6 +121,7 @@ std::vector<Tensor> max_pool2d_grad_grad_fn(const GradContext& ctx) {
 }  // namespace
 
 EMBER_REGISTER_GRADIENT(conv2d, conv2d_grad);
+EMBER_REGISTER_GRADIENT(conv2d_bias, conv2d_bias_grad);
 EMBER_REGISTER_GRADIENT(conv2d_backprop_input, conv2d_backprop_input_grad);
 EMBER_REGISTER_GRADIENT(conv2d_backprop_filter, conv2d_backprop_filter_grad);
 EMBER_REGISTER_GRADIENT(max_pool2d, max_pool2d_grad_fn);

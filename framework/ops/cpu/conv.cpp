@@ -199,9 +199,10 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, dnnl::prop_kind prop) {
-  dnnl::convolution_forward::desc desc(prop, dnnl::algorithm::convolution_direct, d.src, d.any_w, d.dst, d.strides,
-                                       d.dilates, d.pad_l, d.pad_r);
+// bias: the description of a bias added by the primitive, or none (a zero md).
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, dnnl::prop_kind prop, const md& bias = {}) {
+  dnnl::convolution_forward::desc desc(prop, dnnl::algorithm::convolution_direct, d.src, d.any_w, bias, d.dst,
+                                       d.strides, d.dilates, d.pad_l, d.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), dnnl_ctx::engine());
 }
 
@@ -266,12 +267,14 @@ void run_reorder(Entry& e, memory& from, memory& to) {
 memory wrap(const md& d, const void* p) { return memory(d, dnnl_ctx::engine(), const_cast<void*>(p)); }
 
 // Each runs one primitive on operands of type dt and returns true, or returns false, writing nothing, when
-// there is no bf16 primitive for the shape.
-bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g, memory::data_type dt) {
+// there is no bf16 primitive for the shape. A forward convolution given a bias (of type dt) adds it.
+bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g, memory::data_type dt,
+                       const void* bias = nullptr) {
   using Entry = Cached<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>;
   ConvDescs d = descs(g, dt);
-  Entry& e = conv_entry<Entry>("conv_fwd", g, dt, [&] {
-    auto pd = forward_pd(d, dnnl::prop_kind::forward_inference);
+  const md bias_md = bias ? md({g.o}, dt, memory::format_tag::x) : md();
+  Entry& e = conv_entry<Entry>(bias ? "conv_fwd_bias" : "conv_fwd", g, dt, [&] {
+    auto pd = forward_pd(d, dnnl::prop_kind::forward_inference, bias_md);
     return make_entry<Entry, decltype(pd), dnnl::convolution_forward>(pd, pd.weights_desc(), d.user_w, true);
   });
   if (!e.prim) return false;
@@ -280,7 +283,10 @@ bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g,
     weights = memory(e.pd.weights_desc(), dnnl_ctx::engine());
     run_reorder(e, user_w, weights);
   }
-  run(e.prim, e.pd, {{DNNL_ARG_SRC, wrap(d.src, x)}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, wrap(d.dst, y)}});
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, wrap(d.src, x)}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, wrap(d.dst, y)}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(bias_md, bias));
+  run(e.prim, e.pd, std::move(args));
   dnnl_ctx::stream().wait();
   return true;
 }
@@ -400,6 +406,48 @@ void conv2d_cpu(const KernelContext& ctx) {
   });
 }
 
+// y (rows x channels, row-major) += bias, rounded once into T (as add would round conv2d's output).
+template <class T>
+void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels) {
+  parallel_for(rows, grain_for(channels), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      T* yr = y + r * channels;
+      for (int64_t c = 0; c < channels; ++c)
+        yr[c] = cpu::from_compute<T>(cpu::to_compute(yr[c]) + cpu::to_compute(bias[c]));
+    }
+  });
+}
+
+// Float32 adds the bias inside oneDNN's convolution; the other dtypes convolve as conv2d does and then add it in
+// one pass over the output, rounding as conv2d followed by add.
+void conv2d_bias_cpu(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  const Tensor& w = ctx.inputs[1];
+  const Tensor& b = ctx.inputs[2];
+  Tensor& y = ctx.outputs[0];
+  const int64_t channels = y.shape()[3], rows = channels == 0 ? 0 : y.num_elements() / channels;
+  ConvGeom g = geom(x.shape(), w.shape(), y.shape(), std::get<Conv2DAttrs>(ctx.attrs));
+  EMBER_DISPATCH_FLOAT(x.dtype(), "conv2d_bias", {
+    if (trivial(x, w, y)) {
+      add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels);
+    } else if constexpr (std::is_same_v<scalar_t, double>) {
+      conv_forward_ref<double>(x.data<double>(), w.data<double>(), y.data<double>(), g);
+      add_bias_rows<double>(y.data<double>(), b.data<double>(), rows, channels);
+    } else {
+      guarded("conv2d_bias", [&] {
+        if constexpr (std::is_same_v<scalar_t, float>) {
+          conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, memory::data_type::f32, b.raw_data());
+        } else {
+          run_dnnl<scalar_t>(x, w, y, [&](const void* a, const void* f, void* o, memory::data_type dt) {
+            return conv_forward_dnnl(a, f, o, g, dt);
+          });
+          add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels);
+        }
+      });
+    }
+  });
+}
+
 void conv2d_backprop_input_cpu(const KernelContext& ctx) {
   const Tensor& w = ctx.inputs[0];
   const Tensor& dy = ctx.inputs[1];
@@ -441,6 +489,8 @@ void conv2d_backprop_filter_cpu(const KernelContext& ctx) {
 }  // namespace
 
 EMBER_REGISTER_KERNEL(conv2d, CPU, conv2d_cpu, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16);
+EMBER_REGISTER_KERNEL(conv2d_bias, CPU, conv2d_bias_cpu, DType::Float32, DType::Float64, DType::Float16,
+                      DType::BFloat16);
 EMBER_REGISTER_KERNEL(conv2d_backprop_input, CPU, conv2d_backprop_input_cpu, DType::Float32, DType::Float64,
                       DType::Float16, DType::BFloat16);
 EMBER_REGISTER_KERNEL(conv2d_backprop_filter, CPU, conv2d_backprop_filter_cpu, DType::Float32, DType::Float64,

@@ -55,6 +55,11 @@ void conv_by_size(int elem_bytes, Body&& body) {
 }
 
 template <class T>
+__global__ void conv_bias_add_kernel(T* __restrict y, const T* __restrict bias, int64_t total, int64_t channels) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, total) { y[idx] = to_storage<T>(load(y, idx) + load(bias, idx % channels)); }
+}
+
+template <class T>
 __global__ void conv_direct_forward_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                                            ConvShape g) {
   using C = compute_t<T>;
@@ -190,6 +195,17 @@ void launch_conv_crop_nhwc(const void* xp, void* x, int64_t n, int64_t h, int64_
     using E = decltype(tag);
     conv_crop_kernel<E><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const E*>(xp), static_cast<E*>(x), n, h, w,
                                                                c, hp, wp, top, left);
+    after_launch(op, device);
+  });
+}
+
+void launch_conv_bias_add(DT dt, void* y, const void* bias, int64_t total, int64_t channels, int device,
+                          const char* op) {
+  if (total == 0) return;
+  cudaStream_t s = stream(device);
+  EMBER_CUDA_DISPATCH_FLOATING(dt, {
+    conv_bias_add_kernel<scalar_t><<<blocks_for(total), kThreads, 0, s>>>(
+        static_cast<scalar_t*>(y), static_cast<const scalar_t*>(bias), total, channels);
     after_launch(op, device);
   });
 }

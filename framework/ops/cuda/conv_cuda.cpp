@@ -357,6 +357,16 @@ void conv2d_cuda(const KernelContext& ctx) {
                 conv_cuda_geom(x.shape(), w.shape(), ctx.outputs[0].shape(), std::get<Conv2DAttrs>(ctx.attrs)));
 }
 
+// The convolution as conv2d's kernel, then the bias in one pass over the output.
+void conv2d_bias_cuda(const KernelContext& ctx) {
+  const Tensor &x = ctx.inputs[0], &w = ctx.inputs[1], &b = ctx.inputs[2];
+  Tensor& y = ctx.outputs[0];
+  conv_cuda_run(ctx, ConvCudaKind::Forward,
+                conv_cuda_geom(x.shape(), w.shape(), y.shape(), std::get<Conv2DAttrs>(ctx.attrs)));
+  cuda::launch_conv_bias_add(cuda::to_dt(y.dtype()), y.raw_data(), b.raw_data(), y.num_elements(), y.shape()[3],
+                             cuda::device_of(ctx), "conv2d_bias");
+}
+
 void conv2d_backprop_input_cuda(const KernelContext& ctx) {
   const Tensor &w = ctx.inputs[0], &dy = ctx.inputs[1];
   conv_cuda_run(ctx, ConvCudaKind::BackwardData,
@@ -372,6 +382,8 @@ void conv2d_backprop_filter_cuda(const KernelContext& ctx) {
 }  // namespace
 
 EMBER_REGISTER_KERNEL(conv2d, CUDA, conv2d_cuda, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16);
+EMBER_REGISTER_KERNEL(conv2d_bias, CUDA, conv2d_bias_cuda, DType::Float32, DType::Float64, DType::Float16,
+                      DType::BFloat16);
 EMBER_REGISTER_KERNEL(conv2d_backprop_input, CUDA, conv2d_backprop_input_cuda, DType::Float32, DType::Float64,
                       DType::Float16, DType::BFloat16);
 EMBER_REGISTER_KERNEL(conv2d_backprop_filter, CUDA, conv2d_backprop_filter_cuda, DType::Float32, DType::Float64,

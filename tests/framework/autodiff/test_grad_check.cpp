@@ -274,6 +274,12 @@ void add_nn(Table& t) {
                conv({.dilations = {2, 2}})});
   c.push_back({"groups 2", [] { return Inputs{any64({1, 5, 5, 4}, 197), any64({3, 3, 2, 4}, 198)}; }, conv({})});
   const ops::Conv2DOptions same2{.strides = {2, 2}, .padding = "SAME"};
+  t[OpId::conv2d_bias].push_back(
+      {"SAME stride 2", [] { return Inputs{any64({1, 6, 5, 3}, 205), any64({3, 2, 3, 2}, 206), any64({2}, 207)}; },
+       [same2](const Inputs& in) { return ops::conv2d_bias(in[0], in[1], in[2], same2); }});
+  t[OpId::conv2d_bias].push_back(
+      {"groups 2", [] { return Inputs{any64({1, 5, 5, 4}, 208), any64({3, 3, 2, 4}, 209), any64({4}, 210)}; },
+       [](const Inputs& in) { return ops::conv2d_bias(in[0], in[1], in[2]); }});
   t[OpId::conv2d_backprop_input].push_back(
       {"SAME stride 2", [] { return Inputs{any64({3, 3, 3, 2}, 201), any64({1, 3, 3, 2}, 202)}; },
        [same2](const Inputs& in) { return ops::conv2d_backprop_input({1, 5, 5, 3}, in[0], in[1], same2); }});

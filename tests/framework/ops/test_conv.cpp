@@ -308,3 +308,50 @@ TEST_CASE("conv2d errors name the op", "[ops][nn][conv]") {
   REQUIRE_THROWS_WITH(ops::conv2d_backprop_filter(x, {1, 1, 4, 4}, make(iota(16, 1), {1, 2, 2, 4}, DType::BFloat16)),
                       Contains("conv2d_backprop_filter") && Contains("bfloat16"));
 }
+
+TEST_CASE("conv2d_bias equals conv2d then add, in every floating dtype", "[ops][nn][conv]") {
+  uint32_t seed = 101;
+  for (const ConvCase& c : random_cases()) {
+    INFO(describe(c));
+    const int64_t out_channels = c.filters[3];
+    std::vector<double> xv = uniform_values(c.input.num_elements(), seed++),
+                        wv = uniform_values(c.filters.num_elements(), seed++),
+                        bv = uniform_values(out_channels, seed++);
+    for (DType dt : kFloatDTypes) {
+      INFO("dtype " << dt);
+      Tensor x = make(xv, c.input, dt), w = make(wv, c.filters, dt), b = make(bv, {out_channels}, dt);
+      Tensor fused = ops::conv2d_bias(x, w, b, c.options);
+      Tensor separate = ops::conv2d(x, w, c.options) + b;
+      REQUIRE(fused.shape() == separate.shape());
+      REQUIRE(fused.dtype() == dt);
+      if (dt == DType::Float32) {
+        // oneDNN adds the bias inside the convolution: within the add's rounding.
+        check_close(values_as_double(fused), values_as_double(separate), 1e-6);
+      } else {
+        // The other dtypes convolve as conv2d does, then add once: the same bits.
+        CHECK(values_as_double(fused) == values_as_double(separate));
+      }
+    }
+  }
+}
+
+TEST_CASE("conv2d_bias on empty tensors and its errors", "[ops][nn][conv]") {
+  for (DType dt : kFloatDTypes) {
+    INFO("dtype " << dt);
+    Tensor w = make(iota(36, 1), {3, 3, 2, 2}, dt), b = make({1, -2}, {2}, dt);
+    check_tensor(ops::conv2d_bias(make({}, {0, 4, 4, 2}, dt), w, b, {.padding = "SAME"}), dt, {0, 4, 4, 2}, {});
+    check_tensor(ops::conv2d_bias(make(iota(8, 1), {1, 2, 2, 2}, dt), w, b), dt, {1, 0, 0, 2}, {});
+  }
+  Tensor x = make(iota(16, 1), {1, 2, 2, 4}, DType::Float32);
+  Tensor w = make(iota(16, 1), {1, 1, 4, 4}, DType::Float32);
+  using Catch::Contains;
+  REQUIRE_THROWS_AS(ops::conv2d_bias(x, w, make(iota(3, 1), {3}, DType::Float32)), InvalidArgument);
+  REQUIRE_THROWS_WITH(ops::conv2d_bias(x, w, make(iota(3, 1), {3}, DType::Float32)),
+                      Contains("conv2d_bias") && Contains("bias must have shape [4]") && Contains("(3,)"));
+  REQUIRE_THROWS_WITH(ops::conv2d_bias(x, w, make(iota(4, 1), {1, 4}, DType::Float32)),
+                      Contains("conv2d_bias") && Contains("(1, 4)"));
+  REQUIRE_THROWS_WITH(ops::conv2d_bias(x, w, make(iota(4, 1), {4}, DType::Float64)),
+                      Contains("conv2d_bias") && Contains("bias") && Contains("float64"));
+  REQUIRE_THROWS_WITH(ops::conv2d_bias(x, w, make(iota(4, 1), {4}, DType::Float32), {.padding = "FULL"}),
+                      Contains("conv2d_bias") && Contains("FULL"));
+}

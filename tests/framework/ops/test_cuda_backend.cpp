@@ -563,13 +563,27 @@ void add_nn(Table& t) {
   c.push_back({"[8,32,32,16] SAME 3x3x32", pair({8, 32, 32, 16}, {3, 3, 16, 32}, 235), conv({.padding = "SAME"}), kAll, conv_tol});
   c.push_back({"batch 0", pair({0, 5, 5, 3}, {3, 3, 3, 4}, 237), conv({}), kAll, conv_tol});
 
+  const ops::Conv2DOptions same2{.strides = {2, 2}, .padding = "SAME"};
+  auto conv_bias = [](ops::Conv2DOptions o) {
+    return [o](const Inputs& in, DType) { return Outputs{ops::conv2d_bias(in[0], in[1], in[2], o)}; };
+  };
+  auto triple = [](Shape sx, Shape sf, uint64_t seed) {
+    return [=](DType dt) { return Inputs{make(sx, dt, seed), make(sf, dt, seed + 1), make({sf[3]}, dt, seed + 2)}; };
+  };
+  auto& cb = t[OpId::conv2d_bias];
+  cb.push_back({"VALID", triple({2, 5, 5, 3}, {3, 3, 3, 4}, 261), conv_bias({}), kAll, conv_tol});
+  cb.push_back({"SAME stride 2", triple({1, 6, 5, 3}, {3, 2, 3, 2}, 264), conv_bias(same2), kAll, conv_tol});
+  cb.push_back({"groups 2", triple({1, 5, 5, 4}, {3, 3, 2, 4}, 267), conv_bias({}), kAll, conv_tol});
+  cb.push_back({"Fashion-MNIST second layer", triple({8, 13, 13, 32}, {3, 3, 32, 64}, 270), conv_bias({}), kAll,
+                conv_tol});
+  cb.push_back({"batch 0", triple({0, 5, 5, 3}, {3, 3, 3, 4}, 273), conv_bias({}), kAll, conv_tol});
+
   auto bi = [](Shape in_shape, ops::Conv2DOptions o) {
     return binary_fn([in_shape, o](const Tensor& f, const Tensor& dy) { return ops::conv2d_backprop_input(in_shape, f, dy, o); });
   };
   auto bf = [](Shape f_shape, ops::Conv2DOptions o) {
     return binary_fn([f_shape, o](const Tensor& x, const Tensor& dy) { return ops::conv2d_backprop_filter(x, f_shape, dy, o); });
   };
-  const ops::Conv2DOptions same2{.strides = {2, 2}, .padding = "SAME"};
   auto& ci = t[OpId::conv2d_backprop_input];
   ci.push_back({"SAME stride 2", pair({3, 3, 3, 2}, {1, 3, 3, 2}, 241), bi({1, 5, 5, 3}, same2), kAll, conv_tol});
   ci.push_back({"VALID", pair({3, 3, 3, 4}, {2, 3, 3, 4}, 243), bi({2, 5, 5, 3}, {}), kAll, conv_tol});
