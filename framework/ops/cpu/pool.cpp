@@ -2,7 +2,9 @@
 // types too: their elements go through half_convert.h's vectorisable conversions).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "framework/core/parallel.h"
@@ -73,6 +75,56 @@ void pool_forward(const T* x, T* y, const PoolGeom& g) {
   });
 }
 
+// Float32 lanes as a GCC/Clang vector extension: compares give lane masks and ?: selects whole vectors, so the
+// routing below is branch-free (written as scalar selects, GCC turns it into branches and masked stores).
+// 16 bytes: SSE2, in every x86-64's ABI (wider vectors change the ABI of these helpers without AVX).
+using F4 = float __attribute__((vector_size(16)));
+using I4 = int32_t __attribute__((vector_size(16)));
+constexpr int64_t kF4 = 4;
+inline F4 load_f4(const float* p) {
+  F4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store_f4(float* p, F4 v) { std::memcpy(p, &v, sizeof v); }
+
+// The gradient of one whole 2x2 float32 window that no other window overlaps (Keras's default pooling), len
+// channels: each pixel gets 0 + dy (-0 becomes +0) where it is the window's first maximum, else 0. The rule is
+// the general loop's: strictly greater replaces, so ties and a later NaN keep the earlier pixel. x0..x3 and
+// d0..d3 are the window's pixels in row-major order.
+void max_pool_grad_2x2(const float* x0, const float* x1, const float* x2, const float* x3, const float* dy, float* d0,
+                       float* d1, float* d2, float* d3, int64_t len) {
+  const F4 zero = {};
+  int64_t j = 0;
+  for (; j + kF4 <= len; j += kF4) {
+    const F4 v0 = load_f4(x0 + j), v1 = load_f4(x1 + j), v2 = load_f4(x2 + j), v3 = load_f4(x3 + j);
+    I4 gt = v1 > v0;
+    F4 best = gt ? v1 : v0;
+    I4 k = gt & 1;
+    gt = v2 > best;
+    best = gt ? v2 : best;
+    k = gt ? 2 : k;
+    k = v3 > best ? 3 : k;
+    const F4 g = zero + load_f4(dy + j);
+    store_f4(d0 + j, k == 0 ? g : zero);
+    store_f4(d1 + j, k == 1 ? g : zero);
+    store_f4(d2 + j, k == 2 ? g : zero);
+    store_f4(d3 + j, k == 3 ? g : zero);
+  }
+  for (; j < len; ++j) {
+    float best = x0[j];
+    int k = 0;
+    if (x1[j] > best) best = x1[j], k = 1;
+    if (x2[j] > best) best = x2[j], k = 2;
+    if (x3[j] > best) k = 3;
+    const float g = 0.0f + dy[j];
+    d0[j] = k == 0 ? g : 0.0f;
+    d1[j] = k == 1 ? g : 0.0f;
+    d2[j] = k == 2 ? g : 0.0f;
+    d3[j] = k == 3 ? g : 0.0f;
+  }
+}
+
 // Max-pool gradient: each window's gradient goes to the first (row-major) position of its maximum, as TF's
 // MaxPoolGrad. Windows overlap along both spatial axes, so the work is split over (batch, channel block),
 // whose output slices are disjoint.
@@ -120,6 +172,17 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
             for (int64_t ow = 0; ow < g.ow; ++ow) {
               int64_t wb, we;
               g.cols(ow, wb, we);
+              const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c + c0;
+              if constexpr (std::is_same_v<T, float>) {
+                if (disjoint && he - hb == 2 && we - wb == 2) {
+                  const T* xp = xn + (hb * g.w + wb) * g.c;
+                  T* dp = dxn + (hb * g.w + wb) * g.c;
+                  const int64_t down = g.w * g.c;
+                  max_pool_grad_2x2(xp, xp + g.c, xp + down, xp + down + g.c, dyp, dp, dp + g.c, dp + down,
+                                    dp + down + g.c, len);
+                  continue;
+                }
+              }
               for (int64_t j = 0; j < len; ++j) {
                 best[j] = cpu::to_compute(xn[(hb * g.w + wb) * g.c + j]);
                 pos[j] = static_cast<int32_t>(hb * g.w + wb);
@@ -135,7 +198,6 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
                     pos[j] = greater ? p : pos[j];
                   }
                 }
-              const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c + c0;
               if (disjoint) {
                 // Each pixel is in this window only: write every pixel of it (the maximum's gradient, or 0)
                 // in vector selects instead of scattering by pos. 0 + dy, as the sum below: -0 becomes +0.

@@ -2,6 +2,7 @@
 // differences in float64, every dtype, empty tensors and errors.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "tests/support/tensor_testing.h"
@@ -117,6 +118,31 @@ TEST_CASE("pool gradients match float64 finite differences", "[ops][nn][pool]") 
         values_as_double(ops::avg_pool2d_grad(c.input, make(gy, ya.shape(), DType::Float64), c.ksize, c.options));
     double fda = (avg_loss(axpy(xv, eps, dv)) - avg_loss(axpy(xv, -eps, dv))) / (2 * eps);
     CHECK(std::abs(fda - dot(ga, dv)) <= 1e-6 * (std::abs(fda) + 1));
+  }
+}
+
+TEST_CASE("float32 2x2 max-pool gradient routes as the general loop: ties, NaN, -0", "[ops][nn][pool]") {
+  // Float32 windows of 2x2, stride 2, take a vector path; float64 takes the general loop. Values on a coarse grid
+  // tie often; NaNs sit first and later in windows; dy holds -0. 11 channels: two 4-lane vectors and a tail;
+  // 7 columns leave the last one outside every window.
+  const Shape shape{2, 4, 7, 11};
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> grid(-2, 1), pick(0, 15);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> xv(static_cast<size_t>(shape.num_elements()));
+  for (double& v : xv) v = pick(rng) == 0 ? nan : grid(rng);
+  Tensor x64 = make(xv, shape, DType::Float64), x32 = make(xv, shape, DType::Float32);
+  const ops::Pool2DOptions o{.strides = {2, 2}};
+  Tensor y64 = ops::max_pool2d(x64, {2, 2}, o), y32 = ops::max_pool2d(x32, {2, 2}, o);
+  std::vector<double> gv(static_cast<size_t>(y64.num_elements()));
+  for (double& v : gv) v = pick(rng) < 4 ? -0.0 : grid(rng) + 0.5;
+  std::vector<double> d64 = values_as_double(ops::max_pool2d_grad(x64, y64, make(gv, y64.shape(), DType::Float64), {2, 2}, o));
+  std::vector<double> d32 = values_as_double(ops::max_pool2d_grad(x32, y32, make(gv, y32.shape(), DType::Float32), {2, 2}, o));
+  REQUIRE(d32.size() == d64.size());
+  for (size_t i = 0; i < d32.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(d32[i] == d64[i]);
+    REQUIRE(std::signbit(d32[i]) == std::signbit(d64[i]));  // never -0
   }
 }
 
