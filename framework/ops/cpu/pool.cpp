@@ -114,8 +114,14 @@ void max_pool_grad_2x2(const float* x0, const float* x1, const float* x2, const 
   for (; j < len; ++j) {
     float best = x0[j];
     int k = 0;
-    if (x1[j] > best) best = x1[j], k = 1;
-    if (x2[j] > best) best = x2[j], k = 2;
+    if (x1[j] > best) {
+      best = x1[j];
+      k = 1;
+    }
+    if (x2[j] > best) {
+      best = x2[j];
+      k = 2;
+    }
     if (x3[j] > best) k = 3;
     const float g = 0.0f + dy[j];
     d0[j] = k == 0 ? g : 0.0f;

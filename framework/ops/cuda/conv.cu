@@ -55,7 +55,7 @@ void conv_by_size(int elem_bytes, Body&& body) {
 }
 
 template <class T>
-__global__ void conv_bias_add_kernel(T* __restrict y, const T* __restrict bias, int64_t total, int64_t channels) {
+__global__ void conv_bias_add_kernel(T* __restrict__ y, const T* __restrict__ bias, int64_t total, int64_t channels) {
   EMBER_CUDA_GRID_STRIDE_LOOP(idx, total) { y[idx] = to_storage<T>(load(y, idx) + load(bias, idx % channels)); }
 }
 
