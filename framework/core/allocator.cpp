@@ -17,9 +17,11 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 
-// Large blocks are kept for reuse once freed: glibc serves them with a fresh mmap each time, and
-// touching fresh pages costs a page fault per 4 KiB, which halved the bandwidth of large elementwise
-// ops in bench_elementwise. Sizes are rounded to classes (8 per power of two, at most 12.5% waste) so
+// Large blocks (from 128 KiB, glibc's initial mmap threshold) are kept for reuse once freed: glibc serves
+// them with a fresh mmap each time, and touching fresh pages costs a page fault per 4 KiB, which halved the
+// bandwidth of large elementwise ops in bench_elementwise. (From 1 MiB only, the example CNN still faulted
+// about 1100 times a step: its 0.4-0.8 MiB batches and activations, and glibc no longer raised its threshold
+// because the big blocks were never freed.) Sizes are rounded to classes (8 per power of two, at most 12.5% waste) so
 // a freed block fits the next request of its class; the cache holds at most kMaxCached bytes.
 // Sanitizer builds skip the cache so that use-after-free stays detectable.
 class CpuAllocator final : public Allocator {
@@ -79,7 +81,7 @@ class CpuAllocator final : public Allocator {
 #else
   static constexpr bool kCacheEnabled = true;
 #endif
-  static constexpr size_t kLargeBlock = size_t{1} << 20;
+  static constexpr size_t kLargeBlock = size_t{1} << 17;
   static constexpr size_t kMaxCached = size_t{1} << 30;
 
   static size_t block_size(size_t bytes) {

@@ -253,15 +253,17 @@ Entry& conv_entry(const char* kind, const ConvGeom& g, memory::data_type dt, Mak
 }
 
 void run(dnnl::primitive& p, const dnnl::primitive_desc_base& pd, std::unordered_map<int, memory> args) {
-  memory scratch(pd.scratchpad_desc(), dnnl_ctx::engine());
-  args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
+  dnnl_ctx::ScratchMemory scratch = dnnl_ctx::scratch_memory(pd.scratchpad_desc());
+  args.emplace(DNNL_ARG_SCRATCHPAD, scratch.memory);
   p.execute(dnnl_ctx::stream(), args);
+  dnnl_ctx::stream().wait();
 }
 
 template <class Entry>
 void run_reorder(Entry& e, memory& from, memory& to) {
-  memory scratch(e.reorder_pd.scratchpad_desc(), dnnl_ctx::engine());
-  e.reorder.execute(dnnl_ctx::stream(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, scratch}});
+  dnnl_ctx::ScratchMemory scratch = dnnl_ctx::scratch_memory(e.reorder_pd.scratchpad_desc());
+  e.reorder.execute(dnnl_ctx::stream(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, scratch.memory}});
+  dnnl_ctx::stream().wait();
 }
 
 memory wrap(const md& d, const void* p) { return memory(d, dnnl_ctx::engine(), const_cast<void*>(p)); }
@@ -279,15 +281,16 @@ bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g,
   });
   if (!e.prim) return false;
   memory user_w = wrap(d.user_w, w), weights = user_w;
+  dnnl_ctx::ScratchMemory reordered;
   if (e.needs_reorder) {
-    weights = memory(e.pd.weights_desc(), dnnl_ctx::engine());
+    reordered = dnnl_ctx::scratch_memory(e.pd.weights_desc());
+    weights = reordered.memory;
     run_reorder(e, user_w, weights);
   }
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, wrap(d.src, x)}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, wrap(d.dst, y)}};
   if (bias) args.emplace(DNNL_ARG_BIAS, wrap(bias_md, bias));
   run(e.prim, e.pd, std::move(args));
-  dnnl_ctx::stream().wait();
   return true;
 }
 
@@ -303,13 +306,14 @@ bool conv_backprop_input_dnnl(const void* w, const void* dy, void* dx, const Con
   });
   if (!e.prim) return false;
   memory user_w = wrap(d.user_w, w), weights = user_w;
+  dnnl_ctx::ScratchMemory reordered;
   if (e.needs_reorder) {
-    weights = memory(e.pd.weights_desc(), dnnl_ctx::engine());
+    reordered = dnnl_ctx::scratch_memory(e.pd.weights_desc());
+    weights = reordered.memory;
     run_reorder(e, user_w, weights);
   }
   run(e.prim, e.pd,
       {{DNNL_ARG_DIFF_DST, wrap(d.dst, dy)}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DIFF_SRC, wrap(d.src, dx)}});
-  dnnl_ctx::stream().wait();
   return true;
 }
 
@@ -326,11 +330,14 @@ bool conv_backprop_filter_dnnl(const void* x, const void* dy, void* dw, const Co
   });
   if (!e.prim) return false;
   memory user_w = wrap(d.user_w, dw), diff_w = user_w;
-  if (e.needs_reorder) diff_w = memory(e.pd.diff_weights_desc(), dnnl_ctx::engine());
+  dnnl_ctx::ScratchMemory reordered;
+  if (e.needs_reorder) {
+    reordered = dnnl_ctx::scratch_memory(e.pd.diff_weights_desc());
+    diff_w = reordered.memory;
+  }
   run(e.prim, e.pd,
       {{DNNL_ARG_SRC, wrap(d.src, x)}, {DNNL_ARG_DIFF_DST, wrap(d.dst, dy)}, {DNNL_ARG_DIFF_WEIGHTS, diff_w}});
   if (e.needs_reorder) run_reorder(e, diff_w, user_w);
-  dnnl_ctx::stream().wait();
   return true;
 }
 

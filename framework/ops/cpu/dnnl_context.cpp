@@ -14,6 +14,14 @@ dnnl::stream& stream() {
   return s;
 }
 
+ScratchMemory scratch_memory(const dnnl::memory::desc& desc) {
+  ScratchMemory s;
+  const size_t bytes = desc.get_size();
+  if (bytes > 0) s.buffer = std::make_unique<Storage>(bytes, Device::cpu());
+  s.memory = dnnl::memory(desc, engine(), s.buffer ? s.buffer->data() : nullptr);
+  return s;
+}
+
 namespace {
 std::atomic<bool> bf16_primitives_enabled{true};
 }  // namespace

@@ -2,10 +2,13 @@
 // Internal: the process-wide oneDNN CPU engine and stream (oneDNN runs on the shared OpenMP pool),
 // a small cache of primitives keyed by a string of their shapes and attributes, and the switch of the
 // native bfloat16 primitives.
+#include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
+
+#include "framework/core/allocator.h"
 
 namespace ember::dnnl_ctx {
 
@@ -23,6 +26,15 @@ P& cached(const std::string& key, Make&& make) {
   if (it == cache.end()) it = cache.emplace(key, make()).first;
   return it->second;
 }
+
+// A oneDNN memory whose buffer (a scratchpad, reordered weights) comes from Ember's CPU allocator, which
+// keeps freed large blocks for reuse: a memory oneDNN allocates itself maps fresh pages on every call, a
+// page fault per 4 KiB (2 MiB a step of the example CNN). Keep it alive until the primitive has run.
+struct ScratchMemory {
+  std::unique_ptr<Storage> buffer;  // null for an empty descriptor
+  dnnl::memory memory;
+};
+ScratchMemory scratch_memory(const dnnl::memory::desc& desc);
 
 // Whether bfloat16 matmul and convolution may try oneDNN's bf16 primitives (default true). Where
 // creating one fails, gives only oneDNN's slow reference kernel, or the CPU lacks AMX (oneDNN 2.6's

@@ -110,8 +110,8 @@ void execute(MatmulPrimitive& p, const void* a, const void* b, void* c) {
     dnnl::memory src(p.pd.src_desc(), eng, const_cast<void*>(a)), wei(p.pd.weights_desc(), eng, const_cast<void*>(b)),
         dst(p.pd.dst_desc(), eng, c);
     std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-    const dnnl::memory::desc sd = p.pd.scratchpad_desc();
-    if (sd.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, eng));
+    dnnl_ctx::ScratchMemory scratch = dnnl_ctx::scratch_memory(p.pd.scratchpad_desc());
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratch.memory);
     p.prim.execute(dnnl_ctx::stream(), args);
     dnnl_ctx::stream().wait();
   } catch (const dnnl::error& e) {
