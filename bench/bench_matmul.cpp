@@ -1,7 +1,10 @@
 // Float32 matmul throughput: Ember's GFLOP/s beside OpenBLAS cblas_sgemm measured in the same run,
-// and the seed benchmark (200 products of a 1000x1000 normal matrix) against the same with OpenBLAS.
+// the seed benchmark (200 products of a 1000x1000 normal matrix) against the same with OpenBLAS, and the
+// weight gradients of a small batch (x^T @ dy with 1 or 8 rows, the MLP's first layer) beside one
+// dnnl_sgemm call left to oneDNN's own threading.
 // Usage: bench_matmul [--json]
 #include <cblas.h>
+#include <dnnl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -116,6 +119,20 @@ Row seed_row(const std::string& reference, bool json) {
   return {"seed_matmul_" + std::to_string(products), "s", reference, e, r, r / e};
 }
 
+// The first Dense layer's weight gradient at batch k: x^T @ dy for x [k, 784], dy [k, 256] (a 784x256
+// output with a short inner dimension), against one dnnl_sgemm call threaded by oneDNN itself.
+Row small_batch_gradient_row(int64_t k, int threads) {
+  constexpr int64_t m = 784, n = 256;
+  config::set_intra_op_parallelism_threads(threads);
+  const std::vector<float> vx = deterministic(k * m, 3), vdy = deterministic(k * n, 4);
+  std::vector<float> vc(static_cast<size_t>(m * n));
+  Tensor x = Tensor::from_vector(vx, {k, m}), dy = Tensor::from_vector(vdy, {k, n}), c;
+  auto [e, r] = compare(5, 2000, [&] { c = ops::matmul(x, dy, {.transpose_a = true}); },
+                        [&] { dnnl_sgemm('T', 'N', m, n, k, 1.0f, vx.data(), m, vdy.data(), n, 0.0f, vc.data(), n); });
+  return {"matmul_tn_784x256_k" + std::to_string(k) + "_" + std::to_string(threads) + "t", "us", "dnnl_sgemm", e * 1e6,
+          r * 1e6, r / e};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -128,5 +145,6 @@ int main(int argc, char** argv) {
   for (int n : {256, 1000, 2048})
     for (int threads : {1, 2}) print(gflops_row(n, threads, reference), json);
   print(seed_row(reference, json), json);
+  for (int64_t k : {1, 8}) print(small_batch_gradient_row(k, 2), json);
   return 0;
 }

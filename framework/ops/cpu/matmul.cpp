@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -28,11 +29,34 @@ void check_dnnl(dnnl_status_t status, const char* what) {
   EMBER_CHECK(status == dnnl_success, Internal) << "matmul: " << what << " failed with oneDNN status " << status;
 }
 
+// A product with a short inner dimension and a large output: the weight gradient of a batch of 1-8 rows
+// (an outer product at batch 1). oneDNN 2.6 threads these poorly: on 2 threads a 784x256 product took 97 us
+// at k = 1 and 107 us at k = 8, against 31 and 64 us as one single-threaded dnnl_sgemm per half of the rows
+// (bench_matmul's matmul_tn rows). Such products split their rows over the pool themselves.
+constexpr int64_t kSplitMaxK = 8;
+constexpr int64_t kSplitMinOutput = 65536;
+constexpr int64_t kSplitMinRows = 32;  // per thread
+
 // One row-major product c = op(a) @ op(b) with dnnl_sgemm: no primitive or memory objects, so the
-// per-call overhead is the lowest oneDNN offers; it runs the same JIT kernels as the primitive.
+// per-call overhead is the lowest oneDNN offers; it runs the same JIT kernels as the primitive. Inside a
+// parallel region oneDNN runs on the calling thread.
 void sgemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
-  check_dnnl(dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n),
-             "dnnl_sgemm");
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  auto rows = [&](int64_t begin, int64_t end) {
+    return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', end - begin, n, k, 1.0f, a + (ta ? begin : begin * lda), lda, b,
+                      ldb, 0.0f, c + begin * n, n);
+  };
+  if (k > kSplitMaxK || m * n < kSplitMinOutput || m < 2 * kSplitMinRows || intra_op_threads() < 2 ||
+      omp_in_parallel()) {
+    check_dnnl(rows(0, m), "dnnl_sgemm");
+    return;
+  }
+  std::atomic<dnnl_status_t> status{dnnl_success};
+  parallel_for(m, kSplitMinRows, [&](int64_t begin, int64_t end) {
+    const dnnl_status_t s = rows(begin, end);
+    if (s != dnnl_success) status.store(s);
+  });
+  check_dnnl(status.load(), "dnnl_sgemm");
 }
 
 // A cached matmul primitive; empty when oneDNN rejected the geometry.
