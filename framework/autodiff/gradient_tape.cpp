@@ -154,6 +154,8 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
   }
 
   std::unordered_map<uint64_t, Tensor> grads;
+  std::unordered_set<uint64_t> source_ids;
+  for (const Tensor& s : sources) source_ids.insert(s.id());
   for (size_t k = 0; k < targets.size(); ++k) {
     const Tensor& t = targets[k];
     EMBER_CHECK(t.defined(), InvalidArgument) << "GradientTape.gradient: a target is undefined";
@@ -207,6 +209,11 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
           << " has shape " << in_grads[j].shape() << ", expected " << n.inputs[j].shape();
       accumulate(grads, n.input_ids[j], in_grads[j]);
     }
+    // Every consumer of this node's outputs comes later on the tape, so their gradients are complete:
+    // drop those not asked for, and their buffers go back to the allocator (still in cache) for the next
+    // node's gradients instead of staying alive to the end of the pass.
+    for (uint64_t id : n.output_ids)
+      if (!source_ids.count(id)) grads.erase(id);
     if (!tape.options.persistent) {
       n.inputs.clear();
       n.outputs.clear();

@@ -283,6 +283,28 @@ TEST_CASE("a non-persistent tape releases its saved tensors after gradient()", "
   CHECK(cpu_bytes() - before <= one / 4);
 }
 
+TEST_CASE("gradient() frees each intermediate gradient once it is complete", "[autodiff][tape][memory]") {
+  const Tensor x = ops::ones({256, 256});  // 256 KiB per tensor
+  const int64_t one = static_cast<int64_t>(x.nbytes());
+  for (bool persistent : {false, true}) {
+    INFO("persistent " << persistent);
+    GradientTape tape({.persistent = persistent});
+    tape.watch(x);
+    Tensor loss;
+    {
+      Tensor y = x;
+      for (int i = 0; i < 12; ++i) y = ops::sin(y);  // 12 intermediate gradients on the way back
+      loss = ops::reduce_sum(y);
+    }
+    config::reset_memory_stats(Device::cpu());
+    const int64_t start = cpu_bytes();
+    std::vector<Tensor> g = tape.gradient(loss, {x});
+    // At any time: the gradient being consumed, its formula's cos(x) and the new gradient (kept: 12+).
+    CHECK(config::memory_info(Device::cpu()).peak_bytes - start <= 4 * one);
+    CHECK(g[0].shape() == x.shape());
+  }
+}
+
 namespace {
 int tape_matmuls = 0, tape_conv_inputs = 0, tape_conv_filters = 0;
 void tape_count_ops(const OpRecord& r) {
