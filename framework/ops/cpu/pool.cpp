@@ -39,6 +39,40 @@ int64_t pool_grain_for(int64_t work_per_item) {
   return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work_per_item, 1));
 }
 
+// Float32 lanes as a GCC/Clang vector extension: compares give lane masks and ?: selects whole vectors, so the
+// routing below is branch-free (written as scalar selects, GCC turns it into branches and masked stores).
+// 16 bytes: SSE2, in every x86-64's ABI (wider vectors change the ABI of these helpers without AVX).
+using F4 = float __attribute__((vector_size(16)));
+using I4 = int32_t __attribute__((vector_size(16)));
+constexpr int64_t kF4 = 4;
+inline F4 load_f4(const float* p) {
+  F4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store_f4(float* p, F4 v) { std::memcpy(p, &v, sizeof v); }
+
+// The maximum of one whole 2x2 float32 window, len channels, as the general loop below computes it: a NaN wins
+// (the window's last one, as in TF's max), otherwise the first of the largest values. x0..x3 are the window's
+// pixels in row-major order.
+void max_pool_2x2(const float* x0, const float* x1, const float* x2, const float* x3, float* y, int64_t len) {
+  auto take = [](float v, float best) { return v > best || v != v; };
+  int64_t j = 0;
+  for (; j + kF4 <= len; j += kF4) {
+    F4 best = load_f4(x0 + j);
+    for (const float* xp : {x1, x2, x3}) {
+      const F4 v = load_f4(xp + j);
+      best = (v > best) | (v != v) ? v : best;
+    }
+    store_f4(y + j, best);
+  }
+  for (; j < len; ++j) {
+    float best = x0[j];
+    for (const float* xp : {x1, x2, x3}) best = take(xp[j], best) ? xp[j] : best;
+    y[j] = best;
+  }
+}
+
 // Forward max / average pooling, parallel over (batch, output row).
 template <class T, bool kMax>
 void pool_forward(const T* x, T* y, const PoolGeom& g) {
@@ -52,6 +86,14 @@ void pool_forward(const T* x, T* y, const PoolGeom& g) {
         int64_t wb, we;
         g.cols(ow, wb, we);
         T* yp = y + ((n * g.oh + oh) * g.ow + ow) * g.c;
+        if constexpr (kMax && std::is_same_v<T, float>) {
+          if (he - hb == 2 && we - wb == 2) {  // a whole 2x2 window: vector selects, the accumulator in registers
+            const T* xp = x + ((n * g.h + hb) * g.w + wb) * g.c;
+            const int64_t down = g.w * g.c;
+            max_pool_2x2(xp, xp + g.c, xp + down, xp + down + g.c, yp, g.c);
+            continue;
+          }
+        }
         for (int64_t c0 = 0; c0 < g.c; c0 += kCBlock) {
           int64_t len = std::min(kCBlock, g.c - c0);
           for (int64_t j = 0; j < len; ++j) acc[j] = kMax ? -std::numeric_limits<C>::infinity() : C(0);
@@ -74,19 +116,6 @@ void pool_forward(const T* x, T* y, const PoolGeom& g) {
     }
   });
 }
-
-// Float32 lanes as a GCC/Clang vector extension: compares give lane masks and ?: selects whole vectors, so the
-// routing below is branch-free (written as scalar selects, GCC turns it into branches and masked stores).
-// 16 bytes: SSE2, in every x86-64's ABI (wider vectors change the ABI of these helpers without AVX).
-using F4 = float __attribute__((vector_size(16)));
-using I4 = int32_t __attribute__((vector_size(16)));
-constexpr int64_t kF4 = 4;
-inline F4 load_f4(const float* p) {
-  F4 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store_f4(float* p, F4 v) { std::memcpy(p, &v, sizeof v); }
 
 // The gradient of one whole 2x2 float32 window that no other window overlaps (Keras's default pooling), len
 // channels: each pixel gets 0 + dy (-0 becomes +0) where it is the window's first maximum, else 0. The rule is

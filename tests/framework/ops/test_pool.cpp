@@ -121,29 +121,39 @@ TEST_CASE("pool gradients match float64 finite differences", "[ops][nn][pool]") 
   }
 }
 
-TEST_CASE("float32 2x2 max-pool gradient routes as the general loop: ties, NaN, -0", "[ops][nn][pool]") {
-  // Float32 windows of 2x2, stride 2, take a vector path; float64 takes the general loop. Values on a coarse grid
-  // tie often; NaNs sit first and later in windows; dy holds -0. 11 channels: two 4-lane vectors and a tail;
-  // 7 columns leave the last one outside every window.
+TEST_CASE("float32 2x2 max pooling and its gradient match the general loop: ties, NaN, -0", "[ops][nn][pool]") {
+  // Float32 windows of 2x2 take vector paths (the forward at any stride, the gradient at stride 2); float64
+  // takes the general loops. Values on a coarse grid tie often, +0 and -0 among them; NaNs sit first and later
+  // in windows; dy holds -0. 11 channels: two 4-lane vectors and a tail; 7 columns leave the last one outside
+  // every stride-2 window.
   const Shape shape{2, 4, 7, 11};
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> grid(-2, 1), pick(0, 15);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> xv(static_cast<size_t>(shape.num_elements()));
-  for (double& v : xv) v = pick(rng) == 0 ? nan : grid(rng);
+  for (double& v : xv) {
+    const int p = pick(rng);
+    v = p == 0 ? nan : p == 1 ? -0.0 : grid(rng);
+  }
   Tensor x64 = make(xv, shape, DType::Float64), x32 = make(xv, shape, DType::Float32);
+  auto same_bits = [](const std::vector<double>& a, const std::vector<double>& b) {
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      INFO("element " << i << ": " << a[i] << " and " << b[i]);
+      REQUIRE((a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))));
+      REQUIRE(std::signbit(a[i]) == std::signbit(b[i]));
+    }
+  };
+  for (int64_t stride : {1, 2})
+    same_bits(values_as_double(ops::max_pool2d(x32, {2, 2}, {.strides = {stride, stride}})),
+              values_as_double(ops::max_pool2d(x64, {2, 2}, {.strides = {stride, stride}})));
   const ops::Pool2DOptions o{.strides = {2, 2}};
   Tensor y64 = ops::max_pool2d(x64, {2, 2}, o), y32 = ops::max_pool2d(x32, {2, 2}, o);
   std::vector<double> gv(static_cast<size_t>(y64.num_elements()));
   for (double& v : gv) v = pick(rng) < 4 ? -0.0 : grid(rng) + 0.5;
   std::vector<double> d64 = values_as_double(ops::max_pool2d_grad(x64, y64, make(gv, y64.shape(), DType::Float64), {2, 2}, o));
   std::vector<double> d32 = values_as_double(ops::max_pool2d_grad(x32, y32, make(gv, y32.shape(), DType::Float32), {2, 2}, o));
-  REQUIRE(d32.size() == d64.size());
-  for (size_t i = 0; i < d32.size(); ++i) {
-    INFO("element " << i);
-    REQUIRE(d32[i] == d64[i]);
-    REQUIRE(std::signbit(d32[i]) == std::signbit(d64[i]));  // never -0
-  }
+  same_bits(d32, d64);  // no NaN, never -0
 }
 
 TEST_CASE("pooling on empty tensors", "[ops][nn][pool]") {
