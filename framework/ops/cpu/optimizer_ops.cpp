@@ -24,10 +24,20 @@ void adam_span(const T* __restrict w, const T* __restrict m, const T* __restrict
 }
 
 // In place (apply_adam_in_place): half the memory traffic, and the slots stay in cache between steps.
+// Each element is read into registers and written once: with the functor working on the arrays through
+// references, GCC reloaded m[i] right after storing v[i], and large slots share their address modulo
+// 4 KiB (each is its own page-aligned mapping), so every such load waited on the store (4K aliasing):
+// 4 ns an element instead of 1.
 template <class T>
 void adam_span_in_place(T* __restrict w, T* __restrict m, T* __restrict v, const T* __restrict g, int64_t b,
                         int64_t e, T alpha, T c1, T c2, T eps) {
-  for (int64_t i = b; i < e; ++i) functors::AdamStep{}(w[i], m[i], v[i], g[i], alpha, c1, c2, eps);
+  for (int64_t i = b; i < e; ++i) {
+    T wi = w[i], mi = m[i], vi = v[i];
+    functors::AdamStep{}(wi, mi, vi, g[i], alpha, c1, c2, eps);
+    w[i] = wi;
+    m[i] = mi;
+    v[i] = vi;
+  }
 }
 
 template <class T>
