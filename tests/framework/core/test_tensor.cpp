@@ -1,7 +1,9 @@
 // Core types: DType traits, Shape, Device and DeviceScope, Tensor storage semantics, and ember::config.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <thread>
 
@@ -261,6 +263,26 @@ TEST_CASE("tensor data is 64-byte aligned", "[core][config]") {
     }
   }
   CHECK(reinterpret_cast<uintptr_t>(Tensor::empty({0}, DType::Float32).raw_data()) % 64 == 0);
+}
+
+TEST_CASE("blocks of every allocator path hold their whole extent, aligned and apart", "[core][config]") {
+  // Small blocks come from malloc with a hand-made alignment and the malloc pointer stored below them;
+  // from 128 KiB the cached path takes over. Sizes straddle both limits.
+  const std::vector<int64_t> sizes = {1, 63, 64, 65, 900, 960, 961, 1024, 4096, 131007, 131008, 131009, 200000};
+  for (int round = 0; round < 2; ++round) {
+    std::vector<Tensor> blocks;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      blocks.push_back(Tensor::empty({sizes[i]}, DType::UInt8));
+      CHECK(reinterpret_cast<uintptr_t>(blocks.back().raw_data()) % 64 == 0);
+      std::memset(blocks.back().raw_data(), static_cast<int>(i + 1), static_cast<size_t>(sizes[i]));
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const auto* p = static_cast<const uint8_t*>(blocks[i].raw_data());
+      CHECK(std::all_of(p, p + sizes[i], [&](uint8_t b) { return b == i + 1; }));
+    }
+    // Freed out of allocation order, then allocated again in the next round.
+    for (size_t i = 0; i < blocks.size(); i += 2) blocks[i] = Tensor();
+  }
 }
 
 TEST_CASE("config threads, devices and determinism", "[core][config]") {
