@@ -21,8 +21,8 @@ constexpr size_t kAlignment = 64;
 // Blocks below the cached sizes come from malloc with the alignment made by hand, the pointer malloc
 // returned kept just below the block. glibc serves aligned_alloc through _int_memalign, which skips its
 // per-thread cache and splits a chunk on every call; with the frees and consolidations that follow, that
-// was a third of an eager op on a 1-element tensor (bench_dispatch: 405 -> 262-301 ns; 32x32: 660-740 ->
-// 580-600 ns).
+// was a third of an eager op on a 1-element tensor (bench_dispatch: 396-407 -> 290-301 ns; 32x32: 660-810
+// -> 547-555 ns).
 void* small_allocate(size_t size) {
   void* raw = std::malloc(size + kAlignment);
   if (!raw) return nullptr;
@@ -78,10 +78,7 @@ class CpuAllocator final : public Allocator {
         return;
       }
     }
-    if (size < kLargeBlock)
-      small_free(ptr);
-    else
-      std::free(ptr);
+    free_block(ptr, size);
   }
   MemoryInfo memory_info() const override {
     MemoryInfo m;
@@ -110,8 +107,15 @@ class CpuAllocator final : public Allocator {
     size_t step = std::bit_floor(rounded) / 8;
     return (rounded + step - 1) / step * step;
   }
+  // Where a block of a given (rounded) size comes from and goes back to.
   static void* fresh_block(size_t size) {
     return size < kLargeBlock ? small_allocate(size) : std::aligned_alloc(kAlignment, size);
+  }
+  static void free_block(void* ptr, size_t size) {
+    if (size < kLargeBlock)
+      small_free(ptr);
+    else
+      std::free(ptr);
   }
   void* take_cached(size_t size) {
     if (!kCacheEnabled || size < kLargeBlock) return nullptr;
@@ -126,7 +130,7 @@ class CpuAllocator final : public Allocator {
   void release_cache() {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [size, blocks] : free_)
-      for (void* p : blocks) std::free(p);
+      for (void* p : blocks) free_block(p, size);
     free_.clear();
     cached_bytes_ = 0;
   }
