@@ -7,6 +7,8 @@
 // References: the float32 GFLOP/s of ops::matmul 1024x1024x1024 and of each conv's own im2col GEMM shape
 // (M = N*Ho*Wo, K = kh*kw*Cin, N = Cout), so speedup = conv GFLOP/s / GEMM GFLOP/s, how close conv gets to
 // the GEMM ceiling. FLOPs: forward 2*N*Ho*Wo*Cout*kh*kw*Cin, backward twice that.
+// (3) The Keras example CNN's two Conv2D(relu) layers at batch 128, forward: as one op (ops::conv2d_bias_relu,
+//     what the layer runs) against ops::conv2d_bias followed by ops::relu, in ms.
 // Usage: bench_conv [--json]   (2 intra-op threads)
 #include <algorithm>
 #include <cstdio>
@@ -128,5 +130,19 @@ int main(int argc, char** argv) {
   print({"conv_32x32x64_fwd_bwd", "GFLOP/s", "im2col_gemm_16384x576x64", step_gflops, mid_im2col,
          step_gflops / mid_im2col},
         json);
+
+  // (3) The fused relu against the separate pass over the output, on both convolutions of the Keras example CNN.
+  auto fused_row = [&](const char* name, Shape input, Shape filters, uint64_t seed) {
+    const int64_t out = filters[3];
+    Tensor xs = random::uniform(input, {.minval = -1, .seed = seed});
+    Tensor ks = random::uniform(filters, {.minval = -0.1, .maxval = 0.1, .seed = seed + 1});
+    Tensor bs = random::uniform({out}, {.minval = -0.1, .maxval = 0.1, .seed = seed + 2});
+    const double fused = 1e3 * seconds_per_call(5, 5, [&] { keep_alive(ops::conv2d_bias_relu(xs, ks, bs).raw_data()); });
+    const double separate =
+        1e3 * seconds_per_call(5, 5, [&] { keep_alive(ops::relu(ops::conv2d_bias(xs, ks, bs)).raw_data()); });
+    print({name, "ms", "conv2d_bias_then_relu", fused, separate, separate / fused}, json);
+  };
+  fused_row("conv_bias_relu_28x28x1_32", {kBatch, 28, 28, 1}, {3, 3, 1, 32}, 7);
+  fused_row("conv_bias_relu_13x13x32_64", {kBatch, 13, 13, 32}, {3, 3, 32, 64}, 10);
   return 0;
 }

@@ -65,6 +65,9 @@ Tensor Conv2D::call(const Tensor& x, bool training) {
   const ops::Conv2DOptions conv{.strides = options_.strides.array(),
                                 .padding = options_.padding,
                                 .dilations = options_.dilation_rate.array()};
+  // Convolution, bias and relu are one op, as TF's graph optimiser fuses Conv2D, BiasAdd and Relu.
+  if (options_.use_bias && options_.activation == "relu")
+    return ops::conv2d_bias_relu(x, read(kernel_), read(bias_), conv);
   Tensor y = options_.use_bias ? ops::conv2d_bias(x, read(kernel_), read(bias_), conv)
                                : ops::conv2d(x, read(kernel_), conv);
   return activations::get(options_.activation)(y);

@@ -96,6 +96,7 @@ struct Conv2DAttrs {
   int64_t groups = 1;
   Padding padding = Padding::Valid;
   Shape shape;
+  bool relu = false;  // conv2d_bias only: relu of the biased output (fused_ops [BiasAdd, Relu])
 };
 // pooling, NHWC; pads resolved as for conv2d.
 struct Pool2DAttrs {

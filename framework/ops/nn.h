@@ -22,6 +22,10 @@ Tensor conv2d(const Tensor& input, const Tensor& filters, Conv2DOptions options 
 // optimiser makes of the pair; Conv2D layers call it. The bias is added while the output is written, where the
 // separate add reads and writes it again. Values as conv2d then add (float32: within the add's rounding).
 Tensor conv2d_bias(const Tensor& input, const Tensor& filters, const Tensor& bias, Conv2DOptions options = {});
+// relu(conv2d_bias(input, filters, bias)) as one op, _FusedConv2D with fused_ops [BiasAdd, Relu]: what
+// Conv2D(activation="relu") runs. Values as the two ops, NaN and infinities included (a -0 may come out as +0);
+// float32 applies the relu as oneDNN writes the output, with no pass of its own.
+Tensor conv2d_bias_relu(const Tensor& input, const Tensor& filters, const Tensor& bias, Conv2DOptions options = {});
 // The gradient of conv2d with respect to its input, of shape input_shape.
 Tensor conv2d_backprop_input(const Shape& input_shape, const Tensor& filters, const Tensor& out_backprop,
                              Conv2DOptions options = {});

@@ -24,19 +24,24 @@ ops::Pool2DOptions pool_options(const Pool2DAttrs& a) {
   return {.strides = a.strides, .padding = padding_name(a.padding)};
 }
 
-std::vector<Tensor> conv2d_grad(const GradContext& ctx) {
+// The gradients of conv2d's input and filters for the output gradient dy.
+std::vector<Tensor> conv2d_input_grads(const GradContext& ctx, const Tensor& dy) {
   const auto& a = std::get<Conv2DAttrs>(ctx.attrs);
-  const Tensor &x = ctx.inputs[0], &w = ctx.inputs[1], &dy = ctx.grads[0];
+  const Tensor &x = ctx.inputs[0], &w = ctx.inputs[1];
   // A first layer's input leads to no source: its backprop_input (a whole convolution) is skipped.
   return {ctx.needs(0) ? ops::conv2d_backprop_input(x.shape(), w, dy, conv_options(a)) : Tensor(),
           ctx.needs(1) ? ops::conv2d_backprop_filter(x, w.shape(), dy, conv_options(a)) : Tensor()};
 }
 
-// The convolution's two gradients, and the bias's: dy summed over batch and space, as add's gradient does it.
+std::vector<Tensor> conv2d_grad(const GradContext& ctx) { return conv2d_input_grads(ctx, ctx.grads[0]); }
+
+// The convolution's two gradients, and the bias's: dy summed over batch and space, as add's gradient does it. A
+// fused relu first takes its gradient from the op's output, as relu's own formula does.
 std::vector<Tensor> conv2d_bias_grad(const GradContext& ctx) {
-  std::vector<Tensor> grads = conv2d_grad(ctx);
+  const Tensor dy = std::get<Conv2DAttrs>(ctx.attrs).relu ? ops::relu_grad(ctx.grads[0], ctx.outputs[0]) : ctx.grads[0];
+  std::vector<Tensor> grads = conv2d_input_grads(ctx, dy);
   const Tensor& bias = ctx.inputs[2];
-  grads.push_back(ctx.needs(2) ? unbroadcast(ctx.grads[0], bias.shape()) : Tensor());
+  grads.push_back(ctx.needs(2) ? unbroadcast(dy, bias.shape()) : Tensor());
   return grads;
 }
 

@@ -4,7 +4,10 @@
 // to float32 and takes the float32 path. Float64 has no oneDNN primitive and uses direct loops, which are also the
 // reference the tests hold oneDNN to.
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -12,8 +15,10 @@
 
 #include "framework/core/parallel.h"
 #include "framework/ops/cpu/dnnl_context.h"
+#include "framework/ops/cpu/elementwise_loops.h"
 #include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/functors.h"
 
 namespace ember {
 
@@ -199,11 +204,18 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-// bias: the description of a bias added by the primitive, or none (a zero md).
-dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, dnnl::prop_kind prop, const md& bias = {}) {
+// bias: the description of a bias added by the primitive, or none (a zero md). relu: a relu post-op on the output.
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, dnnl::prop_kind prop, const md& bias = {},
+                                                     bool relu = false) {
   dnnl::convolution_forward::desc desc(prop, dnnl::algorithm::convolution_direct, d.src, d.any_w, bias, d.dst,
                                        d.strides, d.dilates, d.pad_l, d.pad_r);
-  return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), dnnl_ctx::engine());
+  dnnl::primitive_attr attr = user_scratchpad();
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  return dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_ctx::engine());
 }
 
 // A primitive plus the reorder between the user's HWIO filter and the layout the primitive chose.
@@ -269,14 +281,15 @@ void run_reorder(Entry& e, memory& from, memory& to) {
 memory wrap(const md& d, const void* p) { return memory(d, dnnl_ctx::engine(), const_cast<void*>(p)); }
 
 // Each runs one primitive on operands of type dt and returns true, or returns false, writing nothing, when
-// there is no bf16 primitive for the shape. A forward convolution given a bias (of type dt) adds it.
+// there is no bf16 primitive for the shape. A forward convolution given a bias (of type dt) adds it, and with
+// relu takes the relu of the sum as it writes it (oneDNN's relu: NaN becomes 0, so see relu_post_op_exact).
 bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g, memory::data_type dt,
-                       const void* bias = nullptr) {
+                       const void* bias = nullptr, bool relu = false) {
   using Entry = Cached<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>;
   ConvDescs d = descs(g, dt);
   const md bias_md = bias ? md({g.o}, dt, memory::format_tag::x) : md();
-  Entry& e = conv_entry<Entry>(bias ? "conv_fwd_bias" : "conv_fwd", g, dt, [&] {
-    auto pd = forward_pd(d, dnnl::prop_kind::forward_inference, bias_md);
+  Entry& e = conv_entry<Entry>(relu ? "conv_fwd_relu" : bias ? "conv_fwd_bias" : "conv_fwd", g, dt, [&] {
+    auto pd = forward_pd(d, dnnl::prop_kind::forward_inference, bias_md, relu);
     return make_entry<Entry, decltype(pd), dnnl::convolution_forward>(pd, pd.weights_desc(), d.user_w, true);
   });
   if (!e.prim) return false;
@@ -425,15 +438,53 @@ void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels) {
   });
 }
 
-// Float32 adds the bias inside oneDNN's convolution; the other dtypes convolve as conv2d does and then add it in
-// one pass over the output, rounding as conv2d followed by add.
+// The largest |v| of n floats as its bit pattern (sign cleared, so unsigned order is the order of magnitudes):
+// 0x7f800000 or more when some v is infinite or NaN.
+uint32_t max_abs_bits(const float* v, int64_t n) {
+  std::atomic<uint32_t> result{0};
+  parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+    uint32_t m = 0;
+    for (int64_t i = begin; i < end; ++i) m = std::max(m, std::bit_cast<uint32_t>(v[i]) & 0x7fffffffu);
+    uint32_t seen = result.load();
+    while (seen < m && !result.compare_exchange_weak(seen, m)) {
+    }
+  });
+  return result.load();
+}
+
+// Whether oneDNN's relu post-op gives relu(conv2d_bias) (up to the sign of a zero): when no sum can overflow, the
+// output holds no infinity and no NaN, and oneDNN's max(v, 0) agrees with relu's select. Every sum is bounded
+// by terms * max|x| * max|w| + max|b|; half of FLT_MAX leaves room for the rounding of float32 partial sums.
+bool relu_post_op_exact(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g) {
+  double max_abs[3];
+  const Tensor* operands[] = {&x, &w, &b};
+  for (int i = 0; i < 3; ++i) {
+    const uint32_t bits = max_abs_bits(operands[i]->data<float>(), operands[i]->num_elements());
+    if (bits >= 0x7f800000u) return false;
+    max_abs[i] = std::bit_cast<float>(bits);
+  }
+  const double terms = static_cast<double>(g.kh * g.kw * g.ig());
+  return terms * max_abs[0] * max_abs[1] + max_abs[2] < std::numeric_limits<float>::max() / 2.0;
+}
+
+// y = relu(y) in T, the values relu would give.
+template <class T>
+void relu_in_place(T* y, int64_t n) {
+  cpu::unary_loop(y, y, n, cpu::Unary<T, T, functors::Relu>{});
+}
+
+// Float32 adds the bias inside oneDNN's convolution (and the relu, where relu_post_op_exact says it may); the other
+// dtypes convolve as conv2d does and then add it in one pass over the output, rounding as conv2d followed by add.
+// A relu oneDNN did not take is a pass of its own over the output, in place.
 void conv2d_bias_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   const Tensor& w = ctx.inputs[1];
   const Tensor& b = ctx.inputs[2];
   Tensor& y = ctx.outputs[0];
   const int64_t channels = y.shape()[3], rows = channels == 0 ? 0 : y.num_elements() / channels;
-  ConvGeom g = geom(x.shape(), w.shape(), y.shape(), std::get<Conv2DAttrs>(ctx.attrs));
+  const auto& attrs = std::get<Conv2DAttrs>(ctx.attrs);
+  ConvGeom g = geom(x.shape(), w.shape(), y.shape(), attrs);
+  bool relu_done = false;
   EMBER_DISPATCH_FLOAT(x.dtype(), "conv2d_bias", {
     if (trivial(x, w, y)) {
       add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels);
@@ -443,7 +494,9 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
     } else {
       guarded("conv2d_bias", [&] {
         if constexpr (std::is_same_v<scalar_t, float>) {
-          conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, memory::data_type::f32, b.raw_data());
+          relu_done = attrs.relu && relu_post_op_exact(x, w, b, g);
+          conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, memory::data_type::f32, b.raw_data(),
+                            relu_done);
         } else {
           run_dnnl<scalar_t>(x, w, y, [&](const void* a, const void* f, void* o, memory::data_type dt) {
             return conv_forward_dnnl(a, f, o, g, dt);
@@ -452,6 +505,7 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
         }
       });
     }
+    if (attrs.relu && !relu_done) relu_in_place<scalar_t>(y.data<scalar_t>(), y.num_elements());
   });
 }
 

@@ -4,6 +4,7 @@
 #include "framework/ops/cuda/conv_launch.h"
 #include "framework/ops/cuda/cuda_runtime.h"
 #include "framework/ops/cuda/cuda_types.cuh"
+#include "framework/ops/functors.h"
 
 namespace ember::cuda {
 
@@ -54,9 +55,14 @@ void conv_by_size(int elem_bytes, Body&& body) {
   }
 }
 
+// The sum is rounded into T before the relu, as the CPU's separate pass sees it.
 template <class T>
-__global__ void conv_bias_add_kernel(T* __restrict__ y, const T* __restrict__ bias, int64_t total, int64_t channels) {
-  EMBER_CUDA_GRID_STRIDE_LOOP(idx, total) { y[idx] = to_storage<T>(load(y, idx) + load(bias, idx % channels)); }
+__global__ void conv_bias_add_kernel(T* __restrict__ y, const T* __restrict__ bias, int64_t total, int64_t channels,
+                                     bool relu) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, total) {
+    y[idx] = to_storage<T>(load(y, idx) + load(bias, idx % channels));
+    if (relu) y[idx] = to_storage<T>(functors::Relu{}(load(y, idx)));
+  }
 }
 
 template <class T>
@@ -199,13 +205,13 @@ void launch_conv_crop_nhwc(const void* xp, void* x, int64_t n, int64_t h, int64_
   });
 }
 
-void launch_conv_bias_add(DT dt, void* y, const void* bias, int64_t total, int64_t channels, int device,
+void launch_conv_bias_add(DT dt, void* y, const void* bias, int64_t total, int64_t channels, bool relu, int device,
                           const char* op) {
   if (total == 0) return;
   cudaStream_t s = stream(device);
   EMBER_CUDA_DISPATCH_FLOATING(dt, {
     conv_bias_add_kernel<scalar_t><<<blocks_for(total), kThreads, 0, s>>>(
-        static_cast<scalar_t*>(y), static_cast<const scalar_t*>(bias), total, channels);
+        static_cast<scalar_t*>(y), static_cast<const scalar_t*>(bias), total, channels, relu);
     after_launch(op, device);
   });
 }

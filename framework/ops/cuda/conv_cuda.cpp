@@ -357,14 +357,14 @@ void conv2d_cuda(const KernelContext& ctx) {
                 conv_cuda_geom(x.shape(), w.shape(), ctx.outputs[0].shape(), std::get<Conv2DAttrs>(ctx.attrs)));
 }
 
-// The convolution as conv2d's kernel, then the bias in one pass over the output.
+// The convolution as conv2d's kernel, then the bias (and the fused relu) in one pass over the output.
 void conv2d_bias_cuda(const KernelContext& ctx) {
   const Tensor &x = ctx.inputs[0], &w = ctx.inputs[1], &b = ctx.inputs[2];
   Tensor& y = ctx.outputs[0];
-  conv_cuda_run(ctx, ConvCudaKind::Forward,
-                conv_cuda_geom(x.shape(), w.shape(), y.shape(), std::get<Conv2DAttrs>(ctx.attrs)));
+  const auto& attrs = std::get<Conv2DAttrs>(ctx.attrs);
+  conv_cuda_run(ctx, ConvCudaKind::Forward, conv_cuda_geom(x.shape(), w.shape(), y.shape(), attrs));
   cuda::launch_conv_bias_add(cuda::to_dt(y.dtype()), y.raw_data(), b.raw_data(), y.num_elements(), y.shape()[3],
-                             cuda::device_of(ctx), "conv2d_bias");
+                             attrs.relu, cuda::device_of(ctx), "conv2d_bias");
 }
 
 void conv2d_backprop_input_cuda(const KernelContext& ctx) {

@@ -280,6 +280,9 @@ void add_nn(Table& t) {
   t[OpId::conv2d_bias].push_back(
       {"groups 2", [] { return Inputs{any64({1, 5, 5, 4}, 208), any64({3, 3, 2, 4}, 209), any64({4}, 210)}; },
        [](const Inputs& in) { return ops::conv2d_bias(in[0], in[1], in[2]); }});
+  t[OpId::conv2d_bias].push_back(
+      {"fused relu", [] { return Inputs{any64({2, 5, 4, 3}, 211), any64({3, 2, 3, 4}, 212), any64({4}, 213)}; },
+       [same2](const Inputs& in) { return ops::conv2d_bias_relu(in[0], in[1], in[2], same2); }});
   t[OpId::conv2d_backprop_input].push_back(
       {"SAME stride 2", [] { return Inputs{any64({3, 3, 3, 2}, 201), any64({1, 3, 3, 2}, 202)}; },
        [same2](const Inputs& in) { return ops::conv2d_backprop_input({1, 5, 5, 3}, in[0], in[1], same2); }});

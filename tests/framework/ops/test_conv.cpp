@@ -335,6 +335,65 @@ TEST_CASE("conv2d_bias equals conv2d then add, in every floating dtype", "[ops][
   }
 }
 
+TEST_CASE("conv2d_bias_relu equals relu of conv2d_bias, in every floating dtype", "[ops][nn][conv]") {
+  uint32_t seed = 401;
+  for (const ConvCase& c : random_cases()) {
+    INFO(describe(c));
+    const int64_t out_channels = c.filters[3];
+    std::vector<double> xv = uniform_values(c.input.num_elements(), seed++),
+                        wv = uniform_values(c.filters.num_elements(), seed++),
+                        bv = uniform_values(out_channels, seed++);
+    for (DType dt : kFloatDTypes) {
+      INFO("dtype " << dt);
+      Tensor x = make(xv, c.input, dt), w = make(wv, c.filters, dt), b = make(bv, {out_channels}, dt);
+      Tensor fused = ops::conv2d_bias_relu(x, w, b, c.options);
+      REQUIRE(fused.dtype() == dt);
+      REQUIRE(fused.shape() == ops::conv2d_bias(x, w, b, c.options).shape());
+      CHECK(values_as_double(fused) == values_as_double(ops::relu(ops::conv2d_bias(x, w, b, c.options))));
+    }
+  }
+}
+
+// oneDNN's relu turns NaN into 0: float32 gives it the relu only where no sum can overflow.
+TEST_CASE("conv2d_bias_relu keeps the NaN and infinities relu would", "[ops][nn][conv]") {
+  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+    return true;
+  };
+  const double nan = std::nan("");
+  // A 1x1 convolution of two channels into two: out0 = x0 + x1, out1 = x1 - x0 (then + bias 0.5, -0.5).
+  Tensor w_sum = make({1, -1, 1, 1}, {1, 1, 2, 2}, DType::Float32);
+  SECTION("a NaN input") {
+    for (DType dt : kFloatDTypes) {
+      INFO("dtype " << dt);
+      Tensor x = make({nan, 1, 1, 2, -1, -2}, {1, 1, 3, 2}, dt), w = ops::cast(w_sum, dt);
+      Tensor b = make({0.5, -0.5}, {2}, dt);
+      std::vector<double> got = values_as_double(ops::conv2d_bias_relu(x, w, b));
+      CHECK((std::isnan(got[0]) && std::isnan(got[1])));
+      CHECK(same(got, values_as_double(ops::relu(ops::conv2d_bias(x, w, b)))));
+    }
+  }
+  // oneDNN's single chain of FMAs gives +-inf here, not NaN; the bound keeps any other summation order safe too.
+  SECTION("finite float32 operands whose products overflow") {
+    Tensor x = make({1e30, 1e30, 1e30, -1e30, 1, 2}, {1, 1, 3, 2}, DType::Float32);
+    Tensor w = make({1e30, 1e30, -1e30, 1e30}, {1, 1, 2, 2}, DType::Float32);
+    Tensor b = make({0, 0}, {2}, DType::Float32);
+    std::vector<double> got = values_as_double(ops::conv2d_bias_relu(x, w, b));
+    CHECK(std::isinf(got[1]));
+    CHECK(same(got, values_as_double(ops::relu(ops::conv2d_bias(x, w, b)))));
+  }
+  SECTION("an infinite filter or bias") {
+    Tensor x = make({1, 2, -1, -2}, {1, 1, 2, 2}, DType::Float32);
+    Tensor w = make({INFINITY, 1, 1, 1}, {1, 1, 2, 2}, DType::Float32);
+    Tensor b = make({0, nan}, {2}, DType::Float32);
+    std::vector<double> got = values_as_double(ops::conv2d_bias_relu(x, w, b));
+    CHECK(std::isnan(got[1]));
+    CHECK(same(got, values_as_double(ops::relu(ops::conv2d_bias(x, w, b)))));
+  }
+}
+
 TEST_CASE("conv2d_bias on empty tensors and its errors", "[ops][nn][conv]") {
   for (DType dt : kFloatDTypes) {
     INFO("dtype " << dt);
@@ -354,4 +413,6 @@ TEST_CASE("conv2d_bias on empty tensors and its errors", "[ops][nn][conv]") {
                       Contains("conv2d_bias") && Contains("bias") && Contains("float64"));
   REQUIRE_THROWS_WITH(ops::conv2d_bias(x, w, make(iota(4, 1), {4}, DType::Float32), {.padding = "FULL"}),
                       Contains("conv2d_bias") && Contains("FULL"));
+  REQUIRE_THROWS_WITH(ops::conv2d_bias_relu(x, w, make(iota(3, 1), {3}, DType::Float32)),
+                      Contains("conv2d_bias_relu") && Contains("bias must have shape [4]"));
 }

@@ -577,6 +577,9 @@ void add_nn(Table& t) {
   cb.push_back({"Fashion-MNIST second layer", triple({8, 13, 13, 32}, {3, 3, 32, 64}, 270), conv_bias({}), kAll,
                 conv_tol});
   cb.push_back({"batch 0", triple({0, 5, 5, 3}, {3, 3, 3, 4}, 273), conv_bias({}), kAll, conv_tol});
+  cb.push_back({"fused relu, Fashion-MNIST first layer", triple({8, 28, 28, 1}, {3, 3, 1, 32}, 276),
+                [](const Inputs& in, DType) { return Outputs{ops::conv2d_bias_relu(in[0], in[1], in[2])}; }, kAll,
+                conv_tol});
 
   auto bi = [](Shape in_shape, ops::Conv2DOptions o) {
     return binary_fn([in_shape, o](const Tensor& f, const Tensor& dy) { return ops::conv2d_backprop_input(in_shape, f, dy, o); });
