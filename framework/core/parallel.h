@@ -15,6 +15,11 @@ void set_denormal_flags();
 // Element count below which an elementwise loop stays on the calling thread (waking the pool costs more).
 inline constexpr int64_t kParallelGrain = 32768;
 
+// The grain of a loop whose items each cost about work_per_item element operations: kParallelGrain of them.
+inline int64_t grain_for(int64_t work_per_item) {
+  return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work_per_item, 1));
+}
+
 // Runs fn(begin, end) over [0, n) split in contiguous chunks of at least `grain` items.
 // fn must not throw: validate before the loop.
 template <class F>

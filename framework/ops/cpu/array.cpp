@@ -50,7 +50,7 @@ void strided_copy(const void* src_v, void* dst_v, size_t esize, const std::vecto
     using E = decltype(tag);
     const E* s = reinterpret_cast<const E*>(src);
     E* o = reinterpret_cast<E*>(dst);
-    parallel_for(outer, std::max<int64_t>(1, kParallelGrain / inner), [&](int64_t b, int64_t e) {
+    parallel_for(outer, grain_for(inner), [&](int64_t b, int64_t e) {
       std::vector<int64_t> idx(static_cast<size_t>(outer_rank));
       int64_t off = 0, rem = b;
       for (int64_t d = outer_rank - 1; d >= 0; --d) {
@@ -95,7 +95,7 @@ template <class E, int B>
 void transpose_tiles(const E* in, E* out, int64_t batch, int64_t rows, int64_t cols) {
   constexpr int64_t T = 64;
   const int64_t tr = (rows + T - 1) / T, tc = (cols + T - 1) / T, tiles = batch * tr * tc;
-  parallel_for(tiles, std::max<int64_t>(1, kParallelGrain / (T * T)), [&](int64_t b, int64_t e) {
+  parallel_for(tiles, grain_for(T * T), [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t n = t / (tr * tc), i0 = (t / tc) % tr * T, j0 = t % tc * T;
       const E* ib = in + n * rows * cols;

@@ -89,7 +89,7 @@ void for_each_row(const BroadcastPlan<N>& p, int64_t num_elements, Row&& row) {
   const int64_t inner = p.inner();
   const int64_t outer_rank = p.rank() - 1;
   const int64_t rows = inner ? num_elements / inner : 0;
-  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(inner, 1));
+  const int64_t grain = grain_for(inner);
   run_range(rows, grain, [&](int64_t rb, int64_t re) {
     constexpr int64_t kMaxCounters = 16;
     int64_t idx[kMaxCounters];

@@ -65,7 +65,7 @@ void gather_cpu(const KernelContext& ctx) {
     using index_t = decltype(tag);
     const index_t* idx = static_cast<const index_t*>(indices.raw_data());
     // Output rows run over (batch, outer, k); each copies one params row of `inner` elements.
-    parallel_for(batch * outer * k, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(inner, 1)),
+    parallel_for(batch * outer * k, grain_for(inner),
                  [&](int64_t b, int64_t e) {
                    for (int64_t row = b; row < e; ++row) {
                      int64_t ki = row % k, bo = row / k, bi = bo / outer;
@@ -137,7 +137,7 @@ void one_hot_cpu(const KernelContext& ctx) {
     using index_t = decltype(tag);
     const index_t* idx = static_cast<const index_t*>(indices.raw_data());
     // Output viewed as (outer, depth, inner); one task per outer row.
-    parallel_for(outer, std::max<int64_t>(1, kParallelGrain / (depth * inner)), [&](int64_t b, int64_t e) {
+    parallel_for(outer, grain_for(depth * inner), [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         char* row = out + static_cast<size_t>(o * depth * inner) * es;
         fill_bits(row, depth * inner, off, es);
@@ -209,7 +209,7 @@ void pad_cpu(const KernelContext& ctx) {
   const int64_t row_units = y.shape()[last], rows = y.num_elements() / (row_units * unit);
   const char* in = static_cast<const char*>(x.raw_data());
   char* out = static_cast<char*>(y.raw_data());
-  parallel_for(rows, std::max<int64_t>(1, kParallelGrain / (row_units * unit)), [&](int64_t b, int64_t e) {
+  parallel_for(rows, grain_for(row_units * unit), [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       char* orow = out + static_cast<size_t>(row * row_units) * unit_bytes;
       int64_t off = 0, rem = row;

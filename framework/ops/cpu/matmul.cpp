@@ -205,7 +205,7 @@ void gemm_eigen(const T* a, const T* b, T* c, const MatmulGeometry& g) {
   // Many or small products: split the batches over the pool. Few large ones: one at a time, each
   // threaded by Eigen (which stays serial when called inside a parallel region).
   if (g.batches >= 2 * intra_op_threads() || work < (int64_t{1} << 18)) {
-    parallel_for(g.batches, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work, 1)),
+    parallel_for(g.batches, grain_for(work),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t t = begin; t < end; ++t) product(t);
                  });

@@ -35,10 +35,6 @@ PoolGeom pool_geom(const Shape& in, const Shape& out, const Pool2DAttrs& a) {
           a.ksize[0], a.ksize[1], a.strides[0], a.strides[1], a.pads[0], a.pads[2]};
 }
 
-int64_t pool_grain_for(int64_t work_per_item) {
-  return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work_per_item, 1));
-}
-
 // Float32 lanes as a GCC/Clang vector extension: compares give lane masks and ?: selects whole vectors, so the
 // routing below is branch-free (written as scalar selects, GCC turns it into branches and masked stores).
 // 16 bytes: SSE2, in every x86-64's ABI (wider vectors change the ABI of these helpers without AVX).
@@ -77,7 +73,7 @@ void max_pool_2x2(const float* x0, const float* x1, const float* x2, const float
 template <class T, bool kMax>
 void pool_forward(const T* x, T* y, const PoolGeom& g) {
   using C = compute_t<T>;
-  parallel_for(g.n * g.oh, pool_grain_for(g.ow * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+  parallel_for(g.n * g.oh, grain_for(g.ow * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
     C acc[kCBlock];
     for (int64_t t = begin; t < end; ++t) {
       int64_t n = t / g.oh, oh = t % g.oh, hb, he;
@@ -184,7 +180,7 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
     mark(col_hit, g.ow, [&](int64_t o, int64_t& b, int64_t& e) { g.cols(o, b, e); });
   }
   parallel_for(
-      g.n * cblocks, pool_grain_for(g.oh * g.ow * std::min(g.c, kCBlock) * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+      g.n * cblocks, grain_for(g.oh * g.ow * std::min(g.c, kCBlock) * g.kh * g.kw), [&](int64_t begin, int64_t end) {
         C best[kCBlock];
         // Same width as float so the select below vectorises; a position is within one image.
         int32_t pos[kCBlock];
@@ -268,7 +264,7 @@ void avg_pool_backward(const T* dy, T* dx, const PoolGeom& g, const std::vector<
     lo = first <= 0 ? 0 : (first + s - 1) / s;
     hi = std::min((i + pad) / s + 1, out);
   };
-  parallel_for(g.n * g.h, pool_grain_for(g.w * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
+  parallel_for(g.n * g.h, grain_for(g.w * g.c * g.kh * g.kw), [&](int64_t begin, int64_t end) {
     C acc[kCBlock];
     for (int64_t t = begin; t < end; ++t) {
       int64_t n = t / g.h, ih = t % g.h, oh_lo, oh_hi;

@@ -224,7 +224,7 @@ void reduce_block(const In* in, typename Op::acc_t* out, int64_t outer, int64_t 
   const int threads = intra_op_threads();
   if (tasks >= threads || work < 2 * kParallelGrain || red < 2 * threads) {
     int64_t per_task = std::max<int64_t>(1, work / std::max<int64_t>(tasks, 1));
-    parallel_for(tasks, std::max<int64_t>(1, kParallelGrain / per_task), [&](int64_t b, int64_t e) {
+    parallel_for(tasks, grain_for(per_task), [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) whole.run(t);
     });
     return;
@@ -360,7 +360,7 @@ void arg_kernel(const KernelContext& ctx) {
   };
   const int64_t chunks = (inner + kColWidth - 1) / kColWidth;
   const int64_t per_task = red * std::min(inner, kColWidth);
-  parallel_for(outer * chunks, std::max<int64_t>(1, kParallelGrain / per_task), [&](int64_t b, int64_t e) {
+  parallel_for(outer * chunks, grain_for(per_task), [&](int64_t b, int64_t e) {
     C m[kColWidth];
     int64_t idx[kColWidth];
     for (int64_t t = b; t < e; ++t) {

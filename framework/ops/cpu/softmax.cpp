@@ -53,7 +53,7 @@ const C* widen(const T* src, int64_t len, C* buf) {
 template <class T, bool kLog>
 void softmax_rows(const T* x, T* y, int64_t rows, int64_t n) {
   using C = compute_t<T>;
-  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
+  const int64_t grain = grain_for(n);
   parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
     C in[kChunk], ex[kChunk];
     for (int64_t r = begin; r < end; ++r) {
@@ -106,7 +106,7 @@ void softmax_strided(const T* x, T* y, const RowGeometry& g) {
   int64_t width = std::clamp<int64_t>((g.inner + want_blocks - 1) / want_blocks, 1, kWideChunk);
   width = std::min((width + 7) / 8 * 8, kWideChunk);
   int64_t blocks = (g.inner + width - 1) / width;
-  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(g.n * std::min(g.inner, width), 1));
+  const int64_t grain = grain_for(g.n * std::min(g.inner, width));
   parallel_for(g.outer * blocks, grain, [&](int64_t begin, int64_t end) {
     C mbuf[kWideChunk], sbuf[kWideChunk], in[kWideChunk], ex[kWideChunk];
     for (int64_t t = begin; t < end; ++t) {
