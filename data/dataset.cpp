@@ -67,6 +67,11 @@ std::string element_error_prefix(const char* transformation, const char* what, i
 
 void init_worker_thread() {
   set_denormal_flags();
+  // The pipeline's ops run on this thread alone (Ember's loops and oneDNN's both follow the thread's OpenMP
+  // limit), as tf.data runs its functions with max_intra_op_parallelism 1 (RootDataset::Params). An OpenMP
+  // team started here would add its threads to the training step's: with more OpenMP threads than CPUs,
+  // libgomp's workers stop spinning between regions and every region of the step pays for a futex wake.
+  omp_set_num_threads(1);
   // The input pipeline runs on the CPU (as tf.data does); fit moves each batch to the model's device.
   static thread_local DeviceScope on_cpu(Device::cpu());
 }

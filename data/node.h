@@ -70,7 +70,8 @@ std::exception_ptr with_context(std::exception_ptr e, const std::string& prefix)
 // "Dataset.map: the function failed on element 7 of the pass: " and the like.
 std::string element_error_prefix(const char* transformation, const char* what, int64_t index);
 
-// Per-thread setup of a pipeline worker: the denormal flags every Ember compute thread carries.
+// Per-thread setup of a pipeline worker: the denormal flags every Ember compute thread carries, and ops
+// that run on the calling thread alone.
 void init_worker_thread();
 
 // Stage factories, one per transformation (arguments already validated by Dataset).

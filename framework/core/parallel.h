@@ -20,12 +20,13 @@ inline int64_t grain_for(int64_t work_per_item) {
   return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work_per_item, 1));
 }
 
-// Runs fn(begin, end) over [0, n) split in contiguous chunks of at least `grain` items.
-// fn must not throw: validate before the loop.
+// Runs fn(begin, end) over [0, n) split in contiguous chunks of at least `grain` items, on at most the
+// pool's threads and the calling thread's OpenMP limit (omp_get_max_threads: 1 on the input pipeline's
+// workers, see data::detail::init_worker_thread). fn must not throw: validate before the loop.
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& fn) {
   if (n <= 0) return;
-  int threads = intra_op_threads();
+  int threads = std::min(intra_op_threads(), omp_get_max_threads());
   int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
   if (chunks <= 1 || omp_in_parallel()) {
     fn(int64_t{0}, n);

@@ -114,6 +114,26 @@ TEST_CASE("data: AUTOTUNE runs one call per usable CPU at once", "[data][paralle
   CHECK_THROWS_AS(Dataset::range(3).map(fn, {.num_parallel_calls = -2}), InvalidArgument);
 }
 
+TEST_CASE("data: a pipeline function's ops run on its worker thread alone", "[data][parallel]") {
+  // As tf.data (max_intra_op_parallelism 1): an op big enough to split over the intra-op pool would, on a
+  // worker, start an OpenMP team of that worker's own, a thread that outlives the op.
+  config::set_intra_op_parallelism_threads(2);
+  std::atomic<int> grew{0}, calls{0};
+  auto fn = [&](const Tensor& x) {
+    const int before = ember::testing::thread_count();
+    Tensor big = ops::cast(ops::full(Shape{1 << 20}, 3, DType::UInt8), DType::Float32) * 0.5f;
+    if (ember::testing::thread_count() != before) ++grew;
+    ++calls;
+    CHECK(big.shape() == Shape{1 << 20});
+    return x;
+  };
+  CHECK(scalars(Dataset::range(4).map(fn).prefetch(1)) == iota64(4));  // on the prefetch thread
+  CHECK(scalars(Dataset::range(4).map(fn, {.num_parallel_calls = 1})) == iota64(4));  // on a map worker
+  CHECK(calls.load() == 8);
+  CHECK(grew.load() == 0);
+  config::set_intra_op_parallelism_threads(0);
+}
+
 TEST_CASE("data: prefetch overlaps the producer with the consumer", "[data][parallel]") {
   // 15 steps of 20 ms on each side: about 300 ms overlapped, 600 ms in sequence.
   auto run = [](const Dataset& ds) {
