@@ -17,14 +17,20 @@ using CustomBackward = std::function<std::vector<Tensor>(const Tensor& dy)>;
 // One recorded op (outside the anonymous namespace: GradientTape::Impl, a member of a public class, holds
 // them). Non-differentiable ops keep no tensors: they are recorded only so that what they
 // produce stays tracked and a gradient asked through them is an error rather than silently zero.
+// Recording is on every op's path, so a node costs few allocations: one vector of ids, and the tensors or
+// the output dtypes, whichever the node needs.
 struct TapeNode {
   OpId op;
   Attrs attrs;
   bool differentiable;
-  std::vector<Tensor> inputs, outputs;
-  std::vector<uint64_t> input_ids, output_ids;
-  std::vector<DType> output_dtypes;
-  CustomBackward custom;  // custom_gradient's backward (op is then meaningless)
+  std::vector<Tensor> inputs, outputs;  // differentiable nodes only
+  std::vector<uint64_t> ids;            // the inputs' ids, then the outputs'
+  size_t num_inputs;
+  std::vector<DType> output_dtypes;  // non-differentiable nodes only: the error of a gradient asked through them
+  CustomBackward custom;             // custom_gradient's backward (op is then meaningless)
+
+  std::span<const uint64_t> input_ids() const { return {ids.data(), num_inputs}; }
+  std::span<const uint64_t> output_ids() const { return {ids.data() + num_inputs, ids.size() - num_inputs}; }
 };
 
 namespace {
@@ -59,16 +65,18 @@ struct GradientTape::Impl {
 
   void record(OpId op, const Attrs& attrs, bool differentiable, std::span<const Tensor> inputs,
               std::span<const Tensor> outputs, CustomBackward custom = {}) {
-    TapeNode n{op, differentiable ? attrs : Attrs{}, differentiable, {}, {}, {}, {}, {}, std::move(custom)};
-    for (const Tensor& t : inputs) n.input_ids.push_back(t.id());
+    TapeNode n{op, differentiable ? attrs : Attrs{}, differentiable, {}, {}, {}, inputs.size(), {}, std::move(custom)};
+    n.ids.reserve(inputs.size() + outputs.size());
+    for (const Tensor& t : inputs) n.ids.push_back(t.id());
     for (const Tensor& t : outputs) {
-      n.output_ids.push_back(t.id());
-      n.output_dtypes.push_back(t.dtype());
+      n.ids.push_back(t.id());
       tracked.insert(t.id());
     }
     if (differentiable) {
       n.inputs.assign(inputs.begin(), inputs.end());
       n.outputs.assign(outputs.begin(), outputs.end());
+    } else {
+      for (const Tensor& t : outputs) n.output_dtypes.push_back(t.dtype());
     }
     nodes.push_back(std::move(n));
   }
@@ -148,9 +156,10 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
   std::vector<char> needed(tape.nodes.size(), 0);
   for (size_t i = 0; i < tape.nodes.size(); ++i) {
     const TapeNode& n = tape.nodes[i];
-    if (std::none_of(n.input_ids.begin(), n.input_ids.end(), [&](uint64_t id) { return reach.count(id); })) continue;
+    const auto in_ids = n.input_ids(), out_ids = n.output_ids();
+    if (std::none_of(in_ids.begin(), in_ids.end(), [&](uint64_t id) { return reach.count(id); })) continue;
     needed[i] = 1;
-    reach.insert(n.output_ids.begin(), n.output_ids.end());
+    reach.insert(out_ids.begin(), out_ids.end());
   }
 
   std::unordered_map<uint64_t, Tensor> grads;
@@ -170,10 +179,11 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
   for (size_t i = tape.nodes.size(); i-- > 0;) {
     if (!needed[i]) continue;
     TapeNode& n = tape.nodes[i];
-    std::vector<Tensor> out_grads(n.output_ids.size());
+    const auto in_ids = n.input_ids(), out_ids = n.output_ids();
+    std::vector<Tensor> out_grads(out_ids.size());
     bool any = false;
-    for (size_t j = 0; j < n.output_ids.size(); ++j) {
-      auto it = grads.find(n.output_ids[j]);
+    for (size_t j = 0; j < out_ids.size(); ++j) {
+      auto it = grads.find(out_ids[j]);
       if (it != grads.end()) {
         out_grads[j] = it->second;
         any = true;
@@ -192,27 +202,27 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
     std::vector<Tensor> in_grads;
     if (n.custom) {
       in_grads = n.custom(out_grads[0]);
-      EMBER_CHECK(in_grads.size() == n.input_ids.size(), InvalidArgument)
-          << "custom_gradient: backward returned " << in_grads.size() << " gradient(s) for " << n.input_ids.size()
+      EMBER_CHECK(in_grads.size() == in_ids.size(), InvalidArgument)
+          << "custom_gradient: backward returned " << in_grads.size() << " gradient(s) for " << in_ids.size()
           << " input(s)";
     } else {
       GradFn fn = gradient_function(n.op);
       EMBER_CHECK(fn, Unimplemented) << "GradientTape.gradient: op '" << op_name(n.op) << "' has no gradient formula";
-      wanted.resize(n.input_ids.size());
-      for (size_t j = 0; j < wanted.size(); ++j) wanted[j] = reach.count(n.input_ids[j]) ? 1 : 0;
+      wanted.resize(in_ids.size());
+      for (size_t j = 0; j < wanted.size(); ++j) wanted[j] = reach.count(in_ids[j]) ? 1 : 0;
       in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads, wanted});
     }
-    for (size_t j = 0; j < n.input_ids.size() && j < in_grads.size(); ++j) {
-      if (!in_grads[j].defined() || !reach.count(n.input_ids[j])) continue;
+    for (size_t j = 0; j < in_ids.size() && j < in_grads.size(); ++j) {
+      if (!in_grads[j].defined() || !reach.count(in_ids[j])) continue;
       EMBER_CHECK(in_grads[j].shape() == n.inputs[j].shape(), Internal)
           << "gradient of op '" << (n.custom ? "custom_gradient" : op_name(n.op)) << "' for input " << j
           << " has shape " << in_grads[j].shape() << ", expected " << n.inputs[j].shape();
-      accumulate(grads, n.input_ids[j], in_grads[j]);
+      accumulate(grads, in_ids[j], in_grads[j]);
     }
     // Every consumer of this node's outputs comes later on the tape, so their gradients are complete:
     // drop those not asked for, and their buffers go back to the allocator (still in cache) for the next
     // node's gradients instead of staying alive to the end of the pass.
-    for (uint64_t id : n.output_ids)
+    for (uint64_t id : out_ids)
       if (!source_ids.count(id)) grads.erase(id);
     if (!tape.options.persistent) {
       n.inputs.clear();
