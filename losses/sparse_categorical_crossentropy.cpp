@@ -60,19 +60,16 @@ Tensor SparseCategoricalCrossentropy::call_with_mask(const Tensor& y_true, const
   }
   if (labels.dtype() != DType::Int32 && labels.dtype() != DType::Int64) labels = ops::cast(labels, DType::Int64);
 
-  // TF's sparse softmax crossentropy on logits; probabilities enter as log(clip(p)).
+  // TF's sparse softmax crossentropy on logits (one op); probabilities enter as log(clip(p)).
   const Tensor logits = options_.from_logits ? pred : ops::log(ops::clip_by_value(pred, kSparseEpsilon, 1.0 - kSparseEpsilon));
-  const int64_t classes = pred.shape()[rank - 1];
-  const Tensor log_probs = ops::reshape(ops::log_softmax(logits, -1), Shape{-1, classes});
-  const Tensor flat_labels = ops::reshape(labels, Shape{-1});
-  Tensor picked;
+  Tensor result;
   try {
-    picked = ops::gather(log_probs, flat_labels, {.axis = 1, .batch_dims = 1});
-  } catch (const InvalidArgument& e) {
+    result = ops::sparse_softmax_cross_entropy_with_logits(labels, logits);
+  } catch (const InvalidArgument& e) {  // the shapes and dtypes are right by now: a label is out of range
+    const int64_t classes = pred.shape()[rank - 1];
     throw InvalidArgument(std::string(kWho) + ": a label is outside the valid range [0, " + std::to_string(classes) +
                           ") of y_pred's " + std::to_string(classes) + " classes (" + e.what() + ")");
   }
-  Tensor result = ops::reshape(-picked, labels.shape());
 
   if (options_.ignore_class) {
     result = ops::where(valid, result, metrics::f32(0));

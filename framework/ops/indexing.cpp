@@ -7,6 +7,7 @@
 
 #include "framework/ops/array.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/index_checks.h"
 
 namespace ember::ops {
 
@@ -30,15 +31,17 @@ std::string position_str(int64_t flat, const Shape& shape) {
   return index_list_str(idx);
 }
 
-void check_index_dtype(const char* op, const char* what, const Tensor& t, bool allow_uint8 = false) {
+}  // namespace
+
+namespace detail {
+
+void check_index_dtype(const char* op, const char* what, const Tensor& t, bool allow_uint8) {
   DType d = t.dtype();
   EMBER_CHECK(d == DType::Int32 || d == DType::Int64 || (allow_uint8 && d == DType::UInt8), InvalidArgument)
       << op << ": " << what << " must be int32" << (allow_uint8 ? ", int64 or uint8" : " or int64") << ", got "
       << d;
 }
 
-// Data-dependent validation reads the indices on the host, before any kernel starts, so every backend
-// reports the same error (a GPU copy costs one synchronisation).
 void check_indices_in_range(const char* op, const char* what, const Tensor& indices, int64_t limit) {
   Tensor h = indices.to(Device::cpu());
   int64_t n = h.num_elements();
@@ -52,6 +55,13 @@ void check_indices_in_range(const char* op, const char* what, const Tensor& indi
   if (h.dtype() == DType::Int32) check(static_cast<const int32_t*>(h.raw_data()));
   else check(static_cast<const int64_t*>(h.raw_data()));
 }
+
+}  // namespace detail
+
+using detail::check_index_dtype;
+using detail::check_indices_in_range;
+
+namespace {
 
 constexpr int kShrinkAxis = -1, kNewAxis = -2;
 

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "framework/ops/dispatch.h"
+#include "framework/ops/index_checks.h"
 
 namespace ember::ops {
 
@@ -130,6 +131,25 @@ Tensor softmax_like(OpId op, const Tensor& logits, int64_t axis) {
 Tensor softmax(const Tensor& logits, int64_t axis) { return softmax_like(OpId::softmax, logits, axis); }
 
 Tensor log_softmax(const Tensor& logits, int64_t axis) { return softmax_like(OpId::log_softmax, logits, axis); }
+
+Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits) {
+  const char* op = "sparse_softmax_cross_entropy_with_logits";
+  EMBER_CHECK(logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64, InvalidArgument)
+      << op << ": logits must be float32 or float64, got " << logits.dtype() << " (cast them first)";
+  detail::check_index_dtype(op, "labels", labels);
+  EMBER_CHECK(logits.rank() >= 1, InvalidArgument) << op << ": logits must have rank >= 1, got shape " << logits.shape();
+  const int64_t classes = logits.shape()[logits.rank() - 1];
+  bool ok = labels.rank() == logits.rank() - 1;
+  for (int64_t d = 0; ok && d < labels.rank(); ++d) ok = labels.shape()[d] == logits.shape()[d];
+  EMBER_CHECK(ok, InvalidArgument) << op << ": labels of shape " << labels.shape()
+                                   << " must have the shape of logits without its last (class) axis; logits have shape "
+                                   << logits.shape();
+  EMBER_CHECK(classes > 0 || labels.num_elements() == 0, InvalidArgument)
+      << op << ": logits of shape " << logits.shape() << " have no classes";
+  detail::check_indices_in_range(op, "labels", labels, classes);
+  Tensor inputs[] = {logits, labels};
+  return run_op(OpId::sparse_softmax_cross_entropy_with_logits, inputs, OutputSpec{labels.shape(), logits.dtype()});
+}
 
 Tensor conv2d(const Tensor& input, const Tensor& filters, Conv2DOptions options) {
   const char* op = "conv2d";

@@ -1,7 +1,10 @@
-// Backward formulas of softmax and log_softmax (TF: nn_grad.py _SoftmaxGrad, _LogSoftmaxGrad),
-// written from the saved output so they need no second exponentiation of the logits.
+// Backward formulas of softmax and log_softmax (TF: nn_grad.py _SoftmaxGrad, _LogSoftmaxGrad), written from
+// the saved output so they need no second exponentiation of the logits, and of the sparse softmax
+// crossentropy (_SparseSoftmaxCrossEntropyWithLogitsGrad).
 #include "framework/autodiff/grad_registry.h"
+#include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/nn.h"
 #include "framework/ops/reduce.h"
 
 namespace ember {
@@ -23,9 +26,20 @@ std::vector<Tensor> log_softmax_grad(const GradContext& ctx) {
   return {dy - ops::exp(y) * ops::reduce_sum(dy, axis, /*keepdims=*/true)};
 }
 
+// dlogits = dloss[..., None] * (softmax(logits) - one_hot(labels)) (TF's backprop output, here recomputed
+// with differentiable ops so that second derivatives are right); the integer labels get none.
+std::vector<Tensor> sparse_xent_grad(const GradContext& ctx) {
+  const Tensor& logits = ctx.inputs[0];
+  const int64_t classes = logits.shape()[logits.rank() - 1];
+  const Tensor backprop =
+      ops::softmax(logits, -1) - ops::one_hot(ctx.inputs[1], classes, {.dtype = logits.dtype()});
+  return {ops::expand_dims(ctx.grads[0], -1) * backprop, Tensor()};
+}
+
 }  // namespace
 
 EMBER_REGISTER_GRADIENT(softmax, softmax_grad);
+EMBER_REGISTER_GRADIENT(sparse_softmax_cross_entropy_with_logits, sparse_xent_grad);
 EMBER_REGISTER_GRADIENT(log_softmax, log_softmax_grad);
 
 }  // namespace ember

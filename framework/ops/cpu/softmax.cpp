@@ -1,4 +1,4 @@
-// CPU softmax / log_softmax: one fused kernel per row (max, sum of exponentials, normalise), stable for large
+// CPU softmax / log_softmax (and sparse softmax crossentropy): one fused kernel per row (max, sum of exponentials, normalise), stable for large
 // logits. Exponentials go through Eigen's vectorised exp; half types are widened to float in small chunks.
 #include <Eigen/Core>
 #include <algorithm>
@@ -149,6 +149,38 @@ void softmax_strided(const T* x, T* y, const RowGeometry& g) {
   });
 }
 
+// One row's TF sparse softmax crossentropy: log(sum(exp(x - max))) - (x[label] - max), the order of TF's
+// SparseXentLossGenerator (the same bits as -(log_softmax(x)[label])).
+template <class T, class L>
+void sparse_xent_rows(const T* x, const L* labels, T* loss, int64_t rows, int64_t n) {
+  parallel_for(rows, grain_for(n), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      ConstVecMap<T> xa(x + r * n, n);
+      const T m = xa.maxCoeff();
+      const T sum = (xa - m).exp().sum();
+      loss[r] = std::log(sum) - (x[r * n + static_cast<int64_t>(labels[r])] - m);
+    }
+  });
+}
+
+// The labels are in range: the front end checked them.
+void sparse_xent_cpu(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  const Tensor& labels = ctx.inputs[1];
+  if (labels.num_elements() == 0) return;
+  const int64_t n = x.shape()[x.rank() - 1], rows = labels.num_elements();
+  auto run = [&](auto* xp, auto* lossp) {
+    if (labels.dtype() == DType::Int32)
+      sparse_xent_rows(xp, labels.data<int32_t>(), lossp, rows, n);
+    else
+      sparse_xent_rows(xp, labels.data<int64_t>(), lossp, rows, n);
+  };
+  if (x.dtype() == DType::Float32)
+    run(x.data<float>(), ctx.outputs[0].data<float>());
+  else
+    run(x.data<double>(), ctx.outputs[0].data<double>());
+}
+
 template <bool kLog>
 void softmax_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
@@ -171,5 +203,6 @@ EMBER_REGISTER_KERNEL(softmax, CPU, softmax_cpu<false>, DType::Float32, DType::F
                       DType::BFloat16);
 EMBER_REGISTER_KERNEL(log_softmax, CPU, softmax_cpu<true>, DType::Float32, DType::Float64, DType::Float16,
                       DType::BFloat16);
+EMBER_REGISTER_KERNEL(sparse_softmax_cross_entropy_with_logits, CPU, sparse_xent_cpu, DType::Float32, DType::Float64);
 
 }  // namespace ember

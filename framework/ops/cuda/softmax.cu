@@ -1,4 +1,5 @@
-// CUDA softmax / log_softmax, computed in float for the half types. Contiguous rows (the axis is the last
+// CUDA softmax / log_softmax (and the sparse softmax crossentropy, float32/float64), computed in float for
+// the half types. Contiguous rows (the axis is the last
 // one) get a warp each when short and a block each when long: max, sum of exponentials, then the
 // normalised values, each an all-reduce through warp shuffles. An inner axis gets a thread per column,
 // so neighbouring threads read neighbouring elements. The formulas are cpu/softmax.cpp's:
@@ -125,7 +126,46 @@ void softmax_run(const void* xv, void* yv, int64_t outer, int64_t n, int64_t inn
   }
 }
 
+// One warp per row: TF's sparse softmax crossentropy, log(sum(exp(x - max))) - (x[label] - max).
+template <class T, class L>
+__global__ void sparse_xent_kernel(const T* x, const L* labels, T* loss, int64_t rows, int64_t n) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t per_block = blockDim.x / 32;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * per_block;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * per_block + threadIdx.x / 32; row < rows; row += step) {
+    const T* xr = x + row * n;
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t j = lane; j < n; j += 32) m = xr[j] > m ? xr[j] : m;
+    m = softmax_warp_allreduce(m, SoftmaxMax{});
+    T sum = 0;
+    for (int64_t j = lane; j < n; j += 32) sum += softmax_exp(xr[j] - m);
+    sum = softmax_warp_allreduce(sum, SoftmaxAdd{});
+    if (lane == 0) loss[row] = softmax_log(sum) - (xr[static_cast<int64_t>(labels[row])] - m);
+  }
+}
+
+template <class T>
+void sparse_xent_run(bool labels64, const void* x, const void* labels, void* loss, int64_t rows, int64_t n,
+                     cudaStream_t stream) {
+  const T* xp = static_cast<const T*>(x);
+  T* lp = static_cast<T*>(loss);
+  if (labels64)
+    sparse_xent_kernel<<<blocks_for(rows * 32), kThreads, 0, stream>>>(xp, static_cast<const int64_t*>(labels), lp, rows, n);
+  else
+    sparse_xent_kernel<<<blocks_for(rows * 32), kThreads, 0, stream>>>(xp, static_cast<const int32_t*>(labels), lp, rows, n);
+}
+
 }  // namespace
+
+void sparse_xent_launch(DT dt, bool labels64, const void* x, const void* labels, void* loss, int64_t rows, int64_t n,
+                        int device, cudaStream_t stream, const char* op) {
+  if (rows == 0) return;
+  if (dt == DT::F64)
+    sparse_xent_run<double>(labels64, x, labels, loss, rows, n, stream);
+  else
+    sparse_xent_run<float>(labels64, x, labels, loss, rows, n, stream);
+  after_launch(op, device);
+}
 
 void softmax_launch(bool log, DT dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, int device,
                     cudaStream_t stream, const char* op) {

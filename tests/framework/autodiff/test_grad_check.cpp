@@ -265,6 +265,12 @@ void add_nn(Table& t) {
     t[OpId::log_softmax].push_back({name, [] { return Inputs{any64({3, 4}, 182)}; },
                                     [axis](const Inputs& in) { return ops::log_softmax(in[0], axis); }});
   }
+  auto xent = [](const Inputs& in) { return ops::sparse_softmax_cross_entropy_with_logits(in[1], in[0]); };
+  t[OpId::sparse_softmax_cross_entropy_with_logits].push_back(
+      {"[3,4], int64 labels", [] { return Inputs{any64({3, 4}, 183), i64({3, 0, 2}, {3})}; }, xent});
+  t[OpId::sparse_softmax_cross_entropy_with_logits].push_back(
+      {"[2,3,5], int32 labels",
+       [] { return Inputs{any64({2, 3, 5}, 184), ops::cast(i64({4, 0, 1, 2, 3, 4}, {2, 3}), DType::Int32)}; }, xent});
   auto conv = [](ops::Conv2DOptions o) { return [o](const Inputs& in) { return ops::conv2d(in[0], in[1], o); }; };
   auto& c = t[OpId::conv2d];
   c.push_back({"VALID", [] { return Inputs{any64({2, 5, 5, 3}, 191), any64({3, 3, 3, 4}, 192)}; }, conv({})});
@@ -415,7 +421,8 @@ TEST_CASE("grad check: neural network", "[autodiff][grad_check]") {
 TEST_CASE("grad check: second-order gradients through nested tapes", "[autodiff][grad_check]") {
   const std::vector<OpId> ops_to_check = {OpId::mul, OpId::div, OpId::exp, OpId::log, OpId::sqrt, OpId::tanh,
                                           OpId::sigmoid, OpId::softplus, OpId::pow, OpId::reduce_mean,
-                                          OpId::matmul, OpId::softmax, OpId::log_softmax, OpId::conv2d,
+                                          OpId::matmul, OpId::softmax, OpId::log_softmax,
+                                          OpId::sparse_softmax_cross_entropy_with_logits, OpId::conv2d,
                                           OpId::max_pool2d, OpId::gather};
   for (OpId op : ops_to_check) {
     const Case& c = table().at(op).front();

@@ -531,6 +531,21 @@ void add_creation(Table& t) {
 }
 
 void add_nn(Table& t) {
+  auto xent = binary_fn([](const Tensor& logits, const Tensor& labels) {
+    return ops::sparse_softmax_cross_entropy_with_logits(labels, logits);
+  });
+  auto& xe = t[OpId::sparse_softmax_cross_entropy_with_logits];
+  const std::vector<DType> xent_dtypes = {DType::Float32, DType::Float64};
+  xe.push_back({"[3,4], int64 labels", [](DType dt) { return Inputs{make({3, 4}, dt, 205), i64({3, 0, 2}, {3})}; }, xent,
+                xent_dtypes});
+  xe.push_back({"[2,3,5], int32 labels",
+                [](DType dt) {
+                  return Inputs{make({2, 3, 5}, dt, 206), ops::cast(i64({4, 0, 1, 2, 3, 4}, {2, 3}), DType::Int32)};
+                },
+                xent, xent_dtypes});
+  xe.push_back({"[512,1000] logits up to 30",
+                [](DType dt) { return Inputs{make({512, 1000}, dt, 207, Domain{-30, 30}), make({512}, DType::Int64, 208, Domain{0, 999})}; },
+                xent, xent_dtypes});
   for (OpId op : {OpId::softmax, OpId::log_softmax}) {
     auto sm = [op](int64_t axis) {
       return unary_fn([op, axis](const Tensor& x) { return op == OpId::softmax ? ops::softmax(x, axis) : ops::log_softmax(x, axis); });

@@ -1,4 +1,5 @@
-// softmax / log_softmax: stability with large logits, every axis and dtype, empty tensors, errors.
+// softmax / log_softmax: stability with large logits, every axis and dtype, empty tensors, errors; the sparse
+// softmax crossentropy against the composite it replaces.
 // (conv2d and pooling are in test_conv.cpp and test_pool.cpp.)
 #include <cmath>
 #include <random>
@@ -134,4 +135,58 @@ TEST_CASE("softmax of a row holding NaN is NaN", "[ops][nn][softmax]") {
                   -std::log1p(std::exp(0.0))},
                  tolerance_for(dt), tolerance_for(dt));
   }
+}
+
+TEST_CASE("sparse_softmax_cross_entropy_with_logits is -log_softmax at the label, bit for bit", "[ops][nn][softmax]") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-30, 30);
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    for (const Shape& shape : {Shape{5, 7}, Shape{2, 3, 10}, Shape{1, 1}, Shape{4}, Shape{64, 1000}}) {
+      INFO("dtype " << dt << ", logits " << shape);
+      const int64_t classes = shape[shape.rank() - 1];
+      std::vector<double> v(static_cast<size_t>(shape.num_elements()));
+      for (double& e : v) e = u(rng);
+      Tensor logits = make(v, shape, dt);
+      std::vector<int64_t> dims(shape.begin(), shape.end() - 1);
+      std::vector<int64_t> lab(static_cast<size_t>(Shape(dims).num_elements()));
+      for (size_t i = 0; i < lab.size(); ++i) lab[i] = static_cast<int64_t>((i * 5 + 3) % static_cast<size_t>(classes));
+      for (DType ldt : {DType::Int64, DType::Int32}) {
+        Tensor labels = ops::cast(Tensor::from_vector<int64_t>(lab, Shape(dims)), ldt);
+        Tensor loss = ops::sparse_softmax_cross_entropy_with_logits(labels, logits);
+        REQUIRE(loss.shape() == Shape(dims));
+        REQUIRE(loss.dtype() == dt);
+        // The composite it replaces in SparseCategoricalCrossentropy: the same formula, the same bits.
+        Tensor picked = ops::gather(ops::reshape(ops::log_softmax(logits), Shape{-1, classes}),
+                                    ops::reshape(labels, Shape{-1}), {.axis = 1, .batch_dims = 1});
+        CHECK(values_as_double(loss) == values_as_double(ops::reshape(-picked, Shape(dims))));
+      }
+    }
+  }
+  // Large logits stay finite: log(1 + e^-1) - 0 and log(1 + e^-1) - (-1).
+  Tensor x = make({1000, 999, -1000, -1001}, {2, 2}, DType::Float32);
+  check_tensor(ops::sparse_softmax_cross_entropy_with_logits(Tensor::from_vector<int64_t>({0, 1}, {2}), x),
+               DType::Float32, {2}, {0.31326168751822286, 1.3132616875182228}, 1e-6, 1e-6);
+  check_tensor(ops::sparse_softmax_cross_entropy_with_logits(Tensor::from_vector<int64_t>({}, {0}),
+                                                             make({}, {0, 3}, DType::Float32)),
+               DType::Float32, {0}, {});
+}
+
+TEST_CASE("sparse_softmax_cross_entropy_with_logits errors name the op and what was wrong", "[ops][nn][softmax]") {
+  using Catch::Contains;
+  const char* op = "sparse_softmax_cross_entropy_with_logits";
+  Tensor logits = make({1, 2, 3, 4, 5, 6}, {2, 3}, DType::Float32);
+  Tensor labels = Tensor::from_vector<int64_t>({2, 0}, {2});
+  REQUIRE_THROWS_WITH(ops::sparse_softmax_cross_entropy_with_logits(Tensor::from_vector<int64_t>({1, 3}, {2}), logits),
+                      Contains(op) && Contains("labels[1] = 3") && Contains("[0, 3)"));
+  REQUIRE_THROWS_WITH(ops::sparse_softmax_cross_entropy_with_logits(Tensor::from_vector<int64_t>({-1, 0}, {2}), logits),
+                      Contains(op) && Contains("= -1"));
+  REQUIRE_THROWS_WITH(ops::sparse_softmax_cross_entropy_with_logits(Tensor::from_vector<int64_t>({0, 1, 2}, {3}), logits),
+                      Contains(op) && Contains("labels of shape (3,)") && Contains("(2, 3)"));
+  REQUIRE_THROWS_WITH(ops::sparse_softmax_cross_entropy_with_logits(ops::cast(labels, DType::Float32), logits),
+                      Contains(op) && Contains("labels must be int32 or int64") && Contains("float32"));
+  REQUIRE_THROWS_WITH(ops::sparse_softmax_cross_entropy_with_logits(labels, ops::cast(logits, DType::Float16)),
+                      Contains(op) && Contains("float16"));
+  REQUIRE_THROWS_WITH(ops::sparse_softmax_cross_entropy_with_logits(Tensor::from_vector<int64_t>({0}, Shape{}), make({}, {0}, DType::Float32)),
+                      Contains(op) && Contains("no classes"));
+  REQUIRE_THROWS_AS(ops::sparse_softmax_cross_entropy_with_logits(labels, make({1}, {}, DType::Float32)), InvalidArgument);
 }
