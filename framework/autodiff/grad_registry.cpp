@@ -22,6 +22,8 @@ Tensor unbroadcast(const Tensor& grad, const Shape& shape) {
   std::vector<int64_t> axes;
   for (int64_t i = 0; i < grad.rank(); ++i)
     if (i < lead || (shape[i - lead] == 1 && grad.shape()[i] != 1)) axes.push_back(i);
+  // Only leading axes summed away (a bias's gradient): the reduction gives the shape itself, no reshape.
+  if (!axes.empty() && axes.back() < lead) return ops::reduce_sum(grad, axes);
   Tensor summed = axes.empty() ? grad : ops::reduce_sum(grad, axes, /*keepdims=*/true);
   return ops::reshape(summed, shape);
 }

@@ -13,53 +13,62 @@ using Grads = std::vector<Tensor>;
 using grad_util::masked;
 using grad_util::masked_out;
 
-// The two gradients of a binary op, each reduced to its input's shape.
-Grads reduced(const GradContext& c, const Tensor& ga, const Tensor& gb) {
-  return {unbroadcast(ga, c.inputs[0].shape()), unbroadcast(gb, c.inputs[1].shape())};
+// The two gradients of a binary op, each reduced to its input's shape; ga() and gb() run only for the
+// inputs that lead to a source (a constant divisor's gradient is never computed).
+template <class A, class B>
+Grads reduced(const GradContext& c, A ga, B gb) {
+  return {c.needs(0) ? unbroadcast(ga(), c.inputs[0].shape()) : Tensor(),
+          c.needs(1) ? unbroadcast(gb(), c.inputs[1].shape()) : Tensor()};
 }
 
-Grads add_grad(const GradContext& c) { return reduced(c, c.grads[0], c.grads[0]); }
-Grads sub_grad(const GradContext& c) { return reduced(c, c.grads[0], ops::neg(c.grads[0])); }
+Grads add_grad(const GradContext& c) {
+  return reduced(c, [&] { return c.grads[0]; }, [&] { return c.grads[0]; });
+}
+Grads sub_grad(const GradContext& c) {
+  return reduced(c, [&] { return c.grads[0]; }, [&] { return ops::neg(c.grads[0]); });
+}
 Grads mul_grad(const GradContext& c) {
   const Tensor& dy = c.grads[0];
-  return reduced(c, dy * c.inputs[1], c.inputs[0] * dy);
+  return reduced(c, [&] { return dy * c.inputs[1]; }, [&] { return c.inputs[0] * dy; });
 }
 // d/dy (x / y) = -x / y^2, divided twice rather than by y * y so it does not overflow first.
 Grads div_grad(const GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &dy = c.grads[0];
-  return reduced(c, dy / y, dy * ((ops::neg(x) / y) / y));
+  return reduced(c, [&] { return dy / y; }, [&] { return dy * ((ops::neg(x) / y) / y); });
 }
 // Floor modulo x - floor(x / y) y.
 Grads mod_grad(const GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &dy = c.grads[0];
-  return reduced(c, dy, dy * ops::neg(ops::floordiv(x, y)));
+  return reduced(c, [&] { return dy; }, [&] { return dy * ops::neg(ops::floordiv(x, y)); });
 }
 // TF: the exponent's gradient is taken as zero where x <= 0, where log(x) is not real.
 Grads pow_grad(const GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &z = c.outputs[0], &dy = c.grads[0];
-  Tensor gx = dy * y * ops::pow(x, y - 1.0);
-  Tensor zero = ops::zeros_like(x);
-  Tensor positive = ops::greater(x, zero);
-  Tensor log_x = ops::where(positive, ops::log(ops::where(positive, x, ops::ones_like(x))), zero);
-  return reduced(c, gx, dy * z * log_x);
+  return reduced(c, [&] { return dy * y * ops::pow(x, y - 1.0); },
+                 [&] {
+                   Tensor zero = ops::zeros_like(x);
+                   Tensor positive = ops::greater(x, zero);
+                   Tensor log_x = ops::where(positive, ops::log(ops::where(positive, x, ops::ones_like(x))), zero);
+                   return dy * z * log_x;
+                 });
 }
 // TF: ties go to x.
 Grads maximum_grad(const GradContext& c) {
   Tensor x_wins = ops::greater_equal(c.inputs[0], c.inputs[1]);
-  return reduced(c, masked(x_wins, c.grads[0]), masked_out(x_wins, c.grads[0]));
+  return reduced(c, [&] { return masked(x_wins, c.grads[0]); }, [&] { return masked_out(x_wins, c.grads[0]); });
 }
 Grads minimum_grad(const GradContext& c) {
   Tensor x_wins = ops::less_equal(c.inputs[0], c.inputs[1]);
-  return reduced(c, masked(x_wins, c.grads[0]), masked_out(x_wins, c.grads[0]));
+  return reduced(c, [&] { return masked(x_wins, c.grads[0]); }, [&] { return masked_out(x_wins, c.grads[0]); });
 }
 Grads squared_difference_grad(const GradContext& c) {
   Tensor gx = 2.0 * c.grads[0] * (c.inputs[0] - c.inputs[1]);
-  return reduced(c, gx, ops::neg(gx));
+  return reduced(c, [&] { return gx; }, [&] { return ops::neg(gx); });
 }
 // relu_grad is linear in the gradients and piecewise constant in the features (TF: _ReluGradGrad).
 Grads relu_grad_grad(const GradContext& c) {
   const Tensor& features = c.inputs[1];
-  return reduced(c, ops::relu_grad(c.grads[0], features), ops::zeros_like(features));
+  return reduced(c, [&] { return ops::relu_grad(c.grads[0], features); }, [&] { return ops::zeros_like(features); });
 }
 
 // The condition takes no gradient.

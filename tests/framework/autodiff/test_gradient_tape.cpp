@@ -306,9 +306,10 @@ TEST_CASE("gradient() frees each intermediate gradient once it is complete", "[a
 }
 
 namespace {
-int tape_matmuls = 0, tape_conv_inputs = 0, tape_conv_filters = 0;
+int tape_matmuls = 0, tape_conv_inputs = 0, tape_conv_filters = 0, tape_negs = 0;
 void tape_count_ops(const OpRecord& r) {
   tape_matmuls += r.op == OpId::matmul;
+  tape_negs += r.op == OpId::neg;
   tape_conv_inputs += r.op == OpId::conv2d_backprop_input;
   tape_conv_filters += r.op == OpId::conv2d_backprop_filter;
 }
@@ -339,4 +340,20 @@ TEST_CASE("backward skips the products toward inputs that lead to no source", "[
   CHECK(all[1].to_vector<float>() == g[1].to_vector<float>());
   CHECK(all[2].shape() == x.shape());
   CHECK(all[3].shape() == img.shape());
+
+  // A binary op's gradient skips its side too: dividing by a constant computes no -x / c^2.
+  const Tensor c = ops::full({6, 4}, 3.0);
+  const int div_hook = add_op_hook(tape_count_ops);
+  for (bool watch_c : {false, true}) {
+    INFO("divisor watched: " << watch_c);
+    GradientTape t;
+    t.watch(x);
+    if (watch_c) t.watch(c);
+    const Tensor total = ops::reduce_sum(x / c);
+    tape_negs = 0;
+    const std::vector<Tensor> d = t.gradient(total, watch_c ? std::vector<Tensor>{x, c} : std::vector<Tensor>{x});
+    CHECK(tape_negs == (watch_c ? 1 : 0));
+    CHECK(d[0].to_vector<float>() == ops::full({6, 4}, 1.0 / 3.0).to_vector<float>());
+  }
+  remove_op_hook(div_hook);
 }
