@@ -32,7 +32,7 @@ Tensor apply_mask(Tensor sample_weight, const Tensor& mask, const std::string& r
   if (is_mean(reduction)) {
     const Tensor total = metrics::f32(static_cast<double>(mask.num_elements()));
     const Tensor valid = ops::reduce_sum(mask_f);
-    const Tensor mask_weight = metrics::divide_no_nan(total, valid);
+    const Tensor mask_weight = ops::div_no_nan(total, valid);
     float_mask = ops::where(ops::cast(mask_f, DType::Bool), mask_weight, metrics::f32(0));
   } else {
     float_mask = mask_f;
@@ -77,7 +77,7 @@ Tensor reduce_weighted_values(const Tensor& values_in, const Tensor& sample_weig
   Tensor loss = ops::reduce_sum(values);
   if (reduction == "sum") return loss;
   if (reduction == "mean_with_sample_weight" && sample_weight.defined())
-    return metrics::divide_no_nan(loss, ops::reduce_sum(sample_weight));
+    return ops::div_no_nan(loss, ops::reduce_sum(sample_weight));
   const int64_t n = s.num_elements();
   return n == 0 ? loss : loss / static_cast<double>(n);
 }

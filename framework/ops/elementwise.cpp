@@ -99,6 +99,7 @@ Tensor add(const Tensor& a, const Tensor& b) { return binary(OpId::add, a, b, kN
 Tensor sub(const Tensor& a, const Tensor& b) { return binary(OpId::sub, a, b, kNumeric); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(OpId::mul, a, b, kNumeric); }
 Tensor div(const Tensor& a, const Tensor& b) { return binary(OpId::div, a, b, kNumeric); }
+Tensor div_no_nan(const Tensor& a, const Tensor& b) { return binary(OpId::div_no_nan, a, b, kFloat); }
 Tensor floordiv(const Tensor& a, const Tensor& b) { return binary(OpId::floordiv, a, b, kNumeric); }
 Tensor mod(const Tensor& a, const Tensor& b) { return binary(OpId::mod, a, b, kNumeric); }
 Tensor pow(const Tensor& a, const Tensor& b) { return binary(OpId::pow, a, b, kSigned); }

@@ -43,6 +43,9 @@ Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);       // integer: truncating; by zero: InvalidArgument
+// a / b, and 0 where b == 0 whatever a is (TF: tf.math.divide_no_nan), floating types; its gradient is 0
+// there too, not NaN.
+Tensor div_no_nan(const Tensor& a, const Tensor& b);
 Tensor floordiv(const Tensor& a, const Tensor& b);  // rounds toward -inf
 Tensor mod(const Tensor& a, const Tensor& b);       // result has the sign of b (Python/TF floormod)
 Tensor pow(const Tensor& a, const Tensor& b);

@@ -261,6 +261,13 @@ struct Div {
     return static_cast<T>(a / b);
   }
 };
+// TF DivNoNan (floating types): 0 where b == 0, whatever a is (NaN and infinities too), else a / b.
+struct DivNoNan {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    return b == T(0) ? T(0) : a / b;
+  }
+};
 // Rounds toward -inf: floor(a / b) for floats (TF's floor_div_real), a corrected quotient for integers.
 struct FloorDiv {
   template <class T>

@@ -36,6 +36,12 @@ Grads div_grad(const GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &dy = c.grads[0];
   return reduced(c, [&] { return dy / y; }, [&] { return dy * ((ops::neg(x) / y) / y); });
 }
+// TF _DivNoNanGrad: as div's, with each division by y a div_no_nan (0 where y == 0, not NaN).
+Grads div_no_nan_grad(const GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1], &dy = c.grads[0];
+  return reduced(c, [&] { return ops::div_no_nan(dy, y); },
+                 [&] { return dy * ops::div_no_nan(ops::div_no_nan(ops::neg(x), y), y); });
+}
 // Floor modulo x - floor(x / y) y.
 Grads mod_grad(const GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &dy = c.grads[0];
@@ -92,6 +98,7 @@ EMBER_REGISTER_GRADIENT(add, add_grad);
 EMBER_REGISTER_GRADIENT(sub, sub_grad);
 EMBER_REGISTER_GRADIENT(mul, mul_grad);
 EMBER_REGISTER_GRADIENT(div, div_grad);
+EMBER_REGISTER_GRADIENT(div_no_nan, div_no_nan_grad);
 EMBER_REGISTER_GRADIENT(mod, mod_grad);
 EMBER_REGISTER_GRADIENT(pow, pow_grad);
 EMBER_REGISTER_GRADIENT(maximum, maximum_grad);

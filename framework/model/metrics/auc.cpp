@@ -119,12 +119,12 @@ Tensor AUC::interpolate_pr_auc() const {
   const Tensor dtp = head(tp) - tail(tp);
   const Tensor p = tp + fp;
   const Tensor dp = head(p) - tail(p);
-  const Tensor prec_slope = divide_no_nan(dtp, ops::maximum(dp, zero));
+  const Tensor prec_slope = ops::div_no_nan(dtp, ops::maximum(dp, zero));
   const Tensor intercept = tail(tp) - prec_slope * tail(p);
   const Tensor safe_p_ratio =
       ops::where(ops::logical_and(ops::greater(head(p), zero), ops::greater(tail(p), zero)),
-                 divide_no_nan(head(p), ops::maximum(tail(p), zero)), ops::ones_like(tail(p)));
-  const Tensor increment = divide_no_nan(prec_slope * (dtp + intercept * ops::log(safe_p_ratio)),
+                 ops::div_no_nan(head(p), ops::maximum(tail(p), zero)), ops::ones_like(tail(p)));
+  const Tensor increment = ops::div_no_nan(prec_slope * (dtp + intercept * ops::log(safe_p_ratio)),
                                          ops::maximum(tail(tp) + tail(fn), zero));
   return ops::reduce_sum(increment);
 }
@@ -139,16 +139,16 @@ Tensor AUC::result() const {
   const Tensor& fn = false_negatives_.value();
   Tensor x, y;
   if (curve == "ROC") {
-    x = divide_no_nan(fp, fp + tn);
-    y = divide_no_nan(tp, tp + fn);
+    x = ops::div_no_nan(fp, fp + tn);
+    y = ops::div_no_nan(tp, tp + fn);
   } else if (curve == "PR") {
-    x = divide_no_nan(tp, tp + fn);
-    y = divide_no_nan(tp, tp + fp);
+    x = ops::div_no_nan(tp, tp + fn);
+    y = ops::div_no_nan(tp, tp + fp);
   } else {  // PRGAIN
-    const Tensor scaling = divide_no_nan(tp + fn, tn + fp);
+    const Tensor scaling = ops::div_no_nan(tp + fn, tn + fp);
     const Tensor no_tp = ops::equal(tp, f32(0));
-    Tensor recall_gain = 1.0 - scaling * divide_no_nan(fn, tp);
-    Tensor precision_gain = 1.0 - scaling * divide_no_nan(fp, tp);
+    Tensor recall_gain = 1.0 - scaling * ops::div_no_nan(fn, tp);
+    Tensor precision_gain = 1.0 - scaling * ops::div_no_nan(fp, tp);
     recall_gain = ops::maximum(ops::where(no_tp, f32(0), recall_gain), f32(0));
     precision_gain = ops::where(no_tp, f32(1), precision_gain);
     x = recall_gain;

@@ -1,4 +1,4 @@
-// Keras's rank-matching rule and TF's divide_no_nan, shared by metrics and losses.
+// Keras's rank-matching rule and the float32 helpers, shared by metrics and losses.
 #include "framework/model/metrics/metrics_utils.h"
 
 #include "framework/ops/array.h"
@@ -23,15 +23,6 @@ std::pair<Tensor, Tensor> squeeze_or_expand_to_same_rank(Tensor x1, Tensor x2, b
       x2 = ops::squeeze(x2, {-1});
   }
   return {std::move(x1), std::move(x2)};
-}
-
-Tensor divide_no_nan(const Tensor& a, const Tensor& b) {
-  // The quotient uses a divisor with the zeros replaced by ones, so neither the unused branch of the
-  // where nor its gradient ever sees 0/0; the kept quotients are exactly a / b.
-  const Tensor zero = Tensor::scalar_of(0.0, b.dtype(), Device::cpu());
-  const Tensor is_zero = ops::equal(b, zero);
-  const Tensor safe_b = ops::where(is_zero, Tensor::scalar_of(1.0, b.dtype(), Device::cpu()), b);
-  return ops::where(is_zero, Tensor::scalar_of(0.0, a.dtype(), Device::cpu()), ops::div(a, safe_b));
 }
 
 Tensor to_float32(const Tensor& x) { return x.dtype() == DType::Float32 ? x : ops::cast(x, DType::Float32); }

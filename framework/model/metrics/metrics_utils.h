@@ -1,6 +1,6 @@
 #pragma once
-// Helpers shared by metrics and losses (Keras: losses/loss.py squeeze_or_expand_to_same_rank,
-// ops.divide_no_nan), written with eager ops so losses keep their gradients.
+// Helpers shared by metrics and losses (Keras: losses/loss.py squeeze_or_expand_to_same_rank), written
+// with eager ops so losses keep their gradients.
 #include <utility>
 
 #include "framework/core/tensor.h"
@@ -11,9 +11,6 @@ namespace ember::metrics {
 // last dimension is 1, squeezes it away, or (expand_rank_1, the shorter being rank 1) expands the
 // shorter one instead. Other shapes come back unchanged.
 std::pair<Tensor, Tensor> squeeze_or_expand_to_same_rank(Tensor x1, Tensor x2, bool expand_rank_1 = true);
-
-// a / b, and 0 where b == 0 (TF: tf.math.divide_no_nan); its gradient is 0 there too, not NaN.
-Tensor divide_no_nan(const Tensor& a, const Tensor& b);
 
 // x as float32 (a cast only when needed; the cast carries gradients for floating x).
 Tensor to_float32(const Tensor& x);

@@ -27,7 +27,7 @@ std::vector<double> parse_thresholds(const PrecisionRecallOptions& o, const char
 
 // tp / (tp + other), element 0 when there is a single threshold (Keras's result()[0]).
 Tensor ratio(const Variable& tp, const Variable& other, size_t num_thresholds) {
-  Tensor r = divide_no_nan(tp.value(), tp.value() + other.value());
+  Tensor r = ops::div_no_nan(tp.value(), tp.value() + other.value());
   return num_thresholds == 1 ? ops::reshape(r, Shape{}) : r;
 }
 

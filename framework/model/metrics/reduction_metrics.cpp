@@ -95,7 +95,7 @@ void Mean::update_state(const Tensor& values, const Tensor& sample_weight) {
 
 void Mean::update(const Tensor&, const Tensor&, const Tensor&) { values_only("Mean"); }
 
-Tensor Mean::result() const { return divide_no_nan(total_.value(), count_.value()); }
+Tensor Mean::result() const { return ops::div_no_nan(total_.value(), count_.value()); }
 
 Sum::Sum(MetricOptions options) : Metric(options.name.empty() ? "sum" : options.name) { total_ = add_variable("total"); }
 
@@ -124,6 +124,6 @@ void MeanMetricWrapper::update(const Tensor& y_true, const Tensor& y_pred, const
   detail::accumulate_mean(total_, count_, values(y_true, y_pred), sample_weight, who);
 }
 
-Tensor MeanMetricWrapper::result() const { return divide_no_nan(total_.value(), count_.value()); }
+Tensor MeanMetricWrapper::result() const { return ops::div_no_nan(total_.value(), count_.value()); }
 
 }  // namespace ember::metrics

@@ -67,6 +67,6 @@ void RootMeanSquaredError::update(const Tensor& y_true, const Tensor& y_pred, co
   detail::accumulate_mean(total_, count_, ops::square(p - t), sample_weight, "RootMeanSquaredError '" + name() + "'");
 }
 
-Tensor RootMeanSquaredError::result() const { return ops::sqrt(divide_no_nan(total_.value(), count_.value())); }
+Tensor RootMeanSquaredError::result() const { return ops::sqrt(ops::div_no_nan(total_.value(), count_.value())); }
 
 }  // namespace ember::metrics

@@ -177,6 +177,10 @@ bool ew_binary_signed(F f, EW_BINARY_ARGS) {
   EW_DISPATCH(SIGNED, dt, ew_binary_run<scalar_t, scalar_t>(a, b, z, n, ix, f, s));
 }
 template <class F>
+bool ew_binary_float(F f, EW_BINARY_ARGS) {
+  EW_DISPATCH(FLOAT, dt, ew_binary_run<scalar_t, scalar_t>(a, b, z, n, ix, f, s));
+}
+template <class F>
 bool ew_compare_numeric(F f, EW_BINARY_ARGS) {
   EW_DISPATCH(NUMERIC, dt, ew_binary_run<scalar_t, bool>(a, b, z, n, ix, f, s));
 }
@@ -253,6 +257,7 @@ bool launch_binary(BinaryOp op, DT dt, const void* a, const void* b, void* z, in
     case BinaryOp::Pow: return ew_binary_signed(fn::Pow{}, dt, a, b, z, n, ix, s);
     case BinaryOp::SquaredDifference: return ew_binary_signed(fn::SquaredDifference{}, dt, a, b, z, n, ix, s);
     case BinaryOp::ReluGrad: return ew_binary_signed(fn::ReluGrad{}, dt, a, b, z, n, ix, s);
+    case BinaryOp::DivNoNan: return ew_binary_float(fn::DivNoNan{}, dt, a, b, z, n, ix, s);
     case BinaryOp::Equal: return ew_compare_all(fn::Equal{}, dt, a, b, z, n, ix, s);
     case BinaryOp::NotEqual: return ew_compare_all(fn::NotEqual{}, dt, a, b, z, n, ix, s);
     case BinaryOp::Less: return ew_compare_numeric(fn::Less{}, dt, a, b, z, n, ix, s);

@@ -41,6 +41,7 @@ struct BroadcastIndex {
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, FloorDiv, Mod, Maximum, Minimum,           // numeric types
   Pow, SquaredDifference, ReluGrad,                             // float types, int32, int64
+  DivNoNan,                                                     // float types
   Equal, NotEqual,                                              // every dtype -> bool
   Less, LessEqual, Greater, GreaterEqual,                       // numeric types -> bool
   LogicalAnd, LogicalOr,                                        // bool -> bool

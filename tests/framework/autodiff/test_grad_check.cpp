@@ -123,6 +123,7 @@ void add_elementwise(Table& t) {
   bin(OpId::sub, [](const Tensor& a, const Tensor& b) { return ops::sub(a, b); }, any64, any64);
   bin(OpId::mul, [](const Tensor& a, const Tensor& b) { return ops::mul(a, b); }, any64, any64);
   bin(OpId::div, [](const Tensor& a, const Tensor& b) { return ops::div(a, b); }, any64, nonzero64);
+  bin(OpId::div_no_nan, [](const Tensor& a, const Tensor& b) { return ops::div_no_nan(a, b); }, any64, nonzero64);
   bin(OpId::pow, [](const Tensor& a, const Tensor& b) { return ops::pow(a, b); },
       [](const Shape& s, uint32_t seed) { return rand64(s, seed, 0.5, 2.0); }, any64);
   bin(OpId::maximum, [](const Tensor& a, const Tensor& b) { return ops::maximum(a, b); },

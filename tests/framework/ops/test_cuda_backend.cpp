@@ -236,6 +236,14 @@ void add_elementwise(Table& t) {
   bin(OpId::sub, &ops::sub, kAny, kAny);
   bin(OpId::mul, &ops::mul, kAny, kAny);
   bin(OpId::div, &ops::div, Domain{-9, 9}, kNonZero);  // integers: truncating, never by zero
+  bin(OpId::div_no_nan, &ops::div_no_nan, kAny, kNonZero);
+  t[OpId::div_no_nan].push_back({"zero divisors, NaN and infinite numerators",
+                                 [](DType dt) {
+                                   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+                                   return Inputs{make(Shape{6}, dt, 45, kAny) * ops::cast(Tensor::from_vector<double>({1, nan, inf, 1, nan, -inf}, {6}), dt),
+                                                 ops::cast(Tensor::from_vector<double>({0, 0, 0, 2, 2, -0.5}, {6}), dt)};
+                                 },
+                                 binary_fn(&ops::div_no_nan), kFloats, 1, false, false, true});
   bin(OpId::floordiv, &ops::floordiv, Domain{-9, 9}, kNonZero);
   bin(OpId::mod, &ops::mod, Domain{-9, 9}, kNonZero);
   bin(OpId::pow, &ops::pow, Domain{0.5, 2}, Domain{0, 3});  // integers: exponents >= 0

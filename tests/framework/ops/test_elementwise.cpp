@@ -306,6 +306,19 @@ TEST_CASE("integer division truncates, floordiv floors, mod takes the divisor's 
   }
 }
 
+TEST_CASE("div_no_nan is 0 where the divisor is 0, whatever the numerator", "[ops][elementwise]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dt : kFloats) {
+    INFO(dt);
+    Tensor a = make({1, kNaN, inf, 0, 6, kNaN, -3}, {7}, dt), b = make({0, 0, 0, -0.0, 3, 2, -1.5}, {7}, dt);
+    check_tensor(ops::div_no_nan(a, b), dt, {7}, {0, 0, 0, 0, 2, kNaN, 2});
+    // Broadcasting, as div.
+    check_tensor(ops::div_no_nan(make({1, 2, 3, 4}, {2, 2}, dt), make({0, 2}, {2}, dt)), dt, {2, 2}, {0, 1, 0, 2});
+  }
+  REQUIRE_THROWS_WITH(ops::div_no_nan(make({1}, {1}, DType::Int32), make({0}, {1}, DType::Int32)),
+                      Catch::Contains("div_no_nan") && Catch::Contains("int32"));
+}
+
 TEST_CASE("maximum and minimum propagate NaN", "[ops][elementwise]") {
   for (DType dt : kFloats) {
     INFO(dt);
