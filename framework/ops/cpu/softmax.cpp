@@ -1,5 +1,6 @@
-// CPU softmax / log_softmax (and sparse softmax crossentropy): one fused kernel per row (max, sum of exponentials, normalise), stable for large
-// logits. Exponentials go through Eigen's vectorised exp; half types are widened to float in small chunks.
+// CPU softmax / log_softmax and the sparse softmax crossentropy: one fused kernel per row (max, sum of
+// exponentials, normalise), stable for large logits. Exponentials go through Eigen's vectorised exp; half
+// types are widened to float in small chunks.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,8 @@
 // CUDA softmax / log_softmax (and the sparse softmax crossentropy, float32/float64), computed in float for
-// the half types. Contiguous rows (the axis is the last
-// one) get a warp each when short and a block each when long: max, sum of exponentials, then the
-// normalised values, each an all-reduce through warp shuffles. An inner axis gets a thread per column,
-// so neighbouring threads read neighbouring elements. The formulas are cpu/softmax.cpp's:
-// exp(x - max) * (1 / sum) and (x - max) - log(sum).
+// the half types. Contiguous rows (the axis is the last one) get a warp each when short and a block each
+// when long: max, sum of exponentials, then the normalised values, each an all-reduce through warp shuffles.
+// An inner axis gets a thread per column, so neighbouring threads read neighbouring elements. The formulas
+// are cpu/softmax.cpp's: exp(x - max) * (1 / sum) and (x - max) - log(sum).
 #include <cmath>
 #include <limits>
 
