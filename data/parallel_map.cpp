@@ -1,7 +1,10 @@
 // Dataset.map with num_parallel_calls: a pool of worker threads owned by the pass. Workers take input
 // elements in order (one at a time, under a lock), queue a result slot in input order, run the function
 // outside any lock and fill the slot; the consumer takes the front slot (deterministic) or any finished
-// one. At most 2 x workers slots exist, which bounds memory and how far the pool runs ahead.
+// one. At most 2 x workers slots exist, which bounds memory and how far the pool runs ahead. Once that
+// many are queued the workers sleep until the consumer has taken half of them, as prefetch's producer
+// does, and then wake one at a time: with a cheap function one wake-up buys half the queue rather than
+// one element.
 #include <condition_variable>
 #include <deque>
 #include <thread>
@@ -35,6 +38,7 @@ class ParallelMapIterator : public IteratorImpl {
     if (threads_.empty())  // threads start on the first request, as TF's EnsureThreadsStarted
       for (int64_t i = 0; i < workers_; ++i) threads_.emplace_back([this] { work(); });
     std::shared_ptr<Slot> slot;
+    bool wake_workers;
     {
       std::unique_lock<std::mutex> lock(mu_);
       auto ready = [&] {
@@ -52,8 +56,11 @@ class ParallelMapIterator : public IteratorImpl {
         while (!(*it)->done) ++it;
       slot = std::move(*it);
       results_.erase(it);
+      // Half empty: wake a worker, one per take, so that a pool slower than the consumer still works in
+      // parallel while a faster one sleeps between refills.
+      wake_workers = static_cast<int64_t>(results_.size()) <= limit_ / 2;
     }
-    space_cv_.notify_one();
+    if (wake_workers) space_cv_.notify_one();
     if (slot->error) {
       // The pass ends at an error: later elements are not handed out (the owner finishes the pass).
       std::rethrow_exception(slot->error);
@@ -67,6 +74,13 @@ class ParallelMapIterator : public IteratorImpl {
     std::exception_ptr error;
     bool done = false;
   };
+
+  // Whether a worker may queue another slot (mu_ held): below the limit while filling, and once the queue
+  // was full, only after it has drained to half.
+  bool has_space() const {
+    const int64_t size = static_cast<int64_t>(results_.size());
+    return filling_ ? size < limit_ : size <= limit_ / 2;
+  }
 
   void wake_all() {
     { std::lock_guard<std::mutex> lock(mu_); }  // a waiter between its check and its wait sees the change
@@ -87,8 +101,9 @@ class ParallelMapIterator : public IteratorImpl {
         std::unique_lock<std::mutex> input_lock(input_mu_);
         {
           std::unique_lock<std::mutex> lock(mu_);
-          space_cv_.wait(lock, [&] { return stopping() || input_done_ || static_cast<int64_t>(results_.size()) < limit_; });
+          space_cv_.wait(lock, [&] { return stopping() || input_done_ || has_space(); });
           if (stopping() || input_done_) return;
+          filling_ = true;
         }
         std::exception_ptr input_error;
         try {
@@ -112,6 +127,7 @@ class ParallelMapIterator : public IteratorImpl {
         }
         index = next_index_++;
         results_.push_back(slot);
+        if (static_cast<int64_t>(results_.size()) >= limit_) filling_ = false;
       }
       try {
         slot->value = fn_(*in);
@@ -142,6 +158,7 @@ class ParallelMapIterator : public IteratorImpl {
   std::condition_variable result_cv_, space_cv_;
   std::deque<std::shared_ptr<Slot>> results_;
   bool input_done_ = false, stop_ = false;
+  bool filling_ = true;  // false from when the queue is full until it has drained to half
   int64_t next_index_ = 0;
   std::vector<std::thread> threads_;  // touched only by the consumer's thread
 };

@@ -157,35 +157,40 @@ TEST_CASE("data: prefetch overlaps the producer with the consumer", "[data][para
   CHECK_THROWS_AS(Dataset::range(3).prefetch(-3), InvalidArgument);
 }
 
-TEST_CASE("data: a full prefetch buffer is refilled once it has drained to half", "[data][parallel]") {
-  // Each wake-up of the producer costs tens of microseconds on a VM: it should buy depth/2 elements.
-  std::atomic<int> made{0};
-  data::Iterator it = Dataset::range(100)
-                          .map([&](const Tensor& x) {
-                            ++made;
-                            return x;
-                          })
-                          .prefetch(4)
-                          .make_iterator();
-  // How many elements the producer has made once it had time to reach `n` (and room for one too many).
-  auto made_by = [&](int n) {
-    const auto t0 = Clock::now();
-    while (made.load() < n && seconds_since(t0) < 10) sleep_ms(1);
-    sleep_ms(200);
-    return made.load();
-  };
-  // The first element may be taken before the producer filled the buffer (then refilled to 4) or after.
-  CHECK(it.next()->at(0).item<int64_t>() == 0);
-  const int first = made_by(4);
-  REQUIRE((first == 4 || first == 5));
-  int buffered = first - 1;
-  for (int64_t taken = 1; taken <= 8; ++taken) {
-    CHECK(it.next()->at(0).item<int64_t>() == taken);
-    if (--buffered <= 2) buffered = 4;  // drained to half: refilled; with 3 left the producer sleeps on
-    CHECK(made_by(static_cast<int>(taken) + 1 + buffered) == taken + 1 + buffered);
+TEST_CASE("data: a full prefetch buffer or parallel map queue is refilled once it has drained to half",
+          "[data][parallel]") {
+  // Each wake-up of a producer costs tens of microseconds on a VM: it should buy half a buffer of elements.
+  // Both stages below hold 4 elements: prefetch(4), and 2 map workers (2 x 2 queued slots).
+  for (bool parallel_map : {false, true}) {
+    INFO((parallel_map ? "map with 2 parallel calls" : "prefetch(4)"));
+    std::atomic<int> made{0};
+    const Dataset counted = Dataset::range(100).map(
+        [&](const Tensor& x) {
+          ++made;
+          return x;
+        },
+        {.num_parallel_calls = parallel_map ? 2 : 0});
+    data::Iterator it = (parallel_map ? counted : counted.prefetch(4)).make_iterator();
+    // How many elements the stage has made once it had time to reach `n` (and room for one too many).
+    auto made_by = [&](int n) {
+      const auto t0 = Clock::now();
+      while (made.load() < n && seconds_since(t0) < 10) sleep_ms(1);
+      sleep_ms(200);
+      return made.load();
+    };
+    // The first element may be taken before the stage filled its buffer (then refilled to 4) or after.
+    CHECK(it.next()->at(0).item<int64_t>() == 0);
+    const int first = made_by(4);
+    REQUIRE((first == 4 || first == 5));
+    int buffered = first - 1;
+    for (int64_t taken = 1; taken <= 8; ++taken) {
+      CHECK(it.next()->at(0).item<int64_t>() == taken);
+      if (--buffered <= 2) buffered = 4;  // drained to half: refilled; with 3 left the stage sleeps on
+      CHECK(made_by(static_cast<int>(taken) + 1 + buffered) == taken + 1 + buffered);
+    }
+    for (int64_t i = 9; i < 100; ++i) REQUIRE(it.next()->at(0).item<int64_t>() == i);
+    CHECK_FALSE(it.next().has_value());
   }
-  for (int64_t i = 9; i < 100; ++i) REQUIRE(it.next()->at(0).item<int64_t>() == i);
-  CHECK_FALSE(it.next().has_value());
 }
 
 TEST_CASE("data: a map error reaches the consumer at its element, naming map and index", "[data][parallel]") {
