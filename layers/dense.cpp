@@ -29,17 +29,23 @@ void Dense::check_input_shape(const std::vector<Shape>& shapes) const {
       << "Dense '" << name() << "': expected an input of shape (..., " << in << "), got " << s;
 }
 
+// One fused op where Keras's graph would be fused by TF's remapper: matmul_bias_relu for a relu Dense,
+// matmul_bias (then the activation) for another with a bias.
 Tensor Dense::call(const Tensor& x, bool training) {
+  const bool relu = options_.use_bias && options_.activation == "relu";
+  auto product = [&](const Tensor& x2) {
+    if (!options_.use_bias) return ops::matmul(x2, read(kernel_));
+    return relu ? ops::matmul_bias_relu(x2, read(kernel_), read(bias_)) : ops::matmul_bias(x2, read(kernel_), read(bias_));
+  };
   Tensor y;
   if (x.rank() == 2) {
-    y = ops::matmul(x, read(kernel_));
+    y = product(x);
   } else {  // (..., in) -> flatten leading dims for one GEMM, as Keras's tensordot does
     Shape out = x.shape();
     out[out.rank() - 1] = units_;
-    y = ops::reshape(ops::matmul(ops::reshape(x, {-1, x.shape()[x.rank() - 1]}), read(kernel_)), out);
+    y = ops::reshape(product(ops::reshape(x, {-1, x.shape()[x.rank() - 1]})), out);
   }
-  if (options_.use_bias) y = y + read(bias_);
-  return activations::get(options_.activation)(y);
+  return relu ? y : activations::get(options_.activation)(y);
 }
 
 Shape Dense::compute_output_shape(const Shape& input_shape) {

@@ -31,6 +31,7 @@ struct ArgReduceAttrs {
 };
 struct MatMulAttrs {
   bool transpose_a = false, transpose_b = false;
+  bool relu = false;  // matmul_bias only: relu of the biased product (fused_ops [BiasAdd, Relu])
 };
 // reshape and broadcast_to: the resolved output shape (no -1).
 struct ShapeAttrs {

@@ -1,4 +1,4 @@
-// Front end of matmul: validation and shape inference (shared by every backend).
+// Front end of matmul and matmul_bias: validation and shape inference (shared by every backend).
 #include "framework/ops/linalg.h"
 
 #include "framework/ops/broadcast.h"
@@ -22,40 +22,70 @@ bool matmul_dtype(DType t) {
 
 const char* flag(bool b) { return b ? "true" : "false"; }
 
-}  // namespace
-
-Tensor matmul(const Tensor& a, const Tensor& b, MatMulOptions options) {
-  EMBER_CHECK(a.defined() && b.defined(), InvalidArgument) << "matmul: an input tensor is undefined";
+// The shape of op(a) @ op(b), after checking the operands as `op` (matmul or matmul_bias).
+Shape product_shape(const char* op, const Tensor& a, const Tensor& b, const MatMulOptions& options) {
+  EMBER_CHECK(a.defined() && b.defined(), InvalidArgument) << op << ": an input tensor is undefined";
   EMBER_CHECK(a.rank() >= 2 && b.rank() >= 2, InvalidArgument)
-      << "matmul: expected operands of rank >= 2, got a with shape " << a.shape() << " and b with shape "
+      << op << ": expected operands of rank >= 2, got a with shape " << a.shape() << " and b with shape "
       << b.shape();
   EMBER_CHECK(a.dtype() == b.dtype(), InvalidArgument)
-      << "matmul: a and b must have the same dtype, got " << a.dtype() << " and " << b.dtype();
+      << op << ": a and b must have the same dtype, got " << a.dtype() << " and " << b.dtype();
   EMBER_CHECK(matmul_dtype(a.dtype()), InvalidArgument)
-      << "matmul: dtype " << a.dtype() << " is not supported (expected float32, float64, float16, bfloat16, int32 or int64)";
+      << op << ": dtype " << a.dtype() << " is not supported (expected float32, float64, float16, bfloat16, int32 or int64)";
   const Shape &sa = a.shape(), &sb = b.shape();
   const int64_t ra = sa.rank(), rb = sb.rank();
   const int64_t m = options.transpose_a ? sa[ra - 1] : sa[ra - 2];
   const int64_t ka = options.transpose_a ? sa[ra - 2] : sa[ra - 1];
   const int64_t kb = options.transpose_b ? sb[rb - 1] : sb[rb - 2];
   const int64_t n = options.transpose_b ? sb[rb - 2] : sb[rb - 1];
-  EMBER_CHECK(ka == kb, InvalidArgument) << "matmul: inner dimensions do not agree: a has shape " << sa
+  EMBER_CHECK(ka == kb, InvalidArgument) << op << ": inner dimensions do not agree: a has shape " << sa
                                          << " (transpose_a=" << flag(options.transpose_a) << ") and b has shape " << sb
                                          << " (transpose_b=" << flag(options.transpose_b) << "), so " << ka
                                          << " columns of a meet " << kb << " rows of b";
   const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
   Shape out;
   try {
-    out = broadcast_shapes("matmul", batch_a, batch_b);
+    out = broadcast_shapes(op, batch_a, batch_b);
   } catch (const InvalidArgument&) {
-    throw make_error<InvalidArgument>("matmul: batch dimensions ", batch_a, " of a (shape ", sa, ") and ", batch_b,
+    throw make_error<InvalidArgument>(op, ": batch dimensions ", batch_a, " of a (shape ", sa, ") and ", batch_b,
                                       " of b (shape ", sb, ") do not broadcast");
   }
   out.push_back(m);
   out.push_back(n);
+  return out;
+}
+
+Tensor matmul_bias_op(const char* op, bool relu, const Tensor& a, const Tensor& b, const Tensor& bias,
+                      const MatMulOptions& options) {
+  const Shape out = product_shape(op, a, b, options);
+  EMBER_CHECK(bias.defined(), InvalidArgument) << op << ": the bias is an undefined tensor";
+  EMBER_CHECK(is_floating(a.dtype()), InvalidArgument)
+      << op << ": dtype " << a.dtype() << " is not supported (expected float32, float64, float16 or bfloat16)";
+  EMBER_CHECK(bias.dtype() == a.dtype(), InvalidArgument)
+      << op << ": the bias must have the operands' dtype " << a.dtype() << ", got " << bias.dtype();
+  EMBER_CHECK(bias.rank() == 1 && bias.shape()[0] == out[out.rank() - 1], InvalidArgument)
+      << op << ": bias must have shape [" << out[out.rank() - 1] << "], one value per column of the product of shape "
+      << out << ", got " << bias.shape();
+  const Tensor inputs[] = {a, b, bias};
+  return run_op(OpId::matmul_bias, inputs, OutputSpec{out, a.dtype()},
+                MatMulAttrs{.transpose_a = options.transpose_a, .transpose_b = options.transpose_b, .relu = relu});
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, MatMulOptions options) {
+  const Shape out = product_shape("matmul", a, b, options);
   const Tensor inputs[] = {a, b};
   return run_op(OpId::matmul, inputs, OutputSpec{out, a.dtype()},
                 MatMulAttrs{.transpose_a = options.transpose_a, .transpose_b = options.transpose_b});
+}
+
+Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, MatMulOptions options) {
+  return matmul_bias_op("matmul_bias", false, a, b, bias, options);
+}
+
+Tensor matmul_bias_relu(const Tensor& a, const Tensor& b, const Tensor& bias, MatMulOptions options) {
+  return matmul_bias_op("matmul_bias_relu", true, a, b, bias, options);
 }
 
 }  // namespace ember::ops

@@ -1,4 +1,5 @@
-// Backward formula of matmul (TF: math_grad.py _MatMulGrad / _BatchMatMulV2Grad).
+// Backward formulas of matmul (TF: math_grad.py _MatMulGrad / _BatchMatMulV2Grad) and matmul_bias.
+#include "framework/ops/elementwise.h"
 #include "framework/ops/linalg.h"
 
 #include "framework/autodiff/grad_registry.h"
@@ -9,11 +10,11 @@ namespace {
 // For c = op(a) @ op(b), with op a transpose where the flag is set: each case keeps the product in
 // the stored layout of a and b, so no explicit transpose is needed. Broadcast batch dimensions are
 // then summed away. An operand that leads to no source (a model's input batch) gets no product.
-std::vector<Tensor> matmul_grad(const GradContext& ctx) {
+// g is the gradient of the product.
+std::vector<Tensor> product_grads(const GradContext& ctx, const Tensor& g) {
   const auto& at = std::get<MatMulAttrs>(ctx.attrs);
   const Tensor& a = ctx.inputs[0];
   const Tensor& b = ctx.inputs[1];
-  const Tensor& g = ctx.grads[0];
   Tensor da, db;
   if (ctx.needs(0)) {
     if (!at.transpose_a) da = ops::matmul(g, b, {.transpose_b = !at.transpose_b});
@@ -28,8 +29,20 @@ std::vector<Tensor> matmul_grad(const GradContext& ctx) {
   return {da, db};
 }
 
+std::vector<Tensor> matmul_grad(const GradContext& ctx) { return product_grads(ctx, ctx.grads[0]); }
+
+// matmul_bias: a fused relu first takes its gradient from the op's output, as relu's own formula does; then
+// the product's two gradients, and the bias's: the gradient summed over the rows, as add's gradient does it.
+std::vector<Tensor> matmul_bias_grad(const GradContext& ctx) {
+  const Tensor g = std::get<MatMulAttrs>(ctx.attrs).relu ? ops::relu_grad(ctx.grads[0], ctx.outputs[0]) : ctx.grads[0];
+  std::vector<Tensor> grads = product_grads(ctx, g);
+  grads.push_back(ctx.needs(2) ? unbroadcast(g, ctx.inputs[2].shape()) : Tensor());
+  return grads;
+}
+
 }  // namespace
 
 EMBER_REGISTER_GRADIENT(matmul, matmul_grad);
+EMBER_REGISTER_GRADIENT(matmul_bias, matmul_bias_grad);
 
 }  // namespace ember

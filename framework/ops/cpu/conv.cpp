@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "framework/core/parallel.h"
+#include "framework/ops/cpu/bias_add.h"
 #include "framework/ops/cpu/conv_reference.h"
 #include "framework/ops/cpu/dnnl_context.h"
 #include "framework/ops/cpu/elementwise_loops.h"
@@ -303,18 +304,6 @@ void conv2d_cpu(const KernelContext& ctx) {
   });
 }
 
-// y (rows x channels, row-major) += bias, rounded once into T (as add would round conv2d's output).
-template <class T>
-void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels) {
-  parallel_for(rows, grain_for(channels), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      T* yr = y + r * channels;
-      for (int64_t c = 0; c < channels; ++c)
-        yr[c] = cpu::from_compute<T>(cpu::to_compute(yr[c]) + cpu::to_compute(bias[c]));
-    }
-  });
-}
-
 // The largest |v| of n floats as its bit pattern (sign cleared, so unsigned order is the order of magnitudes):
 // 0x7f800000 or more when some v is infinite or NaN.
 uint32_t max_abs_bits(const float* v, int64_t n) {
@@ -364,10 +353,10 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
   bool relu_done = false;
   EMBER_DISPATCH_FLOAT(x.dtype(), "conv2d_bias", {
     if (trivial(x, w, y)) {
-      add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels);
+      cpu::add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels, false);
     } else if constexpr (std::is_same_v<scalar_t, double>) {
       cpu::conv_forward_ref<double>(x.data<double>(), w.data<double>(), y.data<double>(), g);
-      add_bias_rows<double>(y.data<double>(), b.data<double>(), rows, channels);
+      cpu::add_bias_rows<double>(y.data<double>(), b.data<double>(), rows, channels, false);
     } else {
       guarded("conv2d_bias", [&] {
         if constexpr (std::is_same_v<scalar_t, float>) {
@@ -378,7 +367,7 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
           run_dnnl<scalar_t>(x, w, y, [&](const void* a, const void* f, void* o, memory::data_type dt) {
             return conv_forward_dnnl(a, f, o, g, dt);
           });
-          add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels);
+          cpu::add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels, false);
         }
       });
     }

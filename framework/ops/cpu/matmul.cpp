@@ -1,4 +1,4 @@
-// CPU matmul. Float32 runs on oneDNN (dnnl_sgemm for single products, the matmul primitive for
+// CPU matmul and matmul_bias. Float32 runs on oneDNN (dnnl_sgemm for single products, the matmul primitive for
 // batches). BFloat16 runs natively in oneDNN's matmul primitive (bf16 operands and result, float32
 // accumulation; AVX-512-BF16 or AMX kernels) where oneDNN has a JIT kernel for the geometry on this CPU,
 // and otherwise, like Float16 (oneDNN 2.6 has no f16 matmul on CPUs), is widened to float32 around the
@@ -16,6 +16,7 @@
 
 #include "framework/core/parallel.h"
 #include "framework/ops/broadcast.h"
+#include "framework/ops/cpu/bias_add.h"
 #include "framework/ops/cpu/dnnl_context.h"
 #include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/cpu/matmul_geometry.h"
@@ -269,9 +270,24 @@ void matmul_cpu(const KernelContext& ctx) {
   }
 }
 
+// matmul_bias: the product as matmul computes it (inputs 0 and 1, output 0 are matmul's), then the bias and
+// the fused relu in one pass over the output.
+void matmul_bias_cpu(const KernelContext& ctx) {
+  matmul_cpu(ctx);
+  const Tensor& bias = ctx.inputs[2];
+  Tensor& out = ctx.outputs[0];
+  const int64_t n = bias.num_elements(), rows = n == 0 ? 0 : out.num_elements() / n;
+  const bool relu = std::get<MatMulAttrs>(ctx.attrs).relu;
+  EMBER_DISPATCH_FLOAT(out.dtype(), "matmul_bias", {
+    cpu::add_bias_rows<scalar_t>(out.data<scalar_t>(), bias.data<scalar_t>(), rows, n, relu);
+  });
+}
+
 }  // namespace
 
 EMBER_REGISTER_KERNEL(matmul, CPU, matmul_cpu, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
                       DType::Int32, DType::Int64);
+EMBER_REGISTER_KERNEL(matmul_bias, CPU, matmul_bias_cpu, DType::Float32, DType::Float64, DType::Float16,
+                      DType::BFloat16);
 
 }  // namespace ember

@@ -57,7 +57,7 @@ void conv_by_size(int elem_bytes, Body&& body) {
 
 // The sum is rounded into T before the relu, as the CPU's separate pass sees it.
 template <class T>
-__global__ void conv_bias_add_kernel(T* __restrict__ y, const T* __restrict__ bias, int64_t total, int64_t channels,
+__global__ void bias_add_kernel(T* __restrict__ y, const T* __restrict__ bias, int64_t total, int64_t channels,
                                      bool relu) {
   EMBER_CUDA_GRID_STRIDE_LOOP(idx, total) {
     y[idx] = to_storage<T>(load(y, idx) + load(bias, idx % channels));
@@ -205,12 +205,12 @@ void launch_conv_crop_nhwc(const void* xp, void* x, int64_t n, int64_t h, int64_
   });
 }
 
-void launch_conv_bias_add(DT dt, void* y, const void* bias, int64_t total, int64_t channels, bool relu, int device,
+void launch_bias_add(DT dt, void* y, const void* bias, int64_t total, int64_t channels, bool relu, int device,
                           const char* op) {
   if (total == 0) return;
   cudaStream_t s = stream(device);
   EMBER_CUDA_DISPATCH_FLOATING(dt, {
-    conv_bias_add_kernel<scalar_t><<<blocks_for(total), kThreads, 0, s>>>(
+    bias_add_kernel<scalar_t><<<blocks_for(total), kThreads, 0, s>>>(
         static_cast<scalar_t*>(y), static_cast<const scalar_t*>(bias), total, channels, relu);
     after_launch(op, device);
   });

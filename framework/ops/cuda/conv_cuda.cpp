@@ -363,8 +363,8 @@ void conv2d_bias_cuda(const KernelContext& ctx) {
   Tensor& y = ctx.outputs[0];
   const auto& attrs = std::get<Conv2DAttrs>(ctx.attrs);
   conv_cuda_run(ctx, ConvCudaKind::Forward, conv_cuda_geom(x.shape(), w.shape(), y.shape(), attrs));
-  cuda::launch_conv_bias_add(cuda::to_dt(y.dtype()), y.raw_data(), b.raw_data(), y.num_elements(), y.shape()[3],
-                             attrs.relu, cuda::device_of(ctx), "conv2d_bias");
+  cuda::launch_bias_add(cuda::to_dt(y.dtype()), y.raw_data(), b.raw_data(), y.num_elements(), y.shape()[3], attrs.relu,
+                        cuda::device_of(ctx), "conv2d_bias");
 }
 
 void conv2d_backprop_input_cuda(const KernelContext& ctx) {

@@ -25,8 +25,8 @@ void launch_conv_crop_nhwc(const void* xp, void* x, int64_t n, int64_t h, int64_
                            int64_t top, int64_t left, int elem_bytes, int device, const char* op);
 
 // y (total elements, `channels` innermost) += bias, in the compute type, rounded once, then relu'd if relu is set
-// (conv2d_bias's epilogue).
-void launch_conv_bias_add(DT dt, void* y, const void* bias, int64_t total, int64_t channels, bool relu, int device,
+// (the epilogue of conv2d_bias and matmul_bias).
+void launch_bias_add(DT dt, void* y, const void* bias, int64_t total, int64_t channels, bool relu, int device,
                           const char* op);
 
 // Direct convolutions (floating dtypes), the same gathers and summation order as cpu/conv.cpp's float64 loops

@@ -17,6 +17,7 @@
 
 #include "framework/core/error.h"
 #include "framework/ops/cpu/matmul_geometry.h"
+#include "framework/ops/cuda/conv_launch.h"
 #include "framework/ops/cuda/kernel_util.h"
 #include "framework/ops/cuda/library_handles.h"
 #include "framework/ops/cuda/matmul_launch.h"
@@ -259,9 +260,21 @@ void matmul_cuda(const KernelContext& ctx) {
   }
 }
 
+// The product as matmul's kernel, then the bias (and the fused relu) in one pass over the output.
+void matmul_bias_cuda(const KernelContext& ctx) {
+  matmul_cuda(ctx);
+  const Tensor& bias = ctx.inputs[2];
+  Tensor& out = ctx.outputs[0];
+  cuda::launch_bias_add(cuda::to_dt(out.dtype()), out.raw_data(), bias.raw_data(), out.num_elements(),
+                        bias.num_elements(), std::get<MatMulAttrs>(ctx.attrs).relu, cuda::device_of(ctx),
+                        "matmul_bias");
+}
+
 }  // namespace
 
 EMBER_REGISTER_KERNEL(matmul, CUDA, matmul_cuda, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
                       DType::Int32, DType::Int64);
+EMBER_REGISTER_KERNEL(matmul_bias, CUDA, matmul_bias_cuda, DType::Float32, DType::Float64, DType::Float16,
+                      DType::BFloat16);
 
 }  // namespace ember

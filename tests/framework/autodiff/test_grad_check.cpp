@@ -208,6 +208,12 @@ void add_linalg(Table& t) {
                mm({})});
   c.push_back({"transposed operands", [] { return Inputs{transposed64({3, 4}, 103), transposed64({4, 2}, 104)}; }, mm({})});
   c.push_back({"row view operand", [] { return Inputs{offset_rows64({3, 4}, 105), any64({4, 2}, 106)}; }, mm({})});
+  auto& b = t[OpId::matmul_bias];
+  b.push_back({"[3,4] @ [4,5] + bias", [] { return Inputs{any64({3, 4}, 107), any64({4, 5}, 108), any64({5}, 109)}; },
+               [](const Inputs& in) { return ops::matmul_bias(in[0], in[1], in[2]); }});
+  b.push_back({"transpose_b, fused relu",
+               [] { return Inputs{any64({3, 4}, 110), any64({5, 4}, 111), any64({5}, 112)}; },
+               [](const Inputs& in) { return ops::matmul_bias_relu(in[0], in[1], in[2], {.transpose_b = true}); }});
 }
 
 void add_array(Table& t) {

@@ -383,6 +383,23 @@ void add_linalg(Table& t) {
   c.push_back({"batch [7,33,65] @ [7,65,17]", pair({7, 33, 65}, {7, 65, 17}, 115), mm({})});
   c.push_back({"row view operand", pair({9, 13}, {13, 6}, 117),
                [](const Inputs& in, DType) { return Outputs{ops::matmul(in[0].slice_rows(1, 6), in[1])}; }, kAll, 1, false});
+
+  auto triple = [d](Shape sa, Shape sb, uint64_t seed) {
+    return [=](DType dt) {
+      return Inputs{make(sa, dt, seed, d), make(sb, dt, seed + 1, d), make({sb[sb.rank() - 1]}, dt, seed + 2, d)};
+    };
+  };
+  auto mb = [](bool relu, ops::MatMulOptions o = {}) {
+    return [relu, o](const Inputs& in, DType) {
+      return Outputs{relu ? ops::matmul_bias_relu(in[0], in[1], in[2], o) : ops::matmul_bias(in[0], in[1], in[2], o)};
+    };
+  };
+  auto& b = t[OpId::matmul_bias];
+  b.push_back({"[3,4] @ [4,5] + bias", triple({3, 4}, {4, 5}, 121), mb(false), kFloats});
+  b.push_back({"fused relu", triple({6, 7}, {7, 9}, 124), mb(true), kFloats});
+  b.push_back({"batch [2,3,4] @ [4,5], fused relu", triple({2, 3, 4}, {4, 5}, 127), mb(true), kFloats});
+  b.push_back({"MLP layer [8,784] @ [784,256], fused relu", triple({8, 784}, {784, 256}, 130), mb(true), kFloats});
+  b.push_back({"[0,4] @ [4,5]", triple({0, 4}, {4, 5}, 133), mb(false), kFloats});
 }
 
 void add_array(Table& t) {

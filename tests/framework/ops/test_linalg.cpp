@@ -9,6 +9,7 @@ using namespace ember;
 using ember::testing::check_tensor;
 using ember::testing::make;
 using ember::testing::tolerance_for;
+using ember::testing::values_as_double;
 
 namespace {
 
@@ -259,6 +260,63 @@ TEST_CASE("matmul: small-batch products with a large matrix", "[ops][linalg]") {
           }
         }
   config::set_intra_op_parallelism_threads(before);
+}
+
+TEST_CASE("matmul_bias and matmul_bias_relu: the bits of matmul then add (then relu)", "[ops][linalg]") {
+  // Every float dtype, the small-batch products the CPU kernel splits itself, a batched product, and NaN and
+  // infinities in the product and the bias.
+  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+    return true;
+  };
+  struct Case {
+    Shape sa, sb;
+    bool tb;
+  };
+  const Case cases[] = {{{3, 4}, {4, 5}, false}, {{8, 300}, {300, 250}, false}, {{1, 256}, {250, 256}, true},
+                        {{2, 3, 7}, {7, 6}, false}};
+  const int before = config::get_intra_op_parallelism_threads();
+  for (int threads : {2, 1}) {
+    config::set_intra_op_parallelism_threads(threads);
+    for (const Case& c : cases)
+      for (DType t : ember::testing::kFloatDTypes) {
+        INFO("a " << c.sa << ", b " << c.sb << " tb=" << c.tb << ", " << t << ", threads " << threads);
+        std::vector<double> va = wave(c.sa.num_elements(), 7), vb = wave(c.sb.num_elements(), 8);
+        const int64_t n = c.tb ? c.sb[0] : c.sb[c.sb.rank() - 1];
+        std::vector<double> vbias = wave(n, 9);
+        va[1] = std::nan("");
+        vbias[0] = INFINITY;
+        if (n > 2) vbias[2] = -INFINITY;
+        const Tensor a = make(va, c.sa, t), b = make(vb, c.sb, t), bias = make(vbias, {n}, t);
+        const Tensor separate = ops::add(ops::matmul(a, b, {.transpose_b = c.tb}), bias);
+        const Tensor fused = ops::matmul_bias(a, b, bias, {.transpose_b = c.tb});
+        REQUIRE(fused.dtype() == t);
+        REQUIRE(fused.shape() == separate.shape());
+        CHECK(same(values_as_double(fused), values_as_double(separate)));
+        const Tensor with_relu = ops::matmul_bias_relu(a, b, bias, {.transpose_b = c.tb});
+        REQUIRE(with_relu.shape() == separate.shape());
+        CHECK(same(values_as_double(with_relu), values_as_double(ops::relu(separate))));
+      }
+  }
+  config::set_intra_op_parallelism_threads(before);
+}
+
+TEST_CASE("matmul_bias: errors name the op, the shapes and dtypes", "[ops][linalg]") {
+  Tensor a = make({1, 2, 3, 4, 5, 6}, {2, 3}, DType::Float32), b = make({1, 2, 3, 4, 5, 6}, {3, 2}, DType::Float32);
+  REQUIRE_THROWS_WITH(ops::matmul_bias(a, b, make({1, 2, 3}, {3}, DType::Float32)),
+                      Catch::Contains("matmul_bias") && Catch::Contains("[2]") && Catch::Contains("(3,)"));
+  REQUIRE_THROWS_WITH(ops::matmul_bias_relu(a, b, make({1, 2}, {1, 2}, DType::Float32)),
+                      Catch::Contains("matmul_bias_relu") && Catch::Contains("(1, 2)"));
+  REQUIRE_THROWS_WITH(ops::matmul_bias(a, b, make({1, 2}, {2}, DType::Float64)),
+                      Catch::Contains("matmul_bias") && Catch::Contains("float64") && Catch::Contains("float32"));
+  REQUIRE_THROWS_WITH(ops::matmul_bias(a, make({1, 2, 3, 4}, {2, 2}, DType::Float32), make({1, 2}, {2}, DType::Float32)),
+                      Catch::Contains("matmul_bias") && Catch::Contains("inner dimensions"));
+  Tensor ai = make({1, 2, 3, 4}, {2, 2}, DType::Int32);
+  REQUIRE_THROWS_WITH(ops::matmul_bias(ai, ai, make({1, 2}, {2}, DType::Int32)),
+                      Catch::Contains("matmul_bias") && Catch::Contains("int32"));
+  REQUIRE_THROWS_AS(ops::matmul_bias(a, b, Tensor()), InvalidArgument);
 }
 
 TEST_CASE("matmul: empty dimensions", "[ops][linalg]") {
