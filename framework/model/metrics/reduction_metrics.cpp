@@ -31,6 +31,9 @@ Tensor reduce_samplewise(const Tensor& x, std::vector<int64_t> axes, bool use_su
                         " itself; it has no update_state(y_true, y_pred, sample_weight)");
 }
 
+// reduce_sum(x) without an op for a scalar (the loss tracker's loss and batch size at every step).
+Tensor sum_of(const Tensor& x) { return x.rank() == 0 ? x : ops::reduce_sum(x); }
+
 [[maybe_unused]] const bool reduction_metrics_registered = [] {
   detail::register_metric("Mean", [](const nlohmann::json& c) -> MetricPtr {
     return std::make_shared<Mean>(MetricOptions{.name = detail::read_metric_base(c, "Mean", "mean")});
@@ -62,7 +65,7 @@ std::pair<Tensor, Tensor> reduce_to_samplewise_values(const Tensor& values_in, c
     }
     EMBER_CHECK(fits, InvalidArgument) << who << ": sample_weight of shape " << sample_weight_in.shape()
                                        << " does not broadcast to the per-sample values of shape " << values.shape();
-    w = ops::broadcast_to(w, v.shape());
+    if (w.shape() != v.shape()) w = ops::broadcast_to(w, v.shape());
     values = v * w;
     sample_weight = weight_ndim > 1 ? reduce_samplewise(w, axes_from(1, weight_ndim), use_sum) : w;
   }
@@ -74,9 +77,9 @@ namespace detail {
 void accumulate_mean(Variable& total, Variable& count, const Tensor& values, const Tensor& sample_weight,
                      const std::string& who) {
   auto [v, w] = reduce_to_samplewise_values(values, sample_weight, /*use_sum=*/false, who);
-  total.assign_add(ops::reduce_sum(v));
+  total.assign_add(sum_of(v));
   if (w.defined())
-    count.assign_add(ops::reduce_sum(w));
+    count.assign_add(sum_of(w));
   else
     count.assign_add(f32(v.rank() >= 1 ? static_cast<double>(v.shape()[0]) : 1.0));
 }
@@ -103,7 +106,7 @@ void Sum::update_state(const Tensor& values, const Tensor& sample_weight) {
   NoRecordScope no_record;
   EMBER_CHECK(values.defined(), InvalidArgument) << "Sum: values is an undefined tensor";
   auto [v, w] = reduce_to_samplewise_values(values, sample_weight, /*use_sum=*/true, "Sum '" + name() + "'");
-  total_.assign_add(ops::reduce_sum(v));
+  total_.assign_add(sum_of(v));
 }
 
 void Sum::update(const Tensor&, const Tensor&, const Tensor&) { values_only("Sum"); }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "framework/ember.h"
+#include "framework/ops/dispatch.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -114,6 +115,23 @@ TEST_CASE("Metric updates run outside every tape", "[metrics]") {
   CHECK_FALSE(tape.gradient(mean.result(), {y_pred})[0].defined());
   CHECK_FALSE(tape.gradient(acc.result(), {y_pred})[0].defined());
   CHECK(value(acc) == Approx(2.0 / 3));
+}
+
+namespace {
+int mean_update_ops = 0;
+void count_mean_update_ops(const OpRecord&) { ++mean_update_ops; }
+}  // namespace
+
+TEST_CASE("Mean's update of a scalar with a scalar weight (the loss tracker's) runs three ops", "[metrics]") {
+  // values * weight and the two additions: no broadcast of the weight, no sum over a scalar.
+  metrics::Mean mean;
+  mean.update_state(Tensor::scalar(2.0f), Tensor::scalar(8.0f));
+  const int hook = add_op_hook(count_mean_update_ops);
+  mean_update_ops = 0;
+  mean.update_state(Tensor::scalar(0.5f), Tensor::scalar(4.0f));
+  remove_op_hook(hook);
+  CHECK(mean_update_ops == 3);
+  CHECK(value(mean) == Approx((2.0 * 8 + 0.5 * 4) / 12));
 }
 
 TEST_CASE("Precision and Recall with several thresholds give one value per threshold", "[metrics]") {
