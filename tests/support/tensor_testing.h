@@ -64,6 +64,14 @@ inline std::vector<double> values_as_double(const Tensor& t) {
   return out;
 }
 
+// Whether two value lists are equal element by element, NaN matching NaN.
+inline bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+  return true;
+}
+
 // Checks dtype, shape and every value within tolerance (NaN matches NaN, inf matches same-signed inf).
 inline void check_tensor(const Tensor& t, DType dtype, const Shape& shape, const std::vector<double>& expected,
                          double rel = 1e-6, double abs_tol = 1e-6) {

@@ -10,6 +10,7 @@ using namespace ember;
 using ember::testing::check_tensor;
 using ember::testing::make;
 using ember::testing::tolerance_for;
+using ember::testing::same_values;
 using ember::testing::values_as_double;
 using ember::testing::iota;
 using ember::testing::kFloatDTypes;
@@ -342,12 +343,6 @@ TEST_CASE("conv2d_bias equals conv2d then add, conv2d_bias_relu its relu, in eve
 
 // oneDNN's relu turns NaN into 0: float32 gives it the relu only where no sum can overflow.
 TEST_CASE("conv2d_bias_relu keeps the NaN and infinities relu would", "[ops][nn][conv]") {
-  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-      if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
-    return true;
-  };
   const double nan = std::nan("");
   // A 1x1 convolution of two channels into two: out0 = x0 + x1, out1 = x1 - x0 (then + bias 0.5, -0.5).
   Tensor w_sum = make({1, -1, 1, 1}, {1, 1, 2, 2}, DType::Float32);
@@ -358,7 +353,7 @@ TEST_CASE("conv2d_bias_relu keeps the NaN and infinities relu would", "[ops][nn]
       Tensor b = make({0.5, -0.5}, {2}, dt);
       std::vector<double> got = values_as_double(ops::conv2d_bias_relu(x, w, b));
       CHECK((std::isnan(got[0]) && std::isnan(got[1])));
-      CHECK(same(got, values_as_double(ops::relu(ops::conv2d_bias(x, w, b)))));
+      CHECK(same_values(got, values_as_double(ops::relu(ops::conv2d_bias(x, w, b)))));
     }
   }
   // oneDNN's single chain of FMAs gives +-inf here, not NaN; the bound keeps any other summation order safe too.
@@ -368,7 +363,7 @@ TEST_CASE("conv2d_bias_relu keeps the NaN and infinities relu would", "[ops][nn]
     Tensor b = make({0, 0}, {2}, DType::Float32);
     std::vector<double> got = values_as_double(ops::conv2d_bias_relu(x, w, b));
     CHECK(std::isinf(got[1]));
-    CHECK(same(got, values_as_double(ops::relu(ops::conv2d_bias(x, w, b)))));
+    CHECK(same_values(got, values_as_double(ops::relu(ops::conv2d_bias(x, w, b)))));
   }
   SECTION("an infinite filter or bias") {
     Tensor x = make({1, 2, -1, -2}, {1, 1, 2, 2}, DType::Float32);
@@ -376,7 +371,7 @@ TEST_CASE("conv2d_bias_relu keeps the NaN and infinities relu would", "[ops][nn]
     Tensor b = make({0, nan}, {2}, DType::Float32);
     std::vector<double> got = values_as_double(ops::conv2d_bias_relu(x, w, b));
     CHECK(std::isnan(got[1]));
-    CHECK(same(got, values_as_double(ops::relu(ops::conv2d_bias(x, w, b)))));
+    CHECK(same_values(got, values_as_double(ops::relu(ops::conv2d_bias(x, w, b)))));
   }
 }
 

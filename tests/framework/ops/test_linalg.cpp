@@ -9,6 +9,7 @@ using namespace ember;
 using ember::testing::check_tensor;
 using ember::testing::make;
 using ember::testing::tolerance_for;
+using ember::testing::same_values;
 using ember::testing::values_as_double;
 
 namespace {
@@ -265,12 +266,6 @@ TEST_CASE("matmul: small-batch products with a large matrix", "[ops][linalg]") {
 TEST_CASE("matmul_bias and matmul_bias_relu: the bits of matmul then add (then relu)", "[ops][linalg]") {
   // Every float dtype, the small-batch products the CPU kernel splits itself, a batched product, and NaN and
   // infinities in the product and the bias.
-  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-      if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
-    return true;
-  };
   struct Case {
     Shape sa, sb;
     bool tb;
@@ -294,10 +289,10 @@ TEST_CASE("matmul_bias and matmul_bias_relu: the bits of matmul then add (then r
         const Tensor fused = ops::matmul_bias(a, b, bias, {.transpose_b = c.tb});
         REQUIRE(fused.dtype() == t);
         REQUIRE(fused.shape() == separate.shape());
-        CHECK(same(values_as_double(fused), values_as_double(separate)));
+        CHECK(same_values(values_as_double(fused), values_as_double(separate)));
         const Tensor with_relu = ops::matmul_bias_relu(a, b, bias, {.transpose_b = c.tb});
         REQUIRE(with_relu.shape() == separate.shape());
-        CHECK(same(values_as_double(with_relu), values_as_double(ops::relu(separate))));
+        CHECK(same_values(values_as_double(with_relu), values_as_double(ops::relu(separate))));
       }
   }
   config::set_intra_op_parallelism_threads(before);
