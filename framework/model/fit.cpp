@@ -21,15 +21,17 @@ Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs) {
   model.reset_metrics();
   cbs.on_test_begin();
   it.begin_epoch();
-  Logs logs;
+  // The batch hooks, and each batch's logs, only for callbacks that use them (Keras's CallbackList).
+  const bool batch_hooks = cbs.implements_test_batch_hooks();
+  MetricResults results;
   int64_t step = 0;
   while (auto batch = it.next()) {
-    cbs.on_test_batch_begin(step);
-    logs = detail::to_logs(model.test_step(*batch));
-    cbs.on_test_batch_end(step, logs);
+    if (batch_hooks) cbs.on_test_batch_begin(step);
+    results = model.test_step(*batch);
+    if (batch_hooks) cbs.on_test_batch_end(step, detail::to_logs(results));
     ++step;
   }
-  if (logs.empty()) logs = detail::to_logs(model.get_metrics_result());
+  Logs logs = detail::to_logs(results.empty() ? model.get_metrics_result() : results);
   cbs.on_test_end(logs);
   return logs;
 }
@@ -82,20 +84,23 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
     model.reset_metrics();
     cbs.on_epoch_begin(epoch);
     train.begin_epoch();
-    Logs logs;
+    // The batch hooks, and each batch's logs, only for callbacks that use them (Keras's CallbackList):
+    // otherwise the last batch's metrics become the epoch's logs.
+    const bool batch_hooks = cbs.implements_train_batch_hooks();
+    MetricResults results;
     int64_t step = 0;
     while (auto batch = train.next()) {
       // Keras builds the model before the first step, so a custom train_step finds its weights.
       if (!model.built()) model.predict_step(*batch);
-      cbs.on_train_batch_begin(step);
-      logs = detail::to_logs(model.train_step(*batch));
-      cbs.on_train_batch_end(step, logs);
+      if (batch_hooks) cbs.on_train_batch_begin(step);
+      results = model.train_step(*batch);
+      if (batch_hooks) cbs.on_train_batch_end(step, detail::to_logs(results));
       ++step;
       if (model.stop_training) break;
     }
     EMBER_CHECK(step > 0 || epoch > initial_epoch, InvalidArgument)
         << who << ": the training data gave no batch; give at least one sample (or a dataset with elements)";
-    Logs epoch_logs = logs.empty() ? detail::to_logs(model.get_metrics_result()) : logs;
+    Logs epoch_logs = detail::to_logs(results.empty() ? model.get_metrics_result() : results);
     if (validation && (epoch + 1) % options.validation_freq == 0) {
       Logs val_logs = run_test(model, *validation, cbs);
       for (const auto& [k, v] : val_logs) epoch_logs["val_" + k] = v;

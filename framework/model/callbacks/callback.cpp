@@ -42,6 +42,18 @@ void History::on_epoch_end(int epoch_index, Logs& logs) {
   for (const auto& [key, value] : logs) history[key].push_back(value);
 }
 
+bool CallbackList::implements_train_batch_hooks() const {
+  for (const auto& c : callbacks_)
+    if (c->implements_train_batch_hooks()) return true;
+  return false;
+}
+
+bool CallbackList::implements_test_batch_hooks() const {
+  for (const auto& c : callbacks_)
+    if (c->implements_test_batch_hooks()) return true;
+  return false;
+}
+
 void CallbackList::set_model(Model* model) {
   for (auto& c : callbacks_) c->set_model(model);
 }

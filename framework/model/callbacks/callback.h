@@ -79,6 +79,13 @@ class Callback {
   virtual void on_predict_batch_begin(int64_t batch, const Logs& logs) {}
   virtual void on_predict_batch_end(int64_t batch, const Logs& logs) {}
 
+  // Whether the callback uses the training (test) batch hooks (Keras: _implements_train_batch_hooks,
+  // _implements_test_batch_hooks). fit and evaluate call those hooks, and turn each batch's metrics into
+  // logs, only when some callback does; otherwise the logs are made once per epoch. True unless a
+  // callback says otherwise, as the built-in ones that override no batch hook do.
+  virtual bool implements_train_batch_hooks() const { return true; }
+  virtual bool implements_test_batch_hooks() const { return true; }
+
  private:
   Model* model_ = nullptr;
   CallbackParams params_;
@@ -113,6 +120,8 @@ class History : public Callback {
  public:
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, Logs& logs) override;
+  bool implements_train_batch_hooks() const override { return false; }
+  bool implements_test_batch_hooks() const override { return false; }
   // The epochs run (0-based, with initial_epoch counted) and, per metric, one value per epoch.
   std::vector<int> epoch;
   std::map<std::string, std::vector<double>> history;
@@ -142,6 +151,9 @@ class CallbackList {
   void on_predict_end(const Logs& logs = {});
   void on_predict_batch_begin(int64_t batch, const Logs& logs = {});
   void on_predict_batch_end(int64_t batch, const Logs& logs = {});
+  // Whether any callback uses the training (test) batch hooks.
+  bool implements_train_batch_hooks() const;
+  bool implements_test_batch_hooks() const;
 
  private:
   std::vector<CallbackPtr> callbacks_;

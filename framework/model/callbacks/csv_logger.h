@@ -25,6 +25,8 @@ class CSVLogger : public Callback {
   // Writes the epoch's row (the columns are fixed by the first epoch's keys; a missing one is "NA").
   void on_epoch_end(int epoch, Logs& logs) override;
   void on_train_end(const Logs& logs) override;
+  bool implements_train_batch_hooks() const override { return false; }
+  bool implements_test_batch_hooks() const override { return false; }
 
   const std::string& filename() const { return filename_; }
 

@@ -32,6 +32,8 @@ class EarlyStopping : public MonitorCallback {
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, Logs& logs) override;
   void on_train_end(const Logs& logs) override;
+  bool implements_train_batch_hooks() const override { return false; }
+  bool implements_test_batch_hooks() const override { return false; }
 
   // The epoch (0-based) at which training was stopped; 0 when it was not.
   int stopped_epoch() const { return stopped_epoch_; }

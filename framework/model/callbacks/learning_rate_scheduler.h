@@ -17,6 +17,8 @@ class LearningRateScheduler : public Callback {
   void on_epoch_begin(int epoch, const Logs& logs) override;
   // Writes logs["learning_rate"].
   void on_epoch_end(int epoch, Logs& logs) override;
+  bool implements_train_batch_hooks() const override { return false; }
+  bool implements_test_batch_hooks() const override { return false; }
 
  private:
   std::function<double(int, double)> schedule_;

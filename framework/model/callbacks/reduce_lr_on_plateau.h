@@ -28,6 +28,8 @@ class ReduceLROnPlateau : public MonitorCallback {
   void on_train_begin(const Logs& logs) override;
   // Also writes logs["learning_rate"] (the rate the epoch ran with).
   void on_epoch_end(int epoch, Logs& logs) override;
+  bool implements_train_batch_hooks() const override { return false; }
+  bool implements_test_batch_hooks() const override { return false; }
 
   bool in_cooldown() const { return cooldown_counter_ > 0; }
   int wait() const { return wait_; }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "framework/ops/dispatch.h"
 #include "tests/framework/model/callbacks/callback_testing.h"
 
 using namespace ember;
@@ -71,6 +72,61 @@ TEST_CASE("fit with EarlyStopping(restore_best_weights) ends on the best epoch's
   CHECK(h.history.at("val_loss") == val_losses);
   CHECK(same_weights(model->get_weights(), weights[best]));
   CHECK_FALSE(same_weights(model->get_weights(), weights.back()));
+}
+
+namespace {
+int float64_casts = 0;
+void count_float64_casts(const OpRecord& r) {
+  if (r.op == OpId::cast && r.outputs[0].dtype() == DType::Float64) ++float64_casts;
+}
+
+// Counts its batch hooks; uses_batches says whether it claims them.
+class BatchCounter : public Callback {
+  EMBER_CALLBACK(BatchCounter)
+ public:
+  explicit BatchCounter(bool uses_batches) : uses_batches_(uses_batches) {}
+  void on_train_batch_begin(int64_t, const Logs&) override { ++train_begins; }
+  void on_train_batch_end(int64_t, const Logs& logs) override { train_losses.push_back(logs.at("loss")); }
+  void on_test_batch_end(int64_t, const Logs& logs) override { test_losses.push_back(logs.at("loss")); }
+  bool implements_train_batch_hooks() const override { return uses_batches_; }
+  bool implements_test_batch_hooks() const override { return uses_batches_; }
+  int train_begins = 0;
+  std::vector<double> train_losses, test_losses;
+
+ private:
+  bool uses_batches_;
+};
+}  // namespace
+
+TEST_CASE("fit calls the batch hooks, and makes each batch's logs, only for callbacks that use them",
+          "[callbacks][fit]") {
+  // As Keras's CallbackList: with History alone (verbose 0) the metrics become logs once per epoch.
+  Data d = make_data(1.0);
+  std::vector<std::map<std::string, std::vector<double>>> histories;
+  for (bool uses_batches : {false, true}) {
+    INFO("a callback using the batch hooks: " << uses_batches);
+    auto model = small_model(0.1, {"mae"});
+    zero_weights(*model);
+    auto counter = std::make_shared<BatchCounter>(uses_batches);
+    const int hook = add_op_hook(count_float64_casts);
+    float64_casts = 0;
+    History h = model->fit(d.x, d.y,
+                           {.batch_size = 16,
+                            .epochs = 2,
+                            .verbose = 0,
+                            .callbacks = {counter},
+                            .validation_data = {d.val_x, d.val_y},
+                            .shuffle = false});
+    remove_op_hook(hook);
+    // 4 training and 2 validation batches an epoch; loss and mae, each one cast to float64 per log made.
+    CHECK(float64_casts == (uses_batches ? 2 * 2 * (4 + 2 + 1 + 1) : 2 * 2 * 2));
+    CHECK(counter->train_begins == (uses_batches ? 8 : 0));
+    CHECK(counter->train_losses.size() == (uses_batches ? 8u : 0u));
+    CHECK(counter->test_losses.size() == (uses_batches ? 4u : 0u));
+    if (uses_batches) CHECK(counter->train_losses[3] == h.history.at("loss")[0]);
+    histories.push_back(h.history);
+  }
+  CHECK(histories[0] == histories[1]);
 }
 
 TEST_CASE("fit with CSVLogger writes the epochs' logs", "[callbacks][fit]") {
