@@ -340,8 +340,8 @@ void relu_in_place(T* y, int64_t n) {
 }
 
 // Float32 adds the bias inside oneDNN's convolution (and the relu, where relu_post_op_exact says it may); the other
-// dtypes convolve as conv2d does and then add it in one pass over the output, rounding as conv2d followed by add.
-// A relu oneDNN did not take is a pass of its own over the output, in place.
+// dtypes convolve as conv2d does and then add it, and the relu, in one pass over the output, rounding as conv2d
+// followed by add. A relu oneDNN did not take is a pass of its own over the output, in place.
 void conv2d_bias_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   const Tensor& w = ctx.inputs[1];
@@ -350,28 +350,28 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
   const int64_t channels = y.shape()[3], rows = channels == 0 ? 0 : y.num_elements() / channels;
   const auto& attrs = std::get<Conv2DAttrs>(ctx.attrs);
   ConvGeom g = geom(x.shape(), w.shape(), y.shape(), attrs);
-  bool relu_done = false;
+  bool relu_left = false;  // a relu neither oneDNN nor the bias pass took
   EMBER_DISPATCH_FLOAT(x.dtype(), "conv2d_bias", {
     if (trivial(x, w, y)) {
-      cpu::add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels, false);
+      cpu::add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels, attrs.relu);
     } else if constexpr (std::is_same_v<scalar_t, double>) {
       cpu::conv_forward_ref<double>(x.data<double>(), w.data<double>(), y.data<double>(), g);
-      cpu::add_bias_rows<double>(y.data<double>(), b.data<double>(), rows, channels, false);
+      cpu::add_bias_rows<double>(y.data<double>(), b.data<double>(), rows, channels, attrs.relu);
     } else {
       guarded("conv2d_bias", [&] {
         if constexpr (std::is_same_v<scalar_t, float>) {
-          relu_done = attrs.relu && relu_post_op_exact(x, w, b, g);
-          conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, memory::data_type::f32, b.raw_data(),
-                            relu_done);
+          const bool fused = attrs.relu && relu_post_op_exact(x, w, b, g);
+          conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, memory::data_type::f32, b.raw_data(), fused);
+          relu_left = attrs.relu && !fused;
         } else {
           run_dnnl<scalar_t>(x, w, y, [&](const void* a, const void* f, void* o, memory::data_type dt) {
             return conv_forward_dnnl(a, f, o, g, dt);
           });
-          cpu::add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels, false);
+          cpu::add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels, attrs.relu);
         }
       });
     }
-    if (attrs.relu && !relu_done) relu_in_place<scalar_t>(y.data<scalar_t>(), y.num_elements());
+    if (relu_left) relu_in_place<scalar_t>(y.data<scalar_t>(), y.num_elements());
   });
 }
 
