@@ -8,10 +8,8 @@
 // the other). The uniforms use only exact integer and IEEE arithmetic and are bitwise the CPU's, given the
 // multiply-add below.
 //
-// Multiply-add: the CPU kernels write `u * range + lo` and `z * stddev + mean`; its Release build
-// (-march=native, GCC's default -ffp-contract=fast for C++) fuses them into one FMA on FMA-capable hosts, so
-// the fused form is spelt out here (__fmaf_rn/__fma_rn). A CPU build without FMA (EMBER_NATIVE=OFF) rounds
-// the product separately and can differ in the last bit.
+// Multiply-add: `u * range + lo` and `z * stddev + mean` are one fused multiply-add (__fmaf_rn/__fma_rn), as
+// the CPU kernels' std::fma, whatever either compiler would fuse on its own.
 #include <cstdint>
 #include <type_traits>
 

@@ -115,6 +115,34 @@ TEST_CASE("random: element i comes from Philox block counter + i / per_block", "
   for (int i = 0; i < 4; ++i) CHECK(n[static_cast<size_t>(i)] == z[i]);
 }
 
+// The scaling is one fused multiply-add on every build and device (CUDA's kernels spell it out too), so a
+// seed gives the same values whether or not the compiler would fuse u * range + lo on its own.
+TEST_CASE("random: values are scaled with one fused multiply-add", "[ops][random]") {
+  random::set_seed(3);
+  const int n = 4096;
+  const float lo = 0.1f, hi = 2.7f, range = hi - lo;
+  std::vector<float> u = random::uniform({n}, {.minval = lo, .maxval = hi, .seed = 4}).to_vector<float>();
+  const float mean = 0.3f, stddev = 1.7f;
+  std::vector<float> z = random::normal({n}, {.mean = mean, .stddev = stddev, .seed = 5}).to_vector<float>();
+  int fused_differs = 0;
+  for (int i = 0; i < n; ++i) {
+    const philox::Uint4 b = philox::block(key_of(3, 4), static_cast<uint64_t>(i / 4));
+    const float x = philox::uint32_to_float(b.v[i % 4]);
+    INFO("element " << i);
+    CHECK(u[static_cast<size_t>(i)] == std::fma(x, range, lo));
+    volatile float product = x * range;  // rounded on its own: the unfused form
+    fused_differs += std::fma(x, range, lo) != product + lo;
+  }
+  CHECK(fused_differs > 0);  // the two forms do differ here, so the check above tells them apart
+  for (int i = 0; i < n; i += 4) {
+    const philox::Uint4 b = philox::block(key_of(3, 5), static_cast<uint64_t>(i / 4));
+    float w[4];
+    philox::box_muller_float(b.v[0], b.v[1], w[0], w[1]);
+    philox::box_muller_float(b.v[2], b.v[3], w[2], w[3]);
+    for (int j = 0; j < 4; ++j) CHECK(z[static_cast<size_t>(i + j)] == std::fma(w[j], stddev, mean));
+  }
+}
+
 TEST_CASE("random seeds follow TF 2", "[ops][random]") {
   SECTION("global seed only: op seeds from a counter, the sequence repeats after set_seed") {
     random::set_seed(3);
