@@ -89,8 +89,8 @@ int64_t autotune_parallelism() {
 // ---- Iterator ----
 
 Iterator::Iterator(std::shared_ptr<const detail::Node> node, std::unique_ptr<detail::IteratorImpl> impl,
-                   std::shared_ptr<detail::Cancellation> cancel)
-    : node_(std::move(node)), impl_(std::move(impl)), cancel_(std::move(cancel)) {}
+                   std::shared_ptr<detail::Cancellation> cancel, std::shared_ptr<detail::ProductionTuner> tuner)
+    : node_(std::move(node)), impl_(std::move(impl)), cancel_(std::move(cancel)), tuner_(std::move(tuner)) {}
 
 Iterator::Iterator(Iterator&&) noexcept = default;
 
@@ -100,6 +100,7 @@ Iterator& Iterator::operator=(Iterator&& o) noexcept {
     node_ = std::move(o.node_);
     impl_ = std::move(o.impl_);
     cancel_ = std::move(o.cancel_);
+    tuner_ = std::move(o.tuner_);
   }
   return *this;
 }
@@ -119,7 +120,11 @@ std::optional<Element> Iterator::next() {
   DeviceScope on_cpu(Device::cpu());  // stages that run in the reader's thread also stay on the CPU
   try {
     std::optional<Element> e = impl_->next();
-    if (!e) finish();
+    if (!e) {
+      finish();
+      return e;
+    }
+    tuner_->element_done();
     return e;
   } catch (const detail::Cancelled&) {
     finish();
@@ -131,6 +136,9 @@ std::optional<Element> Iterator::next() {
 }
 
 // ---- Dataset ----
+
+Dataset::Dataset(std::shared_ptr<const detail::Node> node)
+    : node_(std::move(node)), tuning_(std::make_shared<detail::TunerMemory>()) {}
 
 Dataset Dataset::from_tensor_slices(const Tensor& t) { return from_tensor_slices(std::vector<Tensor>{t}); }
 
@@ -225,7 +233,7 @@ Dataset Dataset::map_impl(detail::MapFn fn, MapOptions options) const {
       << "Dataset.map: num_parallel_calls must be >= 0 or AUTOTUNE (-1), got " << calls;
   if (calls == 0) return Dataset(detail::make_map(node_, std::move(fn)));
   const int64_t workers = calls == AUTOTUNE ? autotune_parallelism() : calls;
-  return Dataset(detail::make_parallel_map(node_, std::move(fn), workers, options.deterministic));
+  return Dataset(detail::make_parallel_map(node_, std::move(fn), workers, options.deterministic, calls == AUTOTUNE));
 }
 
 Dataset Dataset::filter_impl(detail::PredicateFn pred) const {
@@ -276,8 +284,9 @@ void Dataset::set_state(const std::vector<uint64_t>& state) const {
 
 Iterator Dataset::make_iterator() const {
   auto cancel = std::make_shared<detail::Cancellation>();
-  detail::Context ctx{cancel};
-  return Iterator(node_, node_->make_iterator(ctx), std::move(cancel));
+  auto tuner = std::make_shared<detail::ProductionTuner>(tuning_);
+  detail::Context ctx{cancel, tuner};
+  return Iterator(node_, node_->make_iterator(ctx), std::move(cancel), std::move(tuner));
 }
 
 }  // namespace ember::data

@@ -64,6 +64,8 @@ namespace detail {
 class Node;
 class IteratorImpl;
 class Cancellation;
+class ProductionTuner;
+struct TunerMemory;
 // The callable shapes map and filter accept, normalised to functions of a whole Element.
 using MapFn = std::function<Element(const Element&)>;
 using PredicateFn = std::function<bool(const Element&)>;
@@ -101,11 +103,12 @@ class Iterator {
  private:
   friend class Dataset;
   Iterator(std::shared_ptr<const detail::Node> node, std::unique_ptr<detail::IteratorImpl> impl,
-           std::shared_ptr<detail::Cancellation> cancel);
+           std::shared_ptr<detail::Cancellation> cancel, std::shared_ptr<detail::ProductionTuner> tuner);
   void finish() noexcept;
   std::shared_ptr<const detail::Node> node_;  // keeps the definition alive if the Dataset goes first
   std::unique_ptr<detail::IteratorImpl> impl_;
   std::shared_ptr<detail::Cancellation> cancel_;
+  std::shared_ptr<detail::ProductionTuner> tuner_;
 };
 
 // The range-for iterator: holds the current element of one pass (an input iterator).
@@ -198,13 +201,14 @@ class Dataset {
   std::default_sentinel_t end() const { return {}; }
 
  private:
-  explicit Dataset(std::shared_ptr<const detail::Node> node) : node_(std::move(node)) {}
+  explicit Dataset(std::shared_ptr<const detail::Node> node);
   static Dataset from_generator_factory(detail::GeneratorFactory factory);
   static Dataset from_generator_shared(detail::GeneratorFn next);
   Dataset map_impl(detail::MapFn fn, MapOptions options) const;
   Dataset filter_impl(detail::PredicateFn pred) const;
 
   std::shared_ptr<const detail::Node> node_;
+  std::shared_ptr<detail::TunerMemory> tuning_;  // what AUTOTUNE learnt in this dataset's passes (copies share it)
 };
 
 // ---- templates ----

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "data/autotune.h"
 #include "data/dataset.h"
 
 namespace ember::data::detail {
@@ -40,6 +41,7 @@ class Cancellation {
 // What a stage's iterator needs from the pass it belongs to.
 struct Context {
   std::shared_ptr<Cancellation> cancel;
+  std::shared_ptr<ProductionTuner> tuner;  // AUTOTUNE stages' background-or-inline mode
   bool cancelled() const { return cancel->cancelled(); }
 };
 
@@ -85,7 +87,8 @@ NodePtr make_batch(NodePtr input, int64_t n, bool drop_remainder);
 NodePtr make_padded_batch(NodePtr input, int64_t n, PaddedBatchOptions options);
 NodePtr make_unbatch(NodePtr input);
 NodePtr make_map(NodePtr input, MapFn fn);
-NodePtr make_parallel_map(NodePtr input, MapFn fn, int64_t workers, bool deterministic);
+// autotune: workers came from AUTOTUNE, and the pass's tuner may have the reader make elements itself.
+NodePtr make_parallel_map(NodePtr input, MapFn fn, int64_t workers, bool deterministic, bool autotune);
 NodePtr make_filter(NodePtr input, PredicateFn pred);
 NodePtr make_repeat(NodePtr input, int64_t count);
 NodePtr make_take(NodePtr input, int64_t count);

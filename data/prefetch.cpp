@@ -7,6 +7,10 @@
 // moving averages (weight 1/8) of the producer's input_->next() and of the consumer's own work: the time
 // from one next() returning to the next call (its waits excluded, or a starved consumer would seem as
 // slow as its producer).
+//
+// AUTOTUNE also lets the pass's ProductionTuner (autotune.h) have the consumer read the input itself: the
+// producer then finishes the element it is making and sleeps, and the consumer takes what is buffered, in
+// order, before it reads on.
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -29,6 +33,7 @@ class PrefetchIterator : public IteratorImpl {
   PrefetchIterator(std::unique_ptr<IteratorImpl> input, int64_t depth, bool autotune, Context ctx)
       : input_(std::move(input)), depth_(depth), autotune_(autotune), ctx_(std::move(ctx)) {
     callback_ = ctx_.cancel->add_callback([this] { wake_all(); });
+    if (autotune_) ctx_.tuner->add_stage();
   }
 
   ~PrefetchIterator() override {
@@ -43,12 +48,18 @@ class PrefetchIterator : public IteratorImpl {
 
   std::optional<Element> next() override {
     if (finished_) return std::nullopt;
+    if (autotune_ && ctx_.tuner->produce_inline()) return next_inline();
     if (!thread_.joinable()) thread_ = std::thread([this] { produce(); });
     const Clock::time_point arrived = Clock::now();
     Item item;
     bool wake_producer;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      if (inline_) {  // back from inline: the producer may run again, and the consumer's step is timed afresh
+        inline_ = false;
+        last_return_.reset();
+        space_cv_.notify_one();
+      }
       if (last_return_) update_average(consumer_step_, std::chrono::duration<double>(arrived - *last_return_).count());
       if (buffer_.empty() && autotune_ && producer_step_ >= 0 && producer_step_ <= consumer_step_ &&
           depth_ < kMaxAutotuneDepth) {
@@ -63,6 +74,16 @@ class PrefetchIterator : public IteratorImpl {
     }
     if (wake_producer) space_cv_.notify_one();
     last_return_ = Clock::now();
+    return hand_out(std::move(item));
+  }
+
+ private:
+  struct Item {
+    std::optional<Element> value;  // neither value nor error: the end
+    std::exception_ptr error;
+  };
+
+  std::optional<Element> hand_out(Item item) {
     if (item.error) {
       finished_ = true;
       std::rethrow_exception(item.error);
@@ -71,11 +92,25 @@ class PrefetchIterator : public IteratorImpl {
     return std::move(item.value);
   }
 
- private:
-  struct Item {
-    std::optional<Element> value;  // neither value nor error: the end
-    std::exception_ptr error;
-  };
+  // The consumer reads the input itself, once the elements made before are handed out and the producer is
+  // idle (it does not start another element while inline_ holds).
+  std::optional<Element> next_inline() {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      inline_ = true;
+      item_cv_.wait(lock, [&] { return !buffer_.empty() || !producing_ || ctx_.cancelled(); });
+      if (ctx_.cancelled()) throw Cancelled{};
+      if (!buffer_.empty()) {
+        Item item = std::move(buffer_.front());
+        buffer_.pop_front();
+        lock.unlock();
+        return hand_out(std::move(item));
+      }
+    }
+    std::optional<Element> e = input_->next();  // an error ends the pass here as it would through the buffer
+    if (!e) finished_ = true;
+    return e;
+  }
 
   // Whether the producer may add an element (mu_ held). Once the buffer is full the producer sleeps until
   // it has drained to half: one wake-up (tens of microseconds on a VM) then buys depth/2 elements made in
@@ -96,9 +131,10 @@ class PrefetchIterator : public IteratorImpl {
     while (true) {
       {
         std::unique_lock<std::mutex> lock(mu_);
-        space_cv_.wait(lock, [&] { return stop_ || ctx_.cancelled() || has_space(); });
+        space_cv_.wait(lock, [&] { return stop_ || ctx_.cancelled() || (!inline_ && has_space()); });
         if (stop_ || ctx_.cancelled()) return;
         filling_ = true;
+        producing_ = true;
       }
       Item item;
       const Clock::time_point start = Clock::now();
@@ -115,6 +151,7 @@ class PrefetchIterator : public IteratorImpl {
         std::lock_guard<std::mutex> lock(mu_);
         update_average(producer_step_, step);
         buffer_.push_back(std::move(item));
+        producing_ = false;
         if (static_cast<int64_t>(buffer_.size()) >= depth_) filling_ = false;
       }
       item_cv_.notify_one();
@@ -122,7 +159,7 @@ class PrefetchIterator : public IteratorImpl {
     }
   }
 
-  std::unique_ptr<IteratorImpl> input_;  // used only by the producer thread
+  std::unique_ptr<IteratorImpl> input_;  // used by the producer thread, or by the consumer while it idles
   int64_t depth_;
   const bool autotune_;
   Context ctx_;
@@ -136,6 +173,8 @@ class PrefetchIterator : public IteratorImpl {
   std::deque<Item> buffer_;
   bool stop_ = false;
   bool filling_ = true;  // false from when the buffer is full until it has drained to half
+  bool inline_ = false;     // the consumer reads the input itself (AUTOTUNE's tuner chose it)
+  bool producing_ = false;  // the producer is inside input_->next()
   double producer_step_ = -1, consumer_step_ = -1;  // seconds; -1 until measured
 };
 

@@ -1,12 +1,15 @@
-// The threaded stages: parallel map order (deterministic or not), prefetch overlap, errors carried to
-// the consumer with the element's index, and prompt, complete shutdown when a pass is left early.
+// The threaded stages: parallel map order (deterministic or not), prefetch overlap, AUTOTUNE's choice
+// between background threads and the reader's thread, errors carried to the consumer with the element's
+// index, and prompt, complete shutdown when a pass is left early.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
 
+#include "data/autotune.h"
 #include "tests/data/data_testing.h"
 
 using namespace ember;
@@ -155,6 +158,119 @@ TEST_CASE("data: prefetch overlaps the producer with the consumer", "[data][para
   CHECK(scalars(Dataset::range(100).prefetch(3)) == iota64(100));
   CHECK(scalars(Dataset::range(10).prefetch(0)) == iota64(10));
   CHECK_THROWS_AS(Dataset::range(3).prefetch(-3), InvalidArgument);
+}
+
+TEST_CASE("data: AUTOTUNE's tuner keeps the mode whose reader cycles are shorter on average", "[data][parallel]") {
+  using T = data::detail::ProductionTuner;
+  T tuner;
+  tuner.add_stage();
+  // Feeds cycles of `background` or `here` seconds by the current mode; returns the cycles at which it changed.
+  int64_t cycle = 0;
+  auto feed = [&](int64_t n, double background, double here) {
+    std::vector<std::pair<int64_t, bool>> switches;
+    for (int64_t i = 0; i < n; ++i) {
+      const bool before = tuner.produce_inline();
+      tuner.add_cycle(before ? here : background);
+      ++cycle;
+      if (tuner.produce_inline() != before) switches.emplace_back(cycle, tuner.produce_inline());
+    }
+    std::string seen;
+    for (auto [c, m] : switches) seen += " " + std::to_string(c) + (m ? ":inline" : ":background");
+    UNSCOPED_INFO("switches:" << seen);
+    return switches;
+  };
+  CHECK_FALSE(tuner.produce_inline());  // the background first, as tf.data
+  using S = std::vector<std::pair<int64_t, bool>>;
+  // Cycles of 5 ms against 1 ms: the slower mode, timed second, has lost after this many (its sum then
+  // passes the other's whole window), and the round ends there.
+  const int64_t lose = T::kWindow / 5 + 1;
+  const int64_t round = 2 * (T::kSettle + T::kWindow);  // the first: settle, time the background, settle, time inline
+  CHECK(feed(round + T::kMinHold, 5e-3, 1e-3) == S{{T::kSettle + T::kWindow, true}});  // inline is timed and kept
+  // After the hold: inline timed again (the hold settled it), the background tried and cut short, inline kept
+  // for twice as long.
+  int64_t at = cycle + T::kWindow;
+  CHECK(feed(T::kWindow + T::kSettle + lose + 2 * T::kMinHold, 5e-3, 1e-3) ==
+        S{{at, false}, {at + T::kSettle + lose, true}});
+  // Now the background is faster: the next round takes it back, with the hold reset.
+  at = cycle + T::kWindow;
+  const int64_t kept = at + T::kSettle + T::kWindow + T::kMinHold + T::kWindow;  // background timed again: inline tried
+  CHECK(feed(kept + T::kSettle + lose - cycle, 1e-3, 5e-3) == S{{at, false}, {kept, true}, {kept + T::kSettle + lose, false}});
+  // Without an AUTOTUNE stage nothing is timed.
+  T idle;
+  for (int i = 0; i < 1000; ++i) idle.element_done();
+  CHECK_FALSE(idle.produce_inline());
+}
+
+namespace {
+// range(n).map(AUTOTUNE).prefetch(AUTOTUNE) (or explicit numbers) whose map records the thread that made
+// each element (and throws on element `bad`).
+struct ThreadRecordingPipeline {
+  std::shared_ptr<std::vector<std::thread::id>> made_by;  // one writer per element, read after it arrives
+  Dataset ds;
+  ThreadRecordingPipeline(int64_t n, bool autotune, int64_t bad = -1)
+      : made_by(std::make_shared<std::vector<std::thread::id>>(static_cast<size_t>(n))), ds(Dataset::range(0)) {
+    auto fn = [made_by = made_by, bad](const Tensor& x) {
+      const int64_t i = x.item<int64_t>();
+      if (i == bad) throw std::runtime_error("bad element " + std::to_string(bad));
+      (*made_by)[static_cast<size_t>(i)] = std::this_thread::get_id();
+      return x;
+    };
+    const int64_t calls = autotune ? data::AUTOTUNE : 2, depth = autotune ? data::AUTOTUNE : 2;
+    ds = Dataset::range(n).map(fn, {.num_parallel_calls = calls}).prefetch(depth);
+  }
+  // One pass that spends 1 ms on each element made on `slow_when_here ? the reader's : another` thread;
+  // whether the reader's thread made each element.
+  std::vector<bool> read(bool slow_when_here) const {
+    std::vector<bool> here;
+    for (const Element& e : ds) {
+      const int64_t i = e[0].item<int64_t>();
+      REQUIRE(i == static_cast<int64_t>(here.size()));  // input order through every switch
+      here.push_back((*made_by)[static_cast<size_t>(i)] == std::this_thread::get_id());
+      if (here.back() == slow_when_here) sleep_ms(1);
+    }
+    return here;
+  }
+};
+// Whether every element of [from, to) was made on the reader's thread (here) or on others.
+bool all_made(const std::vector<bool>& made_here, size_t from, size_t to, bool here) {
+  return std::all_of(made_here.begin() + static_cast<std::ptrdiff_t>(from),
+                     made_here.begin() + static_cast<std::ptrdiff_t>(to), [&](bool h) { return h == here; });
+}
+}  // namespace
+
+TEST_CASE("data: AUTOTUNE stages hand production to the reader's thread when that is faster, and back",
+          "[data][parallel]") {
+  using T = data::detail::ProductionTuner;
+  const int before = baseline_threads();
+  const size_t first = T::kSettle + T::kWindow, decided = 2 * (T::kSettle + T::kWindow);
+  // Elements made in the background cost the reader 1 ms: the stages hand over and stay handed over.
+  const ThreadRecordingPipeline faster_here(400, true);
+  std::vector<bool> here = faster_here.read(false);
+  REQUIRE(here.size() == 400);
+  CHECK(all_made(here, 0, first, false));
+  CHECK(all_made(here, decided, 400, true));
+  // The dataset remembers: its next pass (fit's next epoch) starts on the reader's thread.
+  here = faster_here.read(false);
+  CHECK(all_made(here, 0, 400, true));
+  // Elements made on the reader's thread cost it 1 ms: tried, then given back to the threads.
+  here = ThreadRecordingPipeline(400, true).read(true);
+  REQUIRE(here.size() == 400);
+  CHECK(all_made(here, 0, first, false));
+  CHECK(std::count(here.begin() + first, here.begin() + decided, true) > 0);
+  CHECK(all_made(here, decided + 32, 400, false));
+  // Explicit numbers always run in the background.
+  here = ThreadRecordingPipeline(300, false).read(false);
+  CHECK(all_made(here, 0, 300, false));
+  // An error on the reader's thread names the map and the element, as a worker's would.
+  std::string message;
+  try {
+    ThreadRecordingPipeline(400, true, 350).read(false);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK_THAT(message, Catch::Contains("Dataset.map: the map function failed on element 350") &&
+                          Catch::Contains("bad element 350"));
+  CHECK(testing::thread_count_settles_to(before));
 }
 
 TEST_CASE("data: a full prefetch buffer or parallel map queue is refilled once it has drained to half",
