@@ -4,10 +4,14 @@ figures), then measures the same rows in PyTorch on the same data, models, batch
 and prints both with the speedup (> 1: Ember is faster). Run it with Debian's /usr/bin/python3, which sees
 python3-torch; `make bench` does.
 
-Usage: compare_pytorch.py [--json] [--bench-train PATH] [--only GROUP]
+Usage: compare_pytorch.py [--json] [--bench-train PATH] [--only GROUP] [--rounds N]
   --json         one JSON object per line, as the C++ bench programs print (bench/bench_util.h)
   --bench-train  the bench_train executable (default: build/bench/bench_train beside this script's repo)
   --only GROUP   one of mlp128, cnn128, latency, forward, rss, for both programs
+  --rounds N     measure each group N times, Ember then PyTorch each time, and print for each row the
+                 round with the median speedup and the range of the N speedups (default 1). On a VM whose
+                 speed changes every few tens of seconds, one round can catch the two programs at
+                 different speeds; the pairs of a round are measured seconds apart.
 
 PyTorch is made as fast as it can be here, or the comparison flatters Ember: Debian's OpenBLAS picks a slow
 generic kernel on this CPU unless OPENBLAS_CORETYPE names one, and its own threads fight torch's unless
@@ -277,6 +281,7 @@ def main():
     parser.add_argument("--bench-train", default=str(pathlib.Path(__file__).resolve().parents[1] /
                                                      "build" / "bench" / "bench_train"))
     parser.add_argument("--only", choices=GROUPS)
+    parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--rss-child", action="store_true", help=argparse.SUPPRESS)  # spawn_rss's process
     args = parser.parse_args()
     setup_torch()
@@ -291,29 +296,47 @@ def main():
     # Group by group, Ember then PyTorch (never at once, so they don't share the cores): on a shared machine
     # the two figures of a row then see about the same load.
     for group in (args.only,) if args.only else GROUPS:
-        ember_rows = run_bench_train(args.bench_train, group)
-        if group == "rss":
-            reference = spawn_rss()
-        else:
-            data = data or load_fashion_mnist_train()
-            reference = GROUP_ROWS[group](*data)
-        for row in ember_rows:
-            print_row(row, reference, ref_name, args.json)
+        rounds = []  # (Ember's rows, PyTorch's figures) per round
+        for _ in range(max(1, args.rounds)):
+            ember_rows = run_bench_train(args.bench_train, group)
+            if group == "rss":
+                reference = spawn_rss()
+            else:
+                data = data or load_fashion_mnist_train()
+                reference = GROUP_ROWS[group](*data)
+            rounds.append((ember_rows, reference))
+        for i, row in enumerate(rounds[0][0]):
+            measured = sorted(((r[0][i], r[1]) for r in rounds), key=lambda pair: speedup_of(pair[0], pair[1]))
+            speedups = [speedup_of(row_r, ref_r) for row_r, ref_r in measured]
+            median_row, median_ref = measured[(len(measured) - 1) // 2]
+            print_row(median_row, median_ref, ref_name, args.json, speedups if len(speedups) > 1 else None)
 
 
-def print_row(row, reference, ref_name, as_json):
-    """One row, Ember's figure beside PyTorch's, as JSON (bench/bench_util.h's keys) or a table line."""
-    name, value, unit = row["name"], row["value"], row["unit"]
+def speedup_of(row, reference):
+    """Ember's speedup over PyTorch for one row (> 1: Ember is faster)."""
+    name = row["name"]
     if name not in reference:
         sys.exit(f"compare_pytorch.py: bench_train printed row '{name}', which this script does not measure")
     ref = reference[name]
-    speedup = value / ref if row["higher_is_better"] else ref / value
+    return row["value"] / ref if row["higher_is_better"] else ref / row["value"]
+
+
+def print_row(row, reference, ref_name, as_json, speedups=None):
+    """One row, Ember's figure beside PyTorch's, as JSON (bench/bench_util.h's keys) or a table line; with
+    several rounds, the median round's figures and every round's speedup."""
+    name, value, unit = row["name"], row["value"], row["unit"]
+    ref = reference[name]
+    speedup = speedup_of(row, reference)
     if as_json:
-        print(json.dumps({"name": name, "value": value, "unit": unit, "reference": ref_name,
-                          "reference_value": ref, "speedup": round(speedup, 4)}))
+        line = {"name": name, "value": value, "unit": unit, "reference": ref_name, "reference_value": ref,
+                "speedup": round(speedup, 4)}
+        if speedups:
+            line["round_speedups"] = [round(x, 4) for x in speedups]
+        print(json.dumps(line))
     else:
+        spread = f" (rounds {speedups[0]:.2f}-{speedups[-1]:.2f}x)" if speedups else ""
         print(f"{name:<24} ember {value:10.3f} {unit:<8} pytorch {ref:10.3f} {unit:<8} "
-              f"speedup {speedup:6.3f}x  {verdict(name, value, speedup)}")
+              f"speedup {speedup:6.3f}x  {verdict(name, value, speedup)}{spread}")
     sys.stdout.flush()
 
 
