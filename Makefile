@@ -54,7 +54,7 @@ bench: configure
 	$(BUILD)/bench/bench_conv
 	$(BUILD)/bench/bench_checkpoint
 	$(BUILD)/bench/bench_mixed
-	/usr/bin/python3 bench/compare_pytorch.py --bench-train $(BUILD)/bench/bench_train
+	/usr/bin/python3 bench/compare_pytorch.py --rounds 3 --bench-train $(BUILD)/bench/bench_train
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds).
 test-sanitize: deps
