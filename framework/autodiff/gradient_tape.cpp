@@ -133,6 +133,13 @@ NoRecordScope::~NoRecordScope() { --t_no_record; }
 
 bool in_backward_pass() { return t_backward > 0; }
 
+bool any_tape_records(std::span<const Tensor> inputs) {
+  if (t_no_record) return false;
+  for (const GradientTape::Impl* tape : t_tapes)
+    if (tape->recording() && tape->any_tracked(inputs)) return true;
+  return false;
+}
+
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Tensor>& sources,
                                            GradientOptions options) {
   return gradient(std::vector<Tensor>{target}, sources, std::move(options));

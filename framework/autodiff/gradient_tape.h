@@ -4,6 +4,7 @@
 // tapes give higher-order gradients).
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "framework/autodiff/variable.h"
@@ -70,6 +71,10 @@ class NoRecordScope {
 
 // True while a tape on this thread runs backward formulas (check_numerics reports it).
 bool in_backward_pass();
+
+// Whether some tape on this thread would record an op reading `inputs` now: a backward formula asks it to
+// skip work that only a higher-order gradient needs.
+bool any_tape_records(std::span<const Tensor> inputs);
 
 // A user op with its own gradient (TF: tf.custom_gradient): forward runs unrecorded; backward maps
 // the output's gradient to one gradient per input.

@@ -132,8 +132,10 @@ Tensor softmax(const Tensor& logits, int64_t axis) { return softmax_like(OpId::s
 
 Tensor log_softmax(const Tensor& logits, int64_t axis) { return softmax_like(OpId::log_softmax, logits, axis); }
 
-Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits) {
-  const char* op = "sparse_softmax_cross_entropy_with_logits";
+namespace {
+// The crossentropy ops' checks: float logits [..., C], integer labels [...] (in [0, C) when in_range, which
+// reads them on the host).
+void check_sparse_xent(const char* op, const Tensor& labels, const Tensor& logits, bool in_range) {
   EMBER_CHECK(logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64, InvalidArgument)
       << op << ": logits must be float32 or float64, got " << logits.dtype() << " (cast them first)";
   detail::check_index_dtype(op, "labels", labels);
@@ -146,9 +148,20 @@ Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tens
                                    << logits.shape();
   EMBER_CHECK(classes > 0 || labels.num_elements() == 0, InvalidArgument)
       << op << ": logits of shape " << logits.shape() << " have no classes";
-  detail::check_indices_in_range(op, "labels", labels, classes);
+  if (in_range) detail::check_indices_in_range(op, "labels", labels, classes);
+}
+}  // namespace
+
+Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits) {
+  check_sparse_xent("sparse_softmax_cross_entropy_with_logits", labels, logits, true);
   Tensor inputs[] = {logits, labels};
   return run_op(OpId::sparse_softmax_cross_entropy_with_logits, inputs, OutputSpec{labels.shape(), logits.dtype()});
+}
+
+Tensor sparse_softmax_cross_entropy_backprop(const Tensor& labels, const Tensor& logits) {
+  check_sparse_xent("sparse_softmax_cross_entropy_backprop", labels, logits, false);
+  Tensor inputs[] = {logits, labels};
+  return run_op(OpId::sparse_softmax_cross_entropy_backprop, inputs, OutputSpec{logits.shape(), logits.dtype()});
 }
 
 Tensor conv2d(const Tensor& input, const Tensor& filters, Conv2DOptions options) {

@@ -16,6 +16,12 @@ Tensor log_softmax(const Tensor& logits, int64_t axis = -1);
 // written with differentiable ops, so a second derivative is right too (TF refuses one). A label outside
 // [0, C) is an InvalidArgument on every device (read on the host, as gather's indices).
 Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits);
+// Its gradient before dloss, softmax(logits) - one_hot(labels), in one op (TF's op computes it beside the
+// loss as its "backprop" output), with the same bits as those two ops; a label outside [0, C) subtracts
+// nothing, as one_hot gives it a zero row (the loss op has checked them). No gradient flows through it: the
+// crossentropy's gradient uses it only when no tape records an op on the logits, and the two
+// differentiable ops otherwise.
+Tensor sparse_softmax_cross_entropy_backprop(const Tensor& labels, const Tensor& logits);
 
 struct Conv2DOptions {
   std::array<int64_t, 2> strides{1, 1};

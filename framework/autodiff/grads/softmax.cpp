@@ -26,13 +26,16 @@ std::vector<Tensor> log_softmax_grad(const GradContext& ctx) {
   return {dy - ops::exp(y) * ops::reduce_sum(dy, axis, /*keepdims=*/true)};
 }
 
-// dlogits = dloss[..., None] * (softmax(logits) - one_hot(labels)) (TF's backprop output, here recomputed
-// with differentiable ops so that second derivatives are right); the integer labels get none.
+// dlogits = dloss[..., None] * (softmax(logits) - one_hot(labels)) (TF's backprop output); the integer
+// labels get none. The backprop is one op, unless a tape records ops on the logits (a higher-order
+// gradient): then it is written with differentiable ops, so that second derivatives are right.
 std::vector<Tensor> sparse_xent_grad(const GradContext& ctx) {
   const Tensor& logits = ctx.inputs[0];
+  const Tensor& labels = ctx.inputs[1];
   const int64_t classes = logits.shape()[logits.rank() - 1];
-  const Tensor backprop =
-      ops::softmax(logits, -1) - ops::one_hot(ctx.inputs[1], classes, {.dtype = logits.dtype()});
+  const Tensor backprop = any_tape_records(std::span<const Tensor>(&logits, 1))
+                              ? ops::softmax(logits, -1) - ops::one_hot(labels, classes, {.dtype = logits.dtype()})
+                              : ops::sparse_softmax_cross_entropy_backprop(labels, logits);
   return {ops::expand_dims(ctx.grads[0], -1) * backprop, Tensor()};
 }
 

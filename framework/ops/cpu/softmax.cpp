@@ -182,6 +182,29 @@ void sparse_xent_cpu(const KernelContext& ctx) {
     run(x.data<double>(), ctx.outputs[0].data<double>());
 }
 
+// softmax(x) - one_hot(labels) over the last axis: softmax_rows' values, then 1 off at each row's label.
+void sparse_xent_backprop_cpu(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  const Tensor& labels = ctx.inputs[1];
+  if (x.num_elements() == 0) return;
+  const int64_t n = x.shape()[x.rank() - 1], rows = labels.num_elements();
+  auto run = [&](auto* xp, auto* yp) {
+    softmax_rows<std::remove_const_t<std::remove_pointer_t<decltype(xp)>>, false>(xp, yp, rows, n);
+    auto subtract = [&](const auto* lp) {
+      for (int64_t r = 0; r < rows; ++r)
+        if (lp[r] >= 0 && lp[r] < n) yp[r * n + static_cast<int64_t>(lp[r])] -= 1;
+    };
+    if (labels.dtype() == DType::Int32)
+      subtract(labels.data<int32_t>());
+    else
+      subtract(labels.data<int64_t>());
+  };
+  if (x.dtype() == DType::Float32)
+    run(x.data<float>(), ctx.outputs[0].data<float>());
+  else
+    run(x.data<double>(), ctx.outputs[0].data<double>());
+}
+
 template <bool kLog>
 void softmax_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
@@ -205,5 +228,7 @@ EMBER_REGISTER_KERNEL(softmax, CPU, softmax_cpu<false>, DType::Float32, DType::F
 EMBER_REGISTER_KERNEL(log_softmax, CPU, softmax_cpu<true>, DType::Float32, DType::Float64, DType::Float16,
                       DType::BFloat16);
 EMBER_REGISTER_KERNEL(sparse_softmax_cross_entropy_with_logits, CPU, sparse_xent_cpu, DType::Float32, DType::Float64);
+EMBER_REGISTER_KERNEL(sparse_softmax_cross_entropy_backprop, CPU, sparse_xent_backprop_cpu, DType::Float32,
+                      DType::Float64);
 
 }  // namespace ember

@@ -143,6 +143,24 @@ __global__ void sparse_xent_kernel(const T* x, const L* labels, T* loss, int64_t
   }
 }
 
+// One thread per row: y[r][labels[r]] -= 1.
+template <class T, class L>
+__global__ void subtract_one_at_labels_kernel(T* y, const L* labels, int64_t rows, int64_t n) {
+  EMBER_CUDA_GRID_STRIDE_LOOP(r, rows) {
+    const L label = labels[r];
+    if (label >= 0 && label < n) y[r * n + static_cast<int64_t>(label)] -= T(1);
+  }
+}
+
+template <class T>
+void subtract_one_at_labels(bool labels64, void* y, const void* labels, int64_t rows, int64_t n, cudaStream_t stream) {
+  T* yp = static_cast<T*>(y);
+  if (labels64)
+    subtract_one_at_labels_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(yp, static_cast<const int64_t*>(labels), rows, n);
+  else
+    subtract_one_at_labels_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(yp, static_cast<const int32_t*>(labels), rows, n);
+}
+
 template <class T>
 void sparse_xent_run(bool labels64, const void* x, const void* labels, void* loss, int64_t rows, int64_t n,
                      cudaStream_t stream) {
@@ -163,6 +181,17 @@ void sparse_xent_launch(DT dt, bool labels64, const void* x, const void* labels,
     sparse_xent_run<double>(labels64, x, labels, loss, rows, n, stream);
   else
     sparse_xent_run<float>(labels64, x, labels, loss, rows, n, stream);
+  after_launch(op, device);
+}
+
+void sparse_xent_backprop_launch(DT dt, bool labels64, const void* x, const void* labels, void* y, int64_t rows,
+                                 int64_t n, int device, cudaStream_t stream, const char* op) {
+  if (rows * n == 0) return;
+  softmax_launch(false, dt, x, y, rows, n, 1, device, stream, op);
+  if (dt == DT::F64)
+    subtract_one_at_labels<double>(labels64, y, labels, rows, n, stream);
+  else
+    subtract_one_at_labels<float>(labels64, y, labels, rows, n, stream);
   after_launch(op, device);
 }
 

@@ -30,10 +30,21 @@ void sparse_xent_cuda(const KernelContext& ctx) {
                            cuda::stream(dev), op_name(ctx.op));
 }
 
+void sparse_xent_backprop_cuda(const KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  const Tensor& labels = ctx.inputs[1];
+  const int dev = cuda::device_of(ctx);
+  cuda::sparse_xent_backprop_launch(cuda::to_dt(x.dtype()), labels.dtype() == DType::Int64, x.raw_data(),
+                                    labels.raw_data(), ctx.outputs[0].raw_data(), labels.num_elements(),
+                                    x.shape()[x.rank() - 1], dev, cuda::stream(dev), op_name(ctx.op));
+}
+
 }  // namespace
 
 EMBER_REGISTER_KERNEL(softmax, CUDA, softmax_cuda<false>, EMBER_FLOAT_DTYPES);
 EMBER_REGISTER_KERNEL(log_softmax, CUDA, softmax_cuda<true>, EMBER_FLOAT_DTYPES);
 EMBER_REGISTER_KERNEL(sparse_softmax_cross_entropy_with_logits, CUDA, sparse_xent_cuda, DType::Float32, DType::Float64);
+EMBER_REGISTER_KERNEL(sparse_softmax_cross_entropy_backprop, CUDA, sparse_xent_backprop_cuda, DType::Float32,
+                      DType::Float64);
 
 }  // namespace ember

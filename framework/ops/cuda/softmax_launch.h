@@ -17,4 +17,9 @@ void softmax_launch(bool log, DT dt, const void* x, void* y, int64_t outer, int6
 void sparse_xent_launch(DT dt, bool labels64, const void* x, const void* labels, void* loss, int64_t rows, int64_t n,
                         int device, cudaStream_t stream, const char* op);
 
+// y = softmax(x) - one_hot(labels) for the rows of x [rows, n]: softmax_launch's values, then 1 subtracted at
+// each row's label (none for a label outside [0, n)).
+void sparse_xent_backprop_launch(DT dt, bool labels64, const void* x, const void* labels, void* y, int64_t rows,
+                                 int64_t n, int device, cudaStream_t stream, const char* op);
+
 }  // namespace ember::cuda

@@ -1,8 +1,10 @@
 // Backward formulas of conv2d, pooling and their gradient ops: float64 central differences against the tape
 // (strides, SAME/VALID, dilation, groups), first maximum routing, and second order through nested tapes.
+#include <algorithm>
 #include <functional>
 #include <limits>
 
+#include "framework/ops/dispatch.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -254,4 +256,45 @@ TEST_CASE("second order through max_pool2d and avg_pool2d", "[autodiff][grads][n
       check_tensor(du, DType::Float64, y0.shape(), expected, 1e-6, 1e-6);
     }
   }
+}
+
+namespace {
+std::vector<OpId> g_seen_ops;
+void record_op(const OpRecord& r) { g_seen_ops.push_back(r.op); }
+}  // namespace
+
+// The crossentropy's gradient takes softmax - one_hot as one op, unless a tape records ops on the logits
+// (a higher-order gradient), which needs the differentiable ops; the values are the same bits either way.
+TEST_CASE("sparse crossentropy gradient: one backprop op, the differentiable ops under a recording tape",
+          "[autodiff][grads][nn]") {
+  const Tensor logits = make(uniform_values(24, 301), {4, 6}, DType::Float32);
+  const Tensor labels = Tensor::from_vector<int64_t>({5, 0, 2, 3}, {4});
+  auto count = [](OpId op) { return std::count(g_seen_ops.begin(), g_seen_ops.end(), op); };
+  const int hook = add_op_hook(&record_op);
+  g_seen_ops.clear();
+  Tensor fused;
+  {
+    GradientTape tape;
+    tape.watch(logits);
+    Tensor loss = ops::reduce_sum(ops::sparse_softmax_cross_entropy_with_logits(labels, logits));
+    fused = tape.gradient(loss, {logits})[0];
+  }
+  CHECK(count(OpId::sparse_softmax_cross_entropy_backprop) == 1);
+  CHECK(count(OpId::softmax) == 0);
+  CHECK(count(OpId::one_hot) == 0);
+  g_seen_ops.clear();
+  Tensor composite;
+  {
+    GradientTape outer;
+    outer.watch(logits);
+    GradientTape tape;
+    tape.watch(logits);
+    Tensor loss = ops::reduce_sum(ops::sparse_softmax_cross_entropy_with_logits(labels, logits));
+    composite = tape.gradient(loss, {logits})[0];
+  }
+  CHECK(count(OpId::sparse_softmax_cross_entropy_backprop) == 0);
+  CHECK(count(OpId::softmax) == 1);
+  CHECK(count(OpId::one_hot) == 1);
+  remove_op_hook(hook);
+  CHECK(values_as_double(fused) == values_as_double(composite));
 }

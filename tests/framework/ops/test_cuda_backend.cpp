@@ -571,6 +571,20 @@ void add_nn(Table& t) {
   xe.push_back({"[512,1000] logits up to 30",
                 [](DType dt) { return Inputs{make({512, 1000}, dt, 207, Domain{-30, 30}), make({512}, DType::Int64, 208, Domain{0, 999})}; },
                 xent, xent_dtypes});
+  auto backprop = binary_fn([](const Tensor& logits, const Tensor& labels) {
+    return ops::sparse_softmax_cross_entropy_backprop(labels, logits);
+  });
+  auto& xb = t[OpId::sparse_softmax_cross_entropy_backprop];
+  xb.push_back({"[3,4], int64 labels", [](DType dt) { return Inputs{make({3, 4}, dt, 231), i64({3, 0, 2}, {3})}; },
+                backprop, xent_dtypes});
+  xb.push_back({"[2,3,5], int32 labels, one out of range",
+                [](DType dt) {
+                  return Inputs{make({2, 3, 5}, dt, 232), ops::cast(i64({4, 0, 7, 2, -1, 4}, {2, 3}), DType::Int32)};
+                },
+                backprop, xent_dtypes});
+  xb.push_back({"[512,1000] logits up to 30",
+                [](DType dt) { return Inputs{make({512, 1000}, dt, 233, Domain{-30, 30}), make({512}, DType::Int64, 234, Domain{0, 999})}; },
+                backprop, xent_dtypes});
   for (OpId op : {OpId::softmax, OpId::log_softmax}) {
     auto sm = [op](int64_t axis) {
       return unary_fn([op, axis](const Tensor& x) { return op == OpId::softmax ? ops::softmax(x, axis) : ops::log_softmax(x, axis); });

@@ -171,6 +171,39 @@ TEST_CASE("sparse_softmax_cross_entropy_with_logits is -log_softmax at the label
                DType::Float32, {0}, {});
 }
 
+TEST_CASE("sparse_softmax_cross_entropy_backprop is softmax - one_hot, bit for bit", "[ops][nn][softmax]") {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<double> u(-30, 30);
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    for (const Shape& shape : {Shape{5, 7}, Shape{2, 3, 10}, Shape{1, 1}, Shape{4}, Shape{64, 1000}, Shape{0, 3}}) {
+      INFO("dtype " << dt << ", logits " << shape);
+      const int64_t classes = shape[shape.rank() - 1];
+      std::vector<double> v(static_cast<size_t>(shape.num_elements()));
+      for (double& e : v) e = u(rng);
+      Tensor logits = make(v, shape, dt);
+      std::vector<int64_t> dims(shape.begin(), shape.end() - 1);
+      std::vector<int64_t> lab(static_cast<size_t>(Shape(dims).num_elements()));
+      for (size_t i = 0; i < lab.size(); ++i) lab[i] = static_cast<int64_t>((i * 5 + 3) % static_cast<size_t>(classes));
+      if (lab.size() > 2) lab[1] = classes, lab[2] = -1;  // out of range: nothing subtracted, as one_hot's zero row
+      for (DType ldt : {DType::Int64, DType::Int32}) {
+        Tensor labels = ops::cast(Tensor::from_vector<int64_t>(lab, Shape(dims)), ldt);
+        Tensor got = ops::sparse_softmax_cross_entropy_backprop(labels, logits);
+        REQUIRE(got.shape() == shape);
+        REQUIRE(got.dtype() == dt);
+        Tensor composite = ops::softmax(logits, -1) - ops::one_hot(labels, classes, {.dtype = dt});
+        CHECK(values_as_double(got) == values_as_double(composite));
+      }
+    }
+  }
+  const Tensor logits = make({1, 2, 3, 4, 5, 6}, {2, 3}, DType::Float32);
+  REQUIRE_THROWS_WITH(ops::sparse_softmax_cross_entropy_backprop(Tensor::from_vector<int64_t>({0, 1, 2}, {3}), logits),
+                      Catch::Contains("sparse_softmax_cross_entropy_backprop: labels of shape (3,)"));
+  REQUIRE_THROWS_WITH(ops::sparse_softmax_cross_entropy_backprop(Tensor::from_vector<int64_t>({0, 1}, {2}),
+                                                                 ops::cast(logits, DType::Float16)),
+                      Catch::Contains("sparse_softmax_cross_entropy_backprop: logits must be float32 or float64") &&
+                          Catch::Contains("float16"));
+}
+
 TEST_CASE("sparse_softmax_cross_entropy_with_logits errors name the op and what was wrong", "[ops][nn][softmax]") {
   using Catch::Contains;
   const char* op = "sparse_softmax_cross_entropy_with_logits";
