@@ -164,17 +164,18 @@ void sparse_xent_rows(const T* x, const L* labels, T* loss, int64_t rows, int64_
   });
 }
 
-// The labels are in range: the front end checked them.
-void sparse_xent_cpu(const KernelContext& ctx) {
+// Calls f(x, labels, out, rows, n) with typed pointers: float or double logits and output, int32 or int64
+// labels, the logits seen as [rows, n].
+template <class F>
+void with_xent_types(const KernelContext& ctx, F f) {
   const Tensor& x = ctx.inputs[0];
   const Tensor& labels = ctx.inputs[1];
-  if (labels.num_elements() == 0) return;
   const int64_t n = x.shape()[x.rank() - 1], rows = labels.num_elements();
-  auto run = [&](auto* xp, auto* lossp) {
+  auto run = [&](auto* xp, auto* out) {
     if (labels.dtype() == DType::Int32)
-      sparse_xent_rows(xp, labels.data<int32_t>(), lossp, rows, n);
+      f(xp, labels.data<int32_t>(), out, rows, n);
     else
-      sparse_xent_rows(xp, labels.data<int64_t>(), lossp, rows, n);
+      f(xp, labels.data<int64_t>(), out, rows, n);
   };
   if (x.dtype() == DType::Float32)
     run(x.data<float>(), ctx.outputs[0].data<float>());
@@ -182,27 +183,23 @@ void sparse_xent_cpu(const KernelContext& ctx) {
     run(x.data<double>(), ctx.outputs[0].data<double>());
 }
 
-// softmax(x) - one_hot(labels) over the last axis: softmax_rows' values, then 1 off at each row's label.
+// The labels are in range: the front end checked them.
+void sparse_xent_cpu(const KernelContext& ctx) {
+  if (ctx.inputs[1].num_elements() == 0) return;
+  with_xent_types(ctx, [](const auto* x, const auto* labels, auto* loss, int64_t rows, int64_t n) {
+    sparse_xent_rows(x, labels, loss, rows, n);
+  });
+}
+
+// softmax(x) - one_hot(labels) over the last axis: softmax_rows' values, then 1 off at each row's label
+// (none for a label out of range, as one_hot's zero row).
 void sparse_xent_backprop_cpu(const KernelContext& ctx) {
-  const Tensor& x = ctx.inputs[0];
-  const Tensor& labels = ctx.inputs[1];
-  if (x.num_elements() == 0) return;
-  const int64_t n = x.shape()[x.rank() - 1], rows = labels.num_elements();
-  auto run = [&](auto* xp, auto* yp) {
-    softmax_rows<std::remove_const_t<std::remove_pointer_t<decltype(xp)>>, false>(xp, yp, rows, n);
-    auto subtract = [&](const auto* lp) {
-      for (int64_t r = 0; r < rows; ++r)
-        if (lp[r] >= 0 && lp[r] < n) yp[r * n + static_cast<int64_t>(lp[r])] -= 1;
-    };
-    if (labels.dtype() == DType::Int32)
-      subtract(labels.data<int32_t>());
-    else
-      subtract(labels.data<int64_t>());
-  };
-  if (x.dtype() == DType::Float32)
-    run(x.data<float>(), ctx.outputs[0].data<float>());
-  else
-    run(x.data<double>(), ctx.outputs[0].data<double>());
+  if (ctx.inputs[0].num_elements() == 0) return;
+  with_xent_types(ctx, [](const auto* x, const auto* labels, auto* y, int64_t rows, int64_t n) {
+    softmax_rows<std::remove_const_t<std::remove_pointer_t<decltype(x)>>, false>(x, y, rows, n);
+    for (int64_t r = 0; r < rows; ++r)
+      if (labels[r] >= 0 && labels[r] < n) y[r * n + static_cast<int64_t>(labels[r])] -= 1;
+  });
 }
 
 template <bool kLog>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "framework/ops/dispatch.h"
 #include "tests/support/tensor_testing.h"
@@ -270,28 +271,22 @@ TEST_CASE("sparse crossentropy gradient: one backprop op, the differentiable ops
   const Tensor logits = make(uniform_values(24, 301), {4, 6}, DType::Float32);
   const Tensor labels = Tensor::from_vector<int64_t>({5, 0, 2, 3}, {4});
   auto count = [](OpId op) { return std::count(g_seen_ops.begin(), g_seen_ops.end(), op); };
-  const int hook = add_op_hook(&record_op);
-  g_seen_ops.clear();
-  Tensor fused;
-  {
+  // The gradient of sum(loss) with respect to the logits, with or without an outer tape watching them.
+  auto gradient = [&](bool outer_tape) {
+    g_seen_ops.clear();
+    std::optional<GradientTape> outer;
+    if (outer_tape) outer.emplace().watch(logits);
     GradientTape tape;
     tape.watch(logits);
     Tensor loss = ops::reduce_sum(ops::sparse_softmax_cross_entropy_with_logits(labels, logits));
-    fused = tape.gradient(loss, {logits})[0];
-  }
+    return tape.gradient(loss, {logits})[0];
+  };
+  const int hook = add_op_hook(&record_op);
+  const Tensor fused = gradient(false);
   CHECK(count(OpId::sparse_softmax_cross_entropy_backprop) == 1);
   CHECK(count(OpId::softmax) == 0);
   CHECK(count(OpId::one_hot) == 0);
-  g_seen_ops.clear();
-  Tensor composite;
-  {
-    GradientTape outer;
-    outer.watch(logits);
-    GradientTape tape;
-    tape.watch(logits);
-    Tensor loss = ops::reduce_sum(ops::sparse_softmax_cross_entropy_with_logits(labels, logits));
-    composite = tape.gradient(loss, {logits})[0];
-  }
+  const Tensor composite = gradient(true);
   CHECK(count(OpId::sparse_softmax_cross_entropy_backprop) == 0);
   CHECK(count(OpId::softmax) == 1);
   CHECK(count(OpId::one_hot) == 1);

@@ -137,28 +137,41 @@ TEST_CASE("softmax of a row holding NaN is NaN", "[ops][nn][softmax]") {
   }
 }
 
+namespace {
+// Logits of `shape` uniform in [-30, 30) and labels (i * 5 + 3) % C of the shape without the class axis.
+struct XentInputs {
+  Tensor logits;
+  Shape label_shape;
+  std::vector<int64_t> labels;
+  int64_t classes;
+};
+XentInputs xent_inputs(std::mt19937& rng, const Shape& shape, DType dt) {
+  std::uniform_real_distribution<double> u(-30, 30);
+  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
+  for (double& e : v) e = u(rng);
+  const int64_t classes = shape[shape.rank() - 1];
+  const Shape label_shape(std::vector<int64_t>(shape.begin(), shape.end() - 1));
+  std::vector<int64_t> lab(static_cast<size_t>(label_shape.num_elements()));
+  for (size_t i = 0; i < lab.size(); ++i) lab[i] = static_cast<int64_t>((i * 5 + 3) % static_cast<size_t>(classes));
+  return {make(v, shape, dt), label_shape, lab, classes};
+}
+}  // namespace
+
 TEST_CASE("sparse_softmax_cross_entropy_with_logits is -log_softmax at the label, bit for bit", "[ops][nn][softmax]") {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-30, 30);
   for (DType dt : {DType::Float32, DType::Float64}) {
     for (const Shape& shape : {Shape{5, 7}, Shape{2, 3, 10}, Shape{1, 1}, Shape{4}, Shape{64, 1000}}) {
       INFO("dtype " << dt << ", logits " << shape);
-      const int64_t classes = shape[shape.rank() - 1];
-      std::vector<double> v(static_cast<size_t>(shape.num_elements()));
-      for (double& e : v) e = u(rng);
-      Tensor logits = make(v, shape, dt);
-      std::vector<int64_t> dims(shape.begin(), shape.end() - 1);
-      std::vector<int64_t> lab(static_cast<size_t>(Shape(dims).num_elements()));
-      for (size_t i = 0; i < lab.size(); ++i) lab[i] = static_cast<int64_t>((i * 5 + 3) % static_cast<size_t>(classes));
+      const auto [logits, dims, lab, classes] = xent_inputs(rng, shape, dt);
       for (DType ldt : {DType::Int64, DType::Int32}) {
-        Tensor labels = ops::cast(Tensor::from_vector<int64_t>(lab, Shape(dims)), ldt);
+        Tensor labels = ops::cast(Tensor::from_vector<int64_t>(lab, dims), ldt);
         Tensor loss = ops::sparse_softmax_cross_entropy_with_logits(labels, logits);
-        REQUIRE(loss.shape() == Shape(dims));
+        REQUIRE(loss.shape() == dims);
         REQUIRE(loss.dtype() == dt);
         // The composite it replaces in SparseCategoricalCrossentropy: the same formula, the same bits.
         Tensor picked = ops::gather(ops::reshape(ops::log_softmax(logits), Shape{-1, classes}),
                                     ops::reshape(labels, Shape{-1}), {.axis = 1, .batch_dims = 1});
-        CHECK(values_as_double(loss) == values_as_double(ops::reshape(-picked, Shape(dims))));
+        CHECK(values_as_double(loss) == values_as_double(ops::reshape(-picked, dims)));
       }
     }
   }
@@ -173,20 +186,13 @@ TEST_CASE("sparse_softmax_cross_entropy_with_logits is -log_softmax at the label
 
 TEST_CASE("sparse_softmax_cross_entropy_backprop is softmax - one_hot, bit for bit", "[ops][nn][softmax]") {
   std::mt19937 rng(8);
-  std::uniform_real_distribution<double> u(-30, 30);
   for (DType dt : {DType::Float32, DType::Float64}) {
     for (const Shape& shape : {Shape{5, 7}, Shape{2, 3, 10}, Shape{1, 1}, Shape{4}, Shape{64, 1000}, Shape{0, 3}}) {
       INFO("dtype " << dt << ", logits " << shape);
-      const int64_t classes = shape[shape.rank() - 1];
-      std::vector<double> v(static_cast<size_t>(shape.num_elements()));
-      for (double& e : v) e = u(rng);
-      Tensor logits = make(v, shape, dt);
-      std::vector<int64_t> dims(shape.begin(), shape.end() - 1);
-      std::vector<int64_t> lab(static_cast<size_t>(Shape(dims).num_elements()));
-      for (size_t i = 0; i < lab.size(); ++i) lab[i] = static_cast<int64_t>((i * 5 + 3) % static_cast<size_t>(classes));
+      auto [logits, dims, lab, classes] = xent_inputs(rng, shape, dt);
       if (lab.size() > 2) lab[1] = classes, lab[2] = -1;  // out of range: nothing subtracted, as one_hot's zero row
       for (DType ldt : {DType::Int64, DType::Int32}) {
-        Tensor labels = ops::cast(Tensor::from_vector<int64_t>(lab, Shape(dims)), ldt);
+        Tensor labels = ops::cast(Tensor::from_vector<int64_t>(lab, dims), ldt);
         Tensor got = ops::sparse_softmax_cross_entropy_backprop(labels, logits);
         REQUIRE(got.shape() == shape);
         REQUIRE(got.dtype() == dt);
