@@ -12,8 +12,9 @@ Tensor softmax(const Tensor& logits, int64_t axis = -1);
 Tensor log_softmax(const Tensor& logits, int64_t axis = -1);
 // TF's tf.nn.sparse_softmax_cross_entropy_with_logits: for float32/float64 logits [..., C] and int32/int64
 // labels [...] in [0, C), the loss of each row, log(sum(exp(x - max))) - (x[label] - max), in one pass
-// (TF's SparseSoftmaxCrossEntropyWithLogits op). Its gradient is dloss * (softmax(logits) - one_hot(labels)),
-// written with differentiable ops, so a second derivative is right too (TF refuses one). A label outside
+// (TF's SparseSoftmaxCrossEntropyWithLogits op). Its gradient is dloss * (softmax(logits) - one_hot(labels)):
+// sparse_softmax_cross_entropy_backprop below, or, while a tape records ops on the logits, the differentiable
+// ops, so a second derivative is right too (TF refuses one). A label outside
 // [0, C) is an InvalidArgument on every device (read on the host, as gather's indices).
 Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits);
 // Its gradient before dloss, softmax(logits) - one_hot(labels), in one op (TF's op computes it beside the
