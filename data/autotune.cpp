@@ -4,7 +4,6 @@
 #include "framework/core/parallel.h"
 
 #include <algorithm>
-#include <numeric>
 #include <utility>
 
 namespace ember::data::detail {
@@ -47,16 +46,17 @@ void ProductionTuner::add_cycle(double seconds) {
   if (phase_ != Phase::measure) {  // settling or holding
     if (--countdown_ == 0) {
       phase_ = Phase::measure;
-      samples_.clear();
+      sum_ = 0;
+      samples_ = 0;
     }
     return;
   }
-  samples_.push_back(seconds);
-  const double sum = std::accumulate(samples_.begin(), samples_.end(), 0.0);
+  sum_ += seconds;
+  ++samples_;
   // Once this window's sum passes the other mode's whole window, this mode has lost: no need to time more.
-  const bool lost = measured_[!mode] && sum > mean_[!mode] * static_cast<double>(kWindow);
-  if (static_cast<int64_t>(samples_.size()) < kWindow && !lost) return;
-  mean_[mode] = sum / static_cast<double>(samples_.size());
+  const bool lost = measured_[!mode] && sum_ > mean_[!mode] * static_cast<double>(kWindow);
+  if (samples_ < kWindow && !lost) return;
+  mean_[mode] = sum_ / static_cast<double>(samples_);
   measured_[mode] = true;
   if (!measured_[!mode]) {  // now the other mode, once it has settled
     set_mode(!mode);

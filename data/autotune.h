@@ -20,7 +20,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <vector>
 
 namespace ember::data::detail {
 
@@ -61,7 +60,8 @@ class ProductionTuner {
   std::optional<Clock::time_point> last_;
   Phase phase_ = Phase::settle;
   int64_t countdown_ = kSettle;
-  std::vector<double> samples_;
+  double sum_ = 0;      // of the cycles timed so far in this mode's window
+  int64_t samples_ = 0;  // how many
   double mean_[2] = {0, 0};  // mean cycle [background, inline] of this round
   bool measured_[2] = {false, false};
   int64_t hold_ = kMinHold;

@@ -120,11 +120,10 @@ std::optional<Element> Iterator::next() {
   DeviceScope on_cpu(Device::cpu());  // stages that run in the reader's thread also stay on the CPU
   try {
     std::optional<Element> e = impl_->next();
-    if (!e) {
+    if (e)
+      tuner_->element_done();
+    else
       finish();
-      return e;
-    }
-    tuner_->element_done();
     return e;
   } catch (const detail::Cancelled&) {
     finish();
