@@ -57,11 +57,11 @@ void split_rows(int64_t rows, F&& fn) {
 
 // One row-major product c = op(a) @ op(b) with dnnl_sgemm: no primitive or memory objects, so the
 // per-call overhead is the lowest oneDNN offers; it runs the same JIT kernels as the primitive. Inside a
-// parallel region oneDNN runs on the calling thread.
+// parallel_for body oneDNN runs on the calling thread (see detail::ParallelBody).
 void sgemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   const char tra = ta ? 'T' : 'N', trb = tb ? 'T' : 'N';
-  const bool split = intra_op_threads() >= 2 && !omp_in_parallel();
+  const bool split = intra_op_threads() >= 2 && !in_parallel_body();
   if (split && k <= kSmallBatch && m * n >= kSplitMinElements && m >= 2 * kSplitMinRows) {
     // x^T @ dy (or any short inner dimension): rows of c.
     return split_rows(m, [&](int64_t, int64_t begin, int64_t end) {
@@ -79,7 +79,7 @@ void sgemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64
     // x @ w: the inner dimension, rows of b. Chunk 0 writes c, the others a partial product each, added
     // to c afterwards in chunk order.
     const int64_t chunks = parallel_chunks(k, kSplitMinRows);
-    std::vector<float> partial(static_cast<size_t>((chunks - 1) * m * n));  // zeros: a chunk may not run
+    std::vector<float> partial(static_cast<size_t>((chunks - 1) * m * n));
     split_rows(k, [&](int64_t chunk, int64_t begin, int64_t end) {
       float* out = chunk == 0 ? c : partial.data() + (chunk - 1) * m * n;
       return dnnl_sgemm(tra, trb, m, n, end - begin, 1.0f, a + begin, lda, b + begin * ldb, ldb, 0.0f, out, n);
