@@ -137,7 +137,7 @@ std::optional<Element> Iterator::next() {
 // ---- Dataset ----
 
 Dataset::Dataset(std::shared_ptr<const detail::Node> node)
-    : node_(std::move(node)), tuning_(std::make_shared<detail::TunerMemory>()) {}
+    : node_(std::move(node)), tuning_(std::make_shared<ember::detail::TunerMemory>()) {}
 
 Dataset Dataset::from_tensor_slices(const Tensor& t) { return from_tensor_slices(std::vector<Tensor>{t}); }
 

@@ -12,6 +12,10 @@
 
 #include "framework/core/tensor.h"
 
+namespace ember::detail {
+struct TunerMemory;  // framework/core/mode_tuner.h
+}  // namespace ember::detail
+
 namespace ember::data {
 
 // One element of a dataset: its components (e.g. {image, label}), CPU tensors.
@@ -65,7 +69,6 @@ class Node;
 class IteratorImpl;
 class Cancellation;
 class ProductionTuner;
-struct TunerMemory;
 // The callable shapes map and filter accept, normalised to functions of a whole Element.
 using MapFn = std::function<Element(const Element&)>;
 using PredicateFn = std::function<bool(const Element&)>;
@@ -208,7 +211,7 @@ class Dataset {
   Dataset filter_impl(detail::PredicateFn pred) const;
 
   std::shared_ptr<const detail::Node> node_;
-  std::shared_ptr<detail::TunerMemory> tuning_;  // what AUTOTUNE learnt in this dataset's passes (copies share it)
+  std::shared_ptr<ember::detail::TunerMemory> tuning_;  // what AUTOTUNE learnt in this dataset's passes (copies share it)
 };
 
 // ---- templates ----

@@ -14,11 +14,15 @@
 
 namespace ember {
 
-namespace detail {
-struct CompiledState;
-}
+class Model;
 // Metric results of one step by name (Keras: what train_step returns), float32 scalars.
 using MetricResults = std::vector<std::pair<std::string, Tensor>>;
+namespace detail {
+struct CompiledState;
+// model.train_step(batch) on the number of threads that has been training faster (fit.cpp); start_cycle
+// when the time since the last step (an epoch boundary) is no step's.
+MetricResults tuned_train_step(Model& model, const data::Element& batch, bool start_cycle = false);
+}  // namespace detail
 
 struct ModelOptions {
   std::string name;   // empty: "functional", "sequential" or "model" made unique
@@ -193,6 +197,7 @@ class Model : public Layer {
  private:
   Model(const std::string& base_name, ModelOptions options);
   friend class Sequential;
+  friend MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle);
 };
 
 // What a Sequential accepts in its list: a layer (a temporary, or one held by std::shared_ptr) or the

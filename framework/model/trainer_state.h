@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "framework/core/mode_tuner.h"
 #include "framework/model/metrics/metrics.h"
 #include "framework/model/trainer.h"
 #include "losses/loss.h"
@@ -27,6 +28,8 @@ struct CompiledState {
   // compile's loss, loss_weights, metrics and weighted_metrics as Keras 3 serializes them (names stay
   // names), taken before compile renames the metric objects; the optimizer is serialized when asked.
   nlohmann::json compile_args;
+  // The training step's thread count (detail::tuned_train_step), made at the first step.
+  std::unique_ptr<ModeTuner> step_tuner;
 };
 
 // The compile_args above for these options (framework/io/compile_config.cpp).

@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -138,4 +139,48 @@ TEST_CASE("parallel_for: kernels built from partials give the same bits under a 
   }
   REQUIRE(from_map.size() == 2);
   for (const Tensor& t : from_map) CHECK(same_bits(t, pooled[0]));
+}
+
+namespace {
+// A model whose training step costs 500 us more when it runs on the pool (slow_pooled) or on one thread (not
+// slow_pooled), and records whether each step ran on the pool.
+struct ThreadSensitiveModel : Model {
+  layers::Dense dense{1};
+  bool slow_pooled = true;
+  std::vector<bool> pooled;
+  Tensor call(const Tensor& x, bool training) override { return dense(x); }
+  MetricResults train_step(const data::Element& batch) override {
+    pooled.push_back(parallel_threads() >= 2);
+    if (pooled.back() == slow_pooled) std::this_thread::sleep_for(std::chrono::microseconds(500));
+    return Model::train_step(batch);
+  }
+};
+bool all_steps(const std::vector<bool>& pooled, size_t from, size_t to, bool on_pool) {
+  return std::all_of(pooled.begin() + static_cast<std::ptrdiff_t>(from),
+                     pooled.begin() + static_cast<std::ptrdiff_t>(to), [&](bool p) { return p == on_pool; });
+}
+}  // namespace
+
+TEST_CASE("training steps run on one thread while that is faster, and on the pool again when it is not",
+          "[core][parallel][fit]") {
+  PoolThreads pool(2);
+  if (omp_get_max_threads() < 2) {
+    WARN("OpenMP gives this thread fewer than 2 threads: skipped");
+    return;
+  }
+  ThreadSensitiveModel model;
+  model.compile({.optimizer = "sgd", .loss = "mse"});
+  const Tensor x = ops::ones({60, 3}), y = ops::zeros({60, 1});
+  // fit: 2 settling steps and 16 timed on the pool, then the same on one thread, which wins and is kept.
+  model.fit(x, y, {.batch_size = 1, .epochs = 1, .verbose = 0, .shuffle = false});
+  REQUIRE(model.pooled.size() == 60);
+  CHECK(all_steps(model.pooled, 0, 18, true));
+  CHECK(all_steps(model.pooled, 18, 60, false));
+  // train_on_batch shares the choice. Once one thread turns slower, the round after the hold (1024 steps
+  // from the choice) times it again, tries the pool and goes back to it.
+  model.slow_pooled = false;
+  const Tensor xb = ops::ones({1, 3}), yb = ops::zeros({1, 1});
+  for (int i = 0; i < 1100; ++i) model.train_on_batch(xb, yb);
+  CHECK(all_steps(model.pooled, 60, 1000, false));
+  CHECK(all_steps(model.pooled, 1080, 1160, true));
 }

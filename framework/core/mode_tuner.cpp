@@ -1,0 +1,76 @@
+// A timed choice between two modes of a repeated cycle (see mode_tuner.h).
+#include "framework/core/mode_tuner.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace ember::detail {
+
+ModeTuner::ModeTuner(ModeTunerOptions options, std::shared_ptr<TunerMemory> memory,
+                     std::function<void(bool)> on_switch)
+    : options_(options),
+      memory_(std::move(memory)),
+      on_switch_(std::move(on_switch)),
+      countdown_(options.settle),
+      hold_(options.min_hold) {
+  if (!memory_) return;
+  std::lock_guard<std::mutex> lock(memory_->mu);
+  if (!memory_->choice) return;
+  // The last choice, held as long as it was being held; then timed first in the next round.
+  last_choice_ = memory_->choice;
+  hold_ = memory_->hold;
+  phase_ = Phase::hold;
+  countdown_ = hold_;
+  set_mode(*last_choice_);
+}
+
+ModeTuner::~ModeTuner() {
+  if (!memory_ || !last_choice_) return;
+  std::lock_guard<std::mutex> lock(memory_->mu);
+  memory_->choice = last_choice_;
+  memory_->hold = hold_;
+}
+
+void ModeTuner::set_mode(bool mode) {
+  if (on_switch_) on_switch_(mode);
+  mode_.store(mode, std::memory_order_relaxed);
+}
+
+void ModeTuner::cycle_done() {
+  const Clock::time_point now = Clock::now();
+  const std::optional<Clock::time_point> last = std::exchange(last_, now);
+  if (last) add_cycle(std::chrono::duration<double>(now - *last).count());
+}
+
+void ModeTuner::add_cycle(double seconds) {
+  const bool mode = this->mode();
+  if (phase_ != Phase::measure) {  // settling or holding
+    if (--countdown_ <= 0) {
+      phase_ = Phase::measure;
+      sum_ = 0;
+      samples_ = 0;
+    }
+    return;
+  }
+  sum_ += seconds;
+  ++samples_;
+  const bool lost = measured_[!mode] && sum_ > mean_[!mode] * static_cast<double>(options_.window);
+  if (samples_ < options_.window && !lost) return;
+  mean_[mode] = sum_ / static_cast<double>(samples_);
+  measured_[mode] = true;
+  if (!measured_[!mode]) {  // now the other mode, once it has settled
+    set_mode(!mode);
+    phase_ = Phase::settle;
+    countdown_ = options_.settle;
+    return;
+  }
+  const bool choice = mean_[1] < mean_[0];
+  hold_ = last_choice_ == choice ? std::min(2 * hold_, options_.max_hold) : options_.min_hold;
+  last_choice_ = choice;
+  measured_[0] = measured_[1] = false;
+  if (choice != mode) set_mode(choice);
+  phase_ = Phase::hold;  // the next round times the chosen mode first: the hold has settled it
+  countdown_ = hold_;
+}
+
+}  // namespace ember::detail
