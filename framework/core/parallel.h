@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 namespace ember {
@@ -57,29 +58,34 @@ inline int parallel_threads() {
   return detail::thread_limit > 0 ? std::min(detail::thread_limit, omp) : omp;
 }
 
+// Sets the calling thread's OpenMP limit (by which oneDNN and Eigen thread their work) for its lifetime.
+class ScopedOpenMPThreads {
+ public:
+  explicit ScopedOpenMPThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ScopedOpenMPThreads() { omp_set_num_threads(saved_); }
+  ScopedOpenMPThreads(const ScopedOpenMPThreads&) = delete;
+  ScopedOpenMPThreads& operator=(const ScopedOpenMPThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
 namespace detail {
 // Marks the calling thread as running a parallel_for body. Where the body runs outside an OpenMP region (the
 // chunks in turn on the calling thread), the thread's OpenMP limit drops to 1 meanwhile, so that a library
 // the body calls (oneDNN, Eigen) runs on that thread alone, as it does inside a region.
 class ParallelBody {
  public:
-  explicit ParallelBody(bool in_region) : region_(in_region) {
+  explicit ParallelBody(bool in_region) {
     in_parallel_body = true;
-    if (!region_) {
-      saved_threads_ = omp_get_max_threads();
-      omp_set_num_threads(1);
-    }
+    if (!in_region) one_thread_.emplace(1);
   }
-  ~ParallelBody() {
-    in_parallel_body = false;
-    if (!region_) omp_set_num_threads(saved_threads_);
-  }
+  ~ParallelBody() { in_parallel_body = false; }
   ParallelBody(const ParallelBody&) = delete;
   ParallelBody& operator=(const ParallelBody&) = delete;
 
  private:
-  bool region_;
-  int saved_threads_ = 1;
+  std::optional<ScopedOpenMPThreads> one_thread_;
 };
 }  // namespace detail
 

@@ -1,6 +1,7 @@
 // Tests of ops::matmul: every dtype, transposes, broadcast batches, large products against a naive
 // double-precision loop, empty dims and the error cases.
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "tests/support/tensor_testing.h"
@@ -233,6 +234,24 @@ TEST_CASE("matmul: the result does not depend on the thread count", "[ops][linal
       check_tensor(ops::matmul(make(va, sa, DType::Float32), make(vb, sb, DType::Float32), {.transpose_b = true}),
                    DType::Float32, {4, 100, 90}, expected, 1e-4, 1e-4);
     }
+  }
+  config::set_intra_op_parallelism_threads(before);
+}
+
+TEST_CASE("matmul: small products give the same bits whatever the thread count", "[ops][linalg]") {
+  // They run on the calling thread: oneDNN on 2 threads split the inner dimension of some (1 x 64 at k = 256).
+  const int before = config::get_intra_op_parallelism_threads();
+  for (const auto& [m, n, k, ta] : {std::tuple{1, 64, 256, false}, std::tuple{64, 1, 784, true},
+                                    std::tuple{256, 10, 8, true}}) {
+    const Shape sa = ta ? Shape{k, m} : Shape{m, k};
+    const Tensor a = make(wave(m * k, 3), sa, DType::Float32), b = make(wave(k * n, 4), {k, n}, DType::Float32);
+    std::vector<std::vector<double>> results;
+    for (int threads : {1, 2}) {
+      config::set_intra_op_parallelism_threads(threads);
+      results.push_back(values_as_double(ops::matmul(a, b, {.transpose_a = ta})));
+    }
+    INFO(m << " x " << n << " at k = " << k << ", transpose_a " << ta);
+    CHECK(same_values(results[0], results[1]));
   }
   config::set_intra_op_parallelism_threads(before);
 }
