@@ -11,10 +11,12 @@
 
 #include "data/autotune.h"
 #include "tests/data/data_testing.h"
+#include "tests/support/tensor_testing.h"
 
 using namespace ember;
 using data::Dataset;
 using data::Element;
+using ember::testing::all_equal;
 using ember::testing::iota64;
 using ember::testing::scalars;
 using ember::testing::seconds_since;
@@ -231,11 +233,6 @@ struct ThreadRecordingPipeline {
     return here;
   }
 };
-// Whether every element of [from, to) was made on the reader's thread (here) or on others.
-bool all_made(const std::vector<bool>& made_here, size_t from, size_t to, bool here) {
-  return std::all_of(made_here.begin() + static_cast<std::ptrdiff_t>(from),
-                     made_here.begin() + static_cast<std::ptrdiff_t>(to), [&](bool h) { return h == here; });
-}
 }  // namespace
 
 TEST_CASE("data: AUTOTUNE stages hand production to the reader's thread when that is faster, and back",
@@ -247,20 +244,20 @@ TEST_CASE("data: AUTOTUNE stages hand production to the reader's thread when tha
   const ThreadRecordingPipeline faster_here(400, true);
   std::vector<bool> here = faster_here.read(false);
   REQUIRE(here.size() == 400);
-  CHECK(all_made(here, 0, first, false));
-  CHECK(all_made(here, decided, 400, true));
+  CHECK(all_equal(here, 0, first, false));
+  CHECK(all_equal(here, decided, 400, true));
   // The dataset remembers: its next pass (fit's next epoch) starts on the reader's thread.
   here = faster_here.read(false);
-  CHECK(all_made(here, 0, 400, true));
+  CHECK(all_equal(here, 0, 400, true));
   // Elements made on the reader's thread cost it 1 ms: tried, then given back to the threads.
   here = ThreadRecordingPipeline(400, true).read(true);
   REQUIRE(here.size() == 400);
-  CHECK(all_made(here, 0, first, false));
+  CHECK(all_equal(here, 0, first, false));
   CHECK(std::count(here.begin() + first, here.begin() + decided, true) > 0);
-  CHECK(all_made(here, decided + 32, 400, false));
+  CHECK(all_equal(here, decided + 32, 400, false));
   // Explicit numbers always run in the background.
   here = ThreadRecordingPipeline(300, false).read(false);
-  CHECK(all_made(here, 0, 300, false));
+  CHECK(all_equal(here, 0, 300, false));
   // An error on the reader's thread names the map and the element, as a worker's would.
   std::string message;
   try {

@@ -2,6 +2,7 @@
 // Shared assertions for tensor tests: exact or approximate comparison with readable failures.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -16,6 +17,12 @@ namespace ember::testing {
 inline const std::vector<DType> kFloatDTypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
 inline const std::vector<DType> kAllDTypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
                                               DType::Int32,   DType::Int64,   DType::UInt8,   DType::Bool};
+
+// Whether flags[from, to) all equal `value` (which thread made each element, ran each step, ...).
+inline bool all_equal(const std::vector<bool>& flags, size_t from, size_t to, bool value) {
+  return std::all_of(flags.begin() + static_cast<std::ptrdiff_t>(from),
+                     flags.begin() + static_cast<std::ptrdiff_t>(to), [&](bool f) { return f == value; });
+}
 
 // start, start + 1, ... (n values).
 inline std::vector<double> iota(int64_t n, double start = 0) {

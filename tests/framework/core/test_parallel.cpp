@@ -19,6 +19,7 @@
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
+using ember::testing::all_equal;
 using ember::testing::make;
 
 namespace {
@@ -155,10 +156,6 @@ struct ThreadSensitiveModel : Model {
     return Model::train_step(batch);
   }
 };
-bool all_steps(const std::vector<bool>& pooled, size_t from, size_t to, bool on_pool) {
-  return std::all_of(pooled.begin() + static_cast<std::ptrdiff_t>(from),
-                     pooled.begin() + static_cast<std::ptrdiff_t>(to), [&](bool p) { return p == on_pool; });
-}
 }  // namespace
 
 TEST_CASE("training steps run on one thread while that is faster, and on the pool again when it is not",
@@ -174,13 +171,13 @@ TEST_CASE("training steps run on one thread while that is faster, and on the poo
   // fit: 2 settling steps and 16 timed on the pool, then the same on one thread, which wins and is kept.
   model.fit(x, y, {.batch_size = 1, .epochs = 1, .verbose = 0, .shuffle = false});
   REQUIRE(model.pooled.size() == 60);
-  CHECK(all_steps(model.pooled, 0, 18, true));
-  CHECK(all_steps(model.pooled, 18, 60, false));
+  CHECK(all_equal(model.pooled, 0, 18, true));
+  CHECK(all_equal(model.pooled, 18, 60, false));
   // train_on_batch shares the choice. Once one thread turns slower, the round after the hold (1024 steps
   // from the choice) times it again, tries the pool and goes back to it.
   model.slow_pooled = false;
   const Tensor xb = ops::ones({1, 3}), yb = ops::zeros({1, 1});
   for (int i = 0; i < 1100; ++i) model.train_on_batch(xb, yb);
-  CHECK(all_steps(model.pooled, 60, 1000, false));
-  CHECK(all_steps(model.pooled, 1080, 1160, true));
+  CHECK(all_equal(model.pooled, 60, 1000, false));
+  CHECK(all_equal(model.pooled, 1080, 1160, true));
 }
