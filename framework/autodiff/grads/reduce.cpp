@@ -33,10 +33,13 @@ Tensor kept(const Tensor& t, const GradContext& ctx) {
   return ops::reshape(t, kept_shape(ctx.inputs[0].shape(), reduce_attrs(ctx)));
 }
 
-std::vector<Tensor> reduce_sum_grad(const GradContext& ctx) {
-  const Tensor& x = ctx.inputs[0];
-  return {ops::broadcast_to(kept(ctx.grads[0], ctx), x.shape())};
+// t broadcast to the input's shape; t itself where every reduced dimension has size 1 (a batch-1 loss's sum).
+Tensor to_input_shape(const Tensor& t, const GradContext& ctx) {
+  const Shape& shape = ctx.inputs[0].shape();
+  return t.shape() == shape ? t : ops::broadcast_to(t, shape);
 }
+
+std::vector<Tensor> reduce_sum_grad(const GradContext& ctx) { return {to_input_shape(kept(ctx.grads[0], ctx), ctx)}; }
 
 std::vector<Tensor> reduce_mean_grad(const GradContext& ctx) {
   const Tensor& x = ctx.inputs[0];
@@ -44,7 +47,7 @@ std::vector<Tensor> reduce_mean_grad(const GradContext& ctx) {
   Tensor dy = kept(ctx.grads[0], ctx);
   // An empty slice has no elements to receive a gradient; avoid dividing by zero.
   if (n > 1) dy = dy / static_cast<double>(n);
-  return {ops::broadcast_to(dy, x.shape())};
+  return {to_input_shape(dy, ctx)};
 }
 
 // max and min: the gradient goes to every element equal to the result, split evenly among ties.

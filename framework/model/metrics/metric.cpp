@@ -12,9 +12,15 @@ void Metric::update_state(const Tensor& y_true, const Tensor& y_pred, const Tens
   update(y_true, y_pred, sample_weight);
 }
 
+// The zeros made with each variable, shared by every reset (no op per variable: train_on_batch resets the
+// metrics at every step). A variable never writes a value it shares in place.
 void Metric::reset_state() {
   NoRecordScope no_record;
-  for (Variable& v : variables_) v.assign(ops::zeros(v.shape(), v.dtype()));
+  for (size_t i = 0; i < variables_.size(); ++i) {
+    Variable& v = variables_[i];
+    if (zeros_[i].device() != v.device()) zeros_[i] = ops::zeros(v.shape(), v.dtype());
+    v.assign(zeros_[i]);
+  }
 }
 
 nlohmann::json Metric::get_config() const { return {{"name", name_}, {"dtype", "float32"}}; }
@@ -25,7 +31,8 @@ std::shared_ptr<Metric> Metric::clone() const {
 
 Variable Metric::add_variable(const std::string& name, const Shape& shape) {
   NoRecordScope no_record;
-  Variable v(ops::zeros(shape, DType::Float32), {.name = name_ + "/" + name, .trainable = false});
+  zeros_.push_back(ops::zeros(shape, DType::Float32));
+  Variable v(zeros_.back(), {.name = name_ + "/" + name, .trainable = false});
   variables_.push_back(v);
   return v;
 }

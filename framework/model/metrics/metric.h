@@ -56,6 +56,7 @@ class Metric {
  private:
   std::string name_;
   std::vector<Variable> variables_;
+  std::vector<Tensor> zeros_;  // each variable's initial value, which reset_state assigns again
 };
 
 using MetricPtr = std::shared_ptr<Metric>;

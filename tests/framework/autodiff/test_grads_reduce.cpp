@@ -3,6 +3,7 @@
 // values where the function has a kink (ties of max/min) and second-order checks through nested tapes.
 #include <functional>
 
+#include "framework/ops/dispatch.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -209,4 +210,31 @@ TEST_CASE("second-order gradients through nested tapes", "[autodiff][grads]") {
                   1e-6);
   check_gradients(first_order([](const std::vector<Tensor>& in) { return ops::square(ops::matmul(in[0], in[1])); }),
                   {x, b}, 8, 1e-5, 1e-6);
+}
+
+namespace {
+int broadcasts = 0;
+void count_broadcasts(const OpRecord& r) { broadcasts += r.op == OpId::broadcast_to; }
+}  // namespace
+
+TEST_CASE("reduce_sum and reduce_mean gradients skip the broadcast when the reduced dimensions have size 1",
+          "[autodiff][grads][reduce]") {
+  // A batch-1 loss's sum over the batch: the gradient only needs the reshape.
+  for (const Shape& shape : {Shape{1}, Shape{1, 3}, Shape{2, 3}}) {
+    const Tensor x = make(uniform_values(shape.num_elements(), 5), shape, DType::Float32);
+    for (bool mean : {false, true}) {
+      GradientTape tape;
+      tape.watch(x);
+      const Tensor y = mean ? ops::reduce_mean(x, {0}) : ops::reduce_sum(x, {0});
+      const int hook = add_op_hook(count_broadcasts);
+      broadcasts = 0;
+      const Tensor g = tape.gradient(y, {x})[0];
+      remove_op_hook(hook);
+      INFO(shape << (mean ? " mean" : " sum"));
+      CHECK(broadcasts == (shape[0] == 1 ? 0 : 1));
+      REQUIRE(g.shape() == shape);
+      const double expected = mean ? 1.0 / static_cast<double>(shape[0]) : 1.0;
+      for (double v : values_as_double(g)) CHECK(v == Approx(expected));
+    }
+  }
 }

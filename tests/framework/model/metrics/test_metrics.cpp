@@ -134,6 +134,25 @@ TEST_CASE("Mean's update of a scalar with a scalar weight (the loss tracker's) r
   CHECK(value(mean) == Approx((2.0 * 8 + 0.5 * 4) / 12));
 }
 
+TEST_CASE("reset_state runs no op, and the state it restores is not changed by later updates", "[metrics]") {
+  // train_on_batch resets the metrics at every step: each variable takes back the zeros it was made with.
+  metrics::Mean mean;
+  mean.update_state(Tensor::scalar(2.0f), Tensor::scalar(8.0f));
+  const int hook = add_op_hook(count_mean_update_ops);
+  mean_update_ops = 0;
+  mean.reset_state();
+  remove_op_hook(hook);
+  CHECK(mean_update_ops == 0);
+  CHECK(value(mean) == 0);
+  for (int i = 0; i < 2; ++i) {
+    mean.update_state(Tensor::scalar(3.0f));
+    CHECK(value(mean) == Approx(3.0));
+    mean.reset_state();
+    CHECK(value(mean) == 0);
+    for (const Variable& v : mean.variables()) CHECK(v.value().item<float>() == 0);
+  }
+}
+
 TEST_CASE("Precision and Recall with several thresholds give one value per threshold", "[metrics]") {
   metrics::Precision p({.thresholds = std::vector<double>{0.3, 0.7}});
   p.update_state(f32({1, 0, 1, 0}, {4}), f32({0.5, 0.5, 0.9, 0.1}, {4}));
