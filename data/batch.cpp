@@ -127,6 +127,14 @@ class BatchNode : public Node {
       It(std::shared_ptr<const BatchNode> node, std::unique_ptr<IteratorImpl> input)
           : node_(std::move(node)), input_(std::move(input)) {}
       std::optional<Element> next() override {
+        if (!node_->padding_ && input_ && input_->gives_rows()) {  // consecutive rows, already stacked
+          std::optional<Element> out = input_->next_rows(node_->n_);
+          if (!out || (node_->drop_remainder_ && out->at(0).shape()[0] < node_->n_)) {
+            input_.reset();
+            return std::nullopt;
+          }
+          return out;
+        }
         std::vector<Element> rows;
         rows.reserve(static_cast<size_t>(std::min<int64_t>(node_->n_, 4096)));
         while (input_ && static_cast<int64_t>(rows.size()) < node_->n_) {

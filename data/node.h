@@ -51,6 +51,12 @@ class IteratorImpl {
   virtual ~IteratorImpl() = default;
   // The next element or std::nullopt at the end (and on every call after it).
   virtual std::optional<Element> next() = 0;
+  // Whether next_rows can give batches without making their elements one by one (from_tensor_slices on CPU
+  // tensors: views of consecutive rows).
+  virtual bool gives_rows() const { return false; }
+  // Where gives_rows: the next n elements (fewer at the end; std::nullopt after it) stacked along a new
+  // first axis, exactly as batch(n) stacks them.
+  virtual std::optional<Element> next_rows(int64_t n) { return std::nullopt; }
 };
 
 // One stage of a pipeline definition; immutable and shared by every Dataset copy and pass.

@@ -14,7 +14,9 @@ Tensor row(const Tensor& t, int64_t i) {
 
 class TensorSlicesNode : public Node {
  public:
-  explicit TensorSlicesNode(std::vector<Tensor> ts) : ts_(std::move(ts)) {}
+  explicit TensorSlicesNode(std::vector<Tensor> ts)
+      : ts_(std::move(ts)),
+        on_cpu_(std::all_of(ts_.begin(), ts_.end(), [](const Tensor& t) { return t.device() == Device::cpu(); })) {}
   int64_t cardinality() const override { return ts_[0].shape()[0]; }
 
   std::unique_ptr<IteratorImpl> make_iterator(const Context&) const override {
@@ -29,6 +31,16 @@ class TensorSlicesNode : public Node {
         ++i_;
         return e;
       }
+      bool gives_rows() const override { return node_->on_cpu_; }
+      std::optional<Element> next_rows(int64_t n) override {
+        const int64_t end = std::min(node_->cardinality(), i_ + n);
+        if (i_ >= end) return std::nullopt;
+        Element e;
+        e.reserve(node_->ts_.size());
+        for (const Tensor& t : node_->ts_) e.push_back(t.slice_rows(i_, end));
+        i_ = end;
+        return e;
+      }
 
      private:
       std::shared_ptr<const TensorSlicesNode> node_;
@@ -39,6 +51,7 @@ class TensorSlicesNode : public Node {
 
  private:
   std::vector<Tensor> ts_;
+  bool on_cpu_;  // batch stacks on the CPU: rows of CPU tensors are already stacked
 };
 
 class GeneratorNode : public Node {

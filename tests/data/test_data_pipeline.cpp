@@ -132,6 +132,18 @@ TEST_CASE("data: batch stacks components, keeps or drops the remainder", "[data]
   testing::check_tensor(batches[1][1], DType::Int32, {4}, {4, 5, 6, 7});
   testing::check_tensor(batches[2][0], DType::Float32, {2, 2}, testing::iota(4, 16));
   testing::check_tensor(batches[2][1], DType::Int32, {2}, {8, 9});
+  // Batches of from_tensor_slices rows on the CPU are views of those rows, with the values and shapes of
+  // batches stacked from elements made one by one (here behind take).
+  CHECK(batches[1][0].raw_data() == static_cast<const float*>(x.raw_data()) + 8);
+  std::vector<Element> stacked;
+  for (const Element& b : Dataset::from_tensor_slices({x, y}).take(10).batch(4)) stacked.push_back(b);
+  REQUIRE(stacked.size() == batches.size());
+  for (size_t i = 0; i < stacked.size(); ++i)
+    for (size_t c = 0; c < 2; ++c) {
+      CHECK(stacked[i][c].shape() == batches[i][c].shape());
+      CHECK(testing::values_as_double(stacked[i][c]) == testing::values_as_double(batches[i][c]));
+      CHECK(stacked[i][c].raw_data() != batches[i][c].raw_data());
+    }
 
   Dataset dropped = Dataset::from_tensor_slices({x, y}).batch(4, {.drop_remainder = true});
   CHECK(dropped.cardinality() == 2);
