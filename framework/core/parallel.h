@@ -115,6 +115,7 @@ void parallel_for_chunks(int64_t n, int64_t grain, F&& fn) {
     for (int64_t t = omp_get_thread_num(); t < chunks; t += nt) fn(t, n * t / chunks, n * (t + 1) / chunks);
   }
 }
+
 // Runs fn(begin, end) over [0, n) split as parallel_for_chunks does.
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& fn) {
