@@ -12,15 +12,12 @@ void Metric::update_state(const Tensor& y_true, const Tensor& y_pred, const Tens
   update(y_true, y_pred, sample_weight);
 }
 
-// The zeros made with each variable, shared by every reset (no op per variable: train_on_batch resets the
-// metrics at every step). A variable never writes a value it shares in place.
+// The zeros made with each variable (on its device: assign never moves a variable), shared by every reset
+// (no op per variable: train_on_batch resets the metrics at every step). A variable never writes a value it
+// shares in place.
 void Metric::reset_state() {
   NoRecordScope no_record;
-  for (size_t i = 0; i < variables_.size(); ++i) {
-    Variable& v = variables_[i];
-    if (zeros_[i].device() != v.device()) zeros_[i] = ops::zeros(v.shape(), v.dtype());
-    v.assign(zeros_[i]);
-  }
+  for (size_t i = 0; i < variables_.size(); ++i) variables_[i].assign(zeros_[i]);
 }
 
 nlohmann::json Metric::get_config() const { return {{"name", name_}, {"dtype", "float32"}}; }
