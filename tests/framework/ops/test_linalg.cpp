@@ -282,6 +282,38 @@ TEST_CASE("matmul: small-batch products with a large matrix", "[ops][linalg]") {
   config::set_intra_op_parallelism_threads(before);
 }
 
+TEST_CASE("matmul: an inner dimension of 1 gives each element's rounded product", "[ops][linalg]") {
+  // The outer products of a batch-1 weight gradient: every transpose, split over the pool or not, as wide as
+  // the MLP's layers and narrower than the outer-product path takes; an inf times 0 is NaN, as in a sum.
+  const int before = config::get_intra_op_parallelism_threads();
+  for (const auto& [m, n] : {std::pair{784, 256}, std::pair{301, 64}, std::pair{256, 10}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (int threads : {2, 1}) {
+          config::set_intra_op_parallelism_threads(threads);
+          std::vector<double> va = wave(m, 7), vb = wave(n, 8);
+          va[3] = INFINITY;
+          vb[5] = 0;
+          const Tensor a = make(va, ta ? Shape{1, m} : Shape{m, 1}, DType::Float32);
+          const Tensor b = make(vb, tb ? Shape{n, 1} : Shape{1, n}, DType::Float32);
+          const Tensor c = ops::matmul(a, b, {.transpose_a = ta, .transpose_b = tb});
+          INFO(m << " x " << n << " ta=" << ta << " tb=" << tb << ", threads " << threads);
+          REQUIRE(c.shape() == Shape{m, n});
+          const float* pa = a.data<float>();
+          const float* pb = b.data<float>();
+          const float* pc = c.data<float>();
+          int64_t wrong = 0;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              const float want = pa[i] * pb[j], got = pc[i * n + j];
+              wrong += !(got == want || (std::isnan(got) && std::isnan(want)));
+            }
+          CHECK(wrong == 0);
+          CHECK(std::isnan(pc[3 * n + 5]));
+        }
+  config::set_intra_op_parallelism_threads(before);
+}
+
 TEST_CASE("matmul_bias and matmul_bias_relu: the bits of matmul then add (then relu)", "[ops][linalg]") {
   // Every float dtype, the small-batch products the CPU kernel splits itself, a batched product, and NaN and
   // infinities in the product and the bias.
