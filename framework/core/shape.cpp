@@ -1,25 +1,38 @@
 #include "framework/core/shape.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include "framework/core/error.h"
 
 namespace ember {
 
-int64_t Shape::dim(int64_t i) const { return dims_[static_cast<size_t>(normalize_axis(i, rank(), "Shape::dim"))]; }
+int64_t Shape::dim(int64_t i) const { return data()[normalize_axis(i, rank(), "Shape::dim")]; }
 
 int64_t Shape::num_elements() const {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : *this) n *= d;
   return n;
 }
 
+void Shape::push_back(int64_t d) {
+  if (rank_ < kInline) {
+    inline_[rank_++] = d;
+    return;
+  }
+  if (rank_ == kInline) heap_.assign(inline_, inline_ + kInline);
+  heap_.push_back(d);
+  ++rank_;
+}
+
+bool Shape::operator==(const Shape& o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+
 std::vector<int64_t> Shape::strides() const {
-  std::vector<int64_t> s(dims_.size());
+  std::vector<int64_t> s(rank_);
   int64_t acc = 1;
-  for (size_t i = dims_.size(); i-- > 0;) {
+  for (size_t i = rank_; i-- > 0;) {
     s[i] = acc;
-    acc *= dims_[i];
+    acc *= data()[i];
   }
   return s;
 }
@@ -30,11 +43,11 @@ std::string Shape::to_keras_string() const { return format(true); }
 
 std::string Shape::format(bool none_for_unknown) const {
   std::string s = "(";
-  for (size_t i = 0; i < dims_.size(); ++i) {
+  for (size_t i = 0; i < rank_; ++i) {
     if (i) s += ", ";
-    s += none_for_unknown && dims_[i] == -1 ? std::string("None") : std::to_string(dims_[i]);
+    s += none_for_unknown && data()[i] == -1 ? std::string("None") : std::to_string(data()[i]);
   }
-  if (dims_.size() == 1) s += ",";
+  if (rank_ == 1) s += ",";
   return s + ")";
 }
 

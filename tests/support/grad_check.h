@@ -59,7 +59,8 @@ inline Tensor rand64_away_from_zero(const Shape& shape, uint32_t seed, double lo
 // A float64 tensor of `shape` produced by ops::transpose of a tensor of the reversed shape (the layout
 // a transposed operand has), rather than built directly.
 inline Tensor transposed64(const Shape& shape, uint32_t seed, double lo = -1, double hi = 1) {
-  std::vector<int64_t> rev(shape.dims().rbegin(), shape.dims().rend());
+  std::vector<int64_t> rev(shape.begin(), shape.end());
+  std::reverse(rev.begin(), rev.end());
   return ops::transpose(rand64(Shape(rev), seed, lo, hi));
 }
 

@@ -101,6 +101,35 @@ TEST_CASE("Shape", "[core][shape]") {
   CHECK_THROWS_AS(normalize_axis(0, 0, "myop"), InvalidArgument);
 }
 
+TEST_CASE("Shape: ranks past the inline dimensions", "[core][shape]") {
+  // Up to 6 dimensions live in the object, more on the heap: both behave alike through growth and copies.
+  Shape s;
+  std::vector<int64_t> dims;
+  for (int64_t d = 1; d <= 9; ++d) {
+    s.push_back(d + 1);
+    dims.push_back(d + 1);
+    INFO("rank " << d);
+    const Shape copy = s;
+    CHECK(copy.rank() == d);
+    CHECK(copy.dims() == dims);
+    CHECK(copy == Shape(dims));
+    CHECK(copy.dim(-1) == d + 1);
+    CHECK(std::vector<int64_t>(copy.begin(), copy.end()) == dims);
+  }
+  CHECK(s.num_elements() == 3628800);  // 10! / 1
+  CHECK(s.to_string() == "(2, 3, 4, 5, 6, 7, 8, 9, 10)");
+  CHECK(s.strides()[0] == 3628800 / 2);
+  Shape moved = std::move(s);
+  moved[8] = 1;
+  CHECK(moved == Shape{2, 3, 4, 5, 6, 7, 8, 9, 1});
+  CHECK(moved != Shape{2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(Shape{2, 3, 4, 5, 6, 7} != Shape{2, 3, 4, 5, 6, 7, 1});
+  // A tensor of rank 8 round-trips its values.
+  Tensor t = Tensor::from_vector<float>(std::vector<float>(256, 1.5f), Shape{2, 2, 2, 2, 2, 2, 2, 2});
+  CHECK(t.shape().rank() == 8);
+  CHECK(t.view(Shape{256}).to_vector<float>() == std::vector<float>(256, 1.5f));
+}
+
 TEST_CASE("Device and DeviceScope", "[core][device]") {
   CHECK(Device::cpu().to_string() == "cpu:0");
   CHECK(Device::cuda(1).to_string() == "cuda:1");
