@@ -27,13 +27,32 @@ void Adam::build_slots(const std::vector<Variable>& vars) {
   if (amsgrad_) velocity_hats_ = add_optimizer_variables(vars, "velocity_hat");
 }
 
-void Adam::update_step(const Tensor& g, Variable& var, size_t index, double learning_rate) {
-  const DType dt = var.dtype();
+double Adam::alpha(DType dt, double learning_rate) const {
   const Scalar lr(learning_rate, dt);
   const Scalar local_step(static_cast<double>(current_step() + 1), dt);
   const Scalar beta_1_power = pow(Scalar::cast(beta_1_, dt), local_step);
   const Scalar beta_2_power = pow(Scalar::cast(beta_2_, dt), local_step);
-  const Scalar alpha = lr * sqrt(1.0 - beta_2_power) / (1.0 - beta_1_power);
+  return (lr * sqrt(1.0 - beta_2_power) / (1.0 - beta_1_power)).value();
+}
+
+void Adam::update_step_factored(const Tensor& a, const Tensor& b, Variable& var, size_t index, double learning_rate) {
+  // The fused pass in place, where the device has it for this dtype and nothing else holds the buffers.
+  if (!amsgrad_ && supports(OpId::apply_adam_factored, var.device().type(), var.dtype()) &&
+      a.device() == var.device() && b.device() == var.device()) {
+    Tensor *w_now = var.exclusive_value(), *m_now = momentums_[index].exclusive_value(),
+           *v_now = velocities_[index].exclusive_value();
+    if (w_now && m_now && v_now) {
+      ops::apply_adam_factored_in_place(*w_now, *m_now, *v_now, a, b, alpha(var.dtype(), learning_rate), beta_1_,
+                                        beta_2_, epsilon_);
+      return;
+    }
+  }
+  Optimizer::update_step_factored(a, b, var, index, learning_rate);
+}
+
+void Adam::update_step(const Tensor& g, Variable& var, size_t index, double learning_rate) {
+  const DType dt = var.dtype();
+  const Scalar alpha(this->alpha(dt, learning_rate), dt);
   Variable& m = momentums_[index];
   Variable& v = velocities_[index];
   // One fused pass where the device has it for this dtype (the same arithmetic, op for op); float16

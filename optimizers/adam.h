@@ -36,8 +36,12 @@ class Adam : public Optimizer {
   static AdamOptions options_from_config(const nlohmann::json& config, const std::string& class_name);
   void build_slots(const std::vector<Variable>& vars) override;
   void update_step(const Tensor& gradient, Variable& variable, size_t index, double learning_rate) override;
+  void update_step_factored(const Tensor& a, const Tensor& b, Variable& variable, size_t index,
+                            double learning_rate) override;
 
  private:
+  // The step size with Keras's bias correction, lr sqrt(1 - beta_2^t) / (1 - beta_1^t), in dt's rounding.
+  double alpha(DType dt, double learning_rate) const;
   double beta_1_, beta_2_, epsilon_;
   bool amsgrad_;
   std::vector<Variable> momentums_, velocities_, velocity_hats_;

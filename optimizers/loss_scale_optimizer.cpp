@@ -92,6 +92,12 @@ void LossScaleOptimizer::apply(const std::vector<Tensor>& grads, const std::vect
   apply_checked(grads, &vars);
 }
 
+void LossScaleOptimizer::apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars) {
+  std::vector<Tensor> values(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) values[i] = grads[i].materialize();
+  apply(values, vars);
+}
+
 void LossScaleOptimizer::apply(const std::vector<Tensor>& grads) {
   if (grads.empty()) return;
   EMBER_CHECK(built(), FailedPrecondition)

@@ -52,6 +52,8 @@ class LossScaleOptimizer : public Optimizer {
   // Builds, checks the gradients and applies or skips as described above.
   void apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars) override;
   void apply(const std::vector<Tensor>& grads) override;
+  // Multiplies factored gradients out: the finiteness check and the unscaling see them whole.
+  void apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars) override;
   void build(const std::vector<Variable>& vars) override;
   bool built() const override;
 

@@ -116,13 +116,30 @@ void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable>>& 
   apply(grads, vars);
 }
 
+namespace {
+std::vector<SourceGradient> unfactored(const std::vector<Tensor>& grads) {
+  std::vector<SourceGradient> out(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) out[i].value = grads[i];
+  return out;
+}
+}  // namespace
+
 void Optimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars) {
+  apply_factored(unfactored(grads), vars);
+}
+
+void Optimizer::apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars) {
   if (grads.empty() && vars.empty()) return;  // Keras: an empty gradient list is a no-op
   EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
       << name_ << ".apply: got " << grads.size() << " gradients for " << vars.size()
       << " variables; pass one gradient (or an undefined Tensor) per variable";
   if (!built_) build(vars);
   apply_indexed(grads, indices_of(vars));
+}
+
+void Optimizer::update_step_factored(const Tensor& a, const Tensor& b, Variable& variable, size_t index,
+                                     double learning_rate) {
+  update_step(SourceGradient{{}, a, b}.materialize(), variable, index, learning_rate);
 }
 
 void Optimizer::apply(const std::vector<Tensor>& grads) {
@@ -135,7 +152,7 @@ void Optimizer::apply(const std::vector<Tensor>& grads) {
       << trainable_.size() << " trainable variables";
   std::vector<size_t> indices(grads.size());
   for (size_t i = 0; i < indices.size(); ++i) indices[i] = i;
-  apply_indexed(grads, indices);
+  apply_indexed(unfactored(grads), indices);
 }
 
 std::vector<size_t> Optimizer::indices_of(const std::vector<Variable>& vars) const {
@@ -158,36 +175,49 @@ std::vector<size_t> Optimizer::indices_of(const std::vector<Variable>& vars) con
   return out;
 }
 
-void Optimizer::apply_indexed(const std::vector<Tensor>& all_grads, const std::vector<size_t>& all_indices) {
+void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, const std::vector<size_t>& all_indices) {
   NoRecordScope no_record;
   // Keras filters None gradients first; everything below sees only the variables that have one.
-  std::vector<Tensor> grads;
+  std::vector<SourceGradient> grads;
   std::vector<size_t> indices;
   for (size_t i = 0; i < all_grads.size(); ++i) {
-    if (!all_grads[i].defined()) continue;
+    const SourceGradient& g = all_grads[i];
+    if (!g.defined()) continue;
     const Variable& v = trainable_[all_indices[i]];
-    EMBER_CHECK(all_grads[i].shape() == v.shape(), InvalidArgument)
-        << name_ << ".apply: the gradient for variable '" << v.name() << "' has shape " << all_grads[i].shape()
+    const Shape shape = g.factored() ? Shape{g.a.shape()[1], g.b.shape()[1]} : g.value.shape();
+    const DType dtype = g.factored() ? g.a.dtype() : g.value.dtype();
+    EMBER_CHECK(shape == v.shape(), InvalidArgument)
+        << name_ << ".apply: the gradient for variable '" << v.name() << "' has shape " << shape
         << ", expected the variable's shape " << v.shape();
-    EMBER_CHECK(is_floating(all_grads[i].dtype()), InvalidArgument)
-        << name_ << ".apply: the gradient for variable '" << v.name() << "' has dtype " << all_grads[i].dtype()
+    EMBER_CHECK(is_floating(dtype), InvalidArgument)
+        << name_ << ".apply: the gradient for variable '" << v.name() << "' has dtype " << dtype
         << ", expected a floating dtype";
-    grads.push_back(all_grads[i]);
+    grads.push_back(g);
     indices.push_back(all_indices[i]);
   }
   EMBER_CHECK(!grads.empty(), InvalidArgument) << name_ << ".apply: No gradients provided for any variable.";
 
   step_ = read_iterations();
-  if (options_.loss_scale_factor)
-    for (Tensor& g : grads) g = g / *options_.loss_scale_factor;
-  clip_gradients(grads);
+  if (options_.loss_scale_factor || clips_gradients()) {  // the scaling and the clipping see every gradient whole
+    std::vector<Tensor> values(grads.size());
+    for (size_t k = 0; k < grads.size(); ++k) values[k] = grads[k].materialize();
+    if (options_.loss_scale_factor)
+      for (Tensor& g : values) g = g / *options_.loss_scale_factor;
+    clip_gradients(values);
+    for (size_t k = 0; k < grads.size(); ++k) grads[k] = SourceGradient{values[k], {}, {}};
+  }
   const double lr = learning_rate_at(step_);
   apply_weight_decay(indices, lr);
   before_update_steps(lr);
   for (size_t k = 0; k < grads.size(); ++k) {
     Variable& v = trainable_[indices[k]];
-    Tensor g = grads[k].dtype() == v.dtype() ? grads[k] : ops::cast(grads[k], v.dtype());
-    update_step(g, v, indices[k], lr);
+    const SourceGradient& g = grads[k];
+    if (g.factored() && g.a.dtype() == v.dtype()) {
+      update_step_factored(g.a, g.b, v, indices[k], lr);
+      continue;
+    }
+    Tensor value = g.materialize();
+    update_step(value.dtype() == v.dtype() ? value : ops::cast(value, v.dtype()), v, indices[k], lr);
   }
   if (options_.use_ema) {
     update_moving_averages(step_);
@@ -195,6 +225,11 @@ void Optimizer::apply_indexed(const std::vector<Tensor>& all_grads, const std::v
     if (freq > 0 && (step_ + 1) % freq == 0) overwrite_with_averages();
   }
   iterations_.assign(Tensor::scalar<int64_t>(step_ + 1, iterations_.device()));
+}
+
+bool Optimizer::clips_gradients() const {
+  return (options_.clipnorm && *options_.clipnorm > 0) || (options_.global_clipnorm && *options_.global_clipnorm > 0) ||
+         (options_.clipvalue && *options_.clipvalue > 0);
 }
 
 void Optimizer::clip_gradients(std::vector<Tensor>& grads) const {

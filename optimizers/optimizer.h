@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "framework/autodiff/gradient_tape.h"
 #include "framework/autodiff/variable.h"
 #include "framework/core/tensor.h"
 #include "optimizers/schedules.h"
@@ -96,6 +97,11 @@ class Optimizer {
   virtual void apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars);
   // Gradients for the variables the optimizer was built with, in that order.
   virtual void apply(const std::vector<Tensor>& grads);
+  // apply() for the gradients of GradientTape::factored_gradient (Model::train_step's): a factored gradient goes
+  // into update_step_factored as its factors when nothing has to see it whole first (no loss_scale_factor, no
+  // clipping) and it has the variable's dtype, and is multiplied out otherwise. The result is apply()'s with
+  // every gradient multiplied out, bit for bit.
+  virtual void apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars);
   // Creates the slot variables for `vars` (once; later calls do nothing).
   virtual void build(const std::vector<Variable>& vars);
   virtual bool built() const { return built_; }
@@ -147,6 +153,10 @@ class Optimizer {
   // Updates `variable` (the index-th built variable) from `gradient`, already unscaled, clipped and
   // cast to the variable's dtype; learning_rate is the float32 value for this step.
   virtual void update_step(const Tensor& gradient, Variable& variable, size_t index, double learning_rate) = 0;
+  // update_step with the gradient as the factors of matmul(a, b, {.transpose_a = true}) (see SourceGradient), in
+  // the variable's dtype. The default multiplies them out and calls update_step.
+  virtual void update_step_factored(const Tensor& a, const Tensor& b, Variable& variable, size_t index,
+                                    double learning_rate);
   // Runs once per apply before the update steps (Keras: _backend_update_step; Nadam's u_product).
   virtual void before_update_steps(double learning_rate) {}
 
@@ -168,7 +178,8 @@ class Optimizer {
 
  private:
   std::vector<size_t> indices_of(const std::vector<Variable>& vars) const;
-  void apply_indexed(const std::vector<Tensor>& grads, const std::vector<size_t>& indices);
+  void apply_indexed(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices);
+  bool clips_gradients() const;  // some clipping option is set and positive
   void clip_gradients(std::vector<Tensor>& grads) const;
   bool use_weight_decay(size_t index);
   void apply_weight_decay(const std::vector<size_t>& indices, double learning_rate);

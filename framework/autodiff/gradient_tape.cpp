@@ -9,6 +9,7 @@
 #include "framework/ops/creation.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/linalg.h"
 
 namespace ember {
 
@@ -147,6 +148,24 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
 
 std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
                                            GradientOptions options) {
+  std::vector<SourceGradient> grads = run_backward(targets, sources, options, /*factored=*/false);
+  std::vector<Tensor> result;
+  result.reserve(grads.size());
+  for (SourceGradient& g : grads) result.push_back(std::move(g.value));
+  return result;
+}
+
+std::vector<SourceGradient> GradientTape::factored_gradient(const Tensor& target, const std::vector<Tensor>& sources) {
+  return run_backward({target}, sources, {}, /*factored=*/true);
+}
+
+Tensor SourceGradient::materialize() const {
+  return factored() ? ops::matmul(a, b, {.transpose_a = true}) : value;
+}
+
+std::vector<SourceGradient> GradientTape::run_backward(const std::vector<Tensor>& targets,
+                                                       const std::vector<Tensor>& sources,
+                                                       const GradientOptions& options, bool factored) {
   Impl& tape = *impl_;
   EMBER_CHECK(!tape.used, FailedPrecondition)
       << "GradientTape.gradient: a non-persistent tape can only compute gradients once; create it with "
@@ -182,7 +201,18 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
     accumulate(grads, t.id(), seed);
   }
 
-  std::vector<char> wanted;  // per input of the node at hand: does it lead to a source (reused across nodes)
+  // factored: sources whose whole gradient so far is one product left unmultiplied. A further contribution,
+  // or a node that needs the gradient (the source is also an op's output), multiplies it out first, so the
+  // sums run in the order and to the bits of gradient().
+  std::unordered_map<uint64_t, DeferredProduct> deferred;
+  auto materialize = [&](uint64_t id) {
+    auto it = deferred.find(id);
+    if (it == deferred.end()) return;
+    accumulate(grads, id, SourceGradient{{}, it->second.a, it->second.b}.materialize());
+    deferred.erase(it);
+  };
+  std::vector<char> wanted;      // per input of the node at hand: does it lead to a source (reused across nodes)
+  std::vector<char> deferrable;  // per input: a factored source with no gradient yet
   for (size_t i = tape.nodes.size(); i-- > 0;) {
     if (!needed[i]) continue;
     TapeNode& n = tape.nodes[i];
@@ -190,6 +220,7 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
     std::vector<Tensor> out_grads(out_ids.size());
     bool any = false;
     for (size_t j = 0; j < out_ids.size(); ++j) {
+      materialize(out_ids[j]);
       auto it = grads.find(out_ids[j]);
       if (it != grads.end()) {
         out_grads[j] = it->second;
@@ -216,14 +247,28 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
       GradFn fn = gradient_function(n.op);
       EMBER_CHECK(fn, Unimplemented) << "GradientTape.gradient: op '" << op_name(n.op) << "' has no gradient formula";
       wanted.resize(in_ids.size());
-      for (size_t j = 0; j < wanted.size(); ++j) wanted[j] = reach.count(in_ids[j]) ? 1 : 0;
-      in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads, wanted});
+      deferrable.assign(in_ids.size(), 0);
+      for (size_t j = 0; j < wanted.size(); ++j) {
+        wanted[j] = reach.count(in_ids[j]) ? 1 : 0;
+        deferrable[j] = factored && source_ids.count(in_ids[j]) && !grads.count(in_ids[j]) &&
+                        !deferred.count(in_ids[j]) &&
+                        std::count(in_ids.begin(), in_ids.end(), in_ids[j]) == 1;
+      }
+      DeferredProduct product{in_ids.size(), {}, {}};
+      in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads, wanted, deferrable,
+                                factored ? &product : nullptr});
+      if (product.input < in_ids.size()) {
+        EMBER_CHECK(deferrable[product.input] && !in_grads[product.input].defined(), Internal)
+            << "gradient of op '" << op_name(n.op) << "' left input " << product.input << "'s gradient factored";
+        deferred.emplace(in_ids[product.input], std::move(product));
+      }
     }
     for (size_t j = 0; j < in_ids.size() && j < in_grads.size(); ++j) {
       if (!in_grads[j].defined() || !reach.count(in_ids[j])) continue;
       EMBER_CHECK(in_grads[j].shape() == n.inputs[j].shape(), Internal)
           << "gradient of op '" << (n.custom ? "custom_gradient" : op_name(n.op)) << "' for input " << j
           << " has shape " << in_grads[j].shape() << ", expected " << n.inputs[j].shape();
+      materialize(in_ids[j]);
       accumulate(grads, in_ids[j], in_grads[j]);
     }
     // Every consumer of this node's outputs comes later on the tape, so their gradients are complete:
@@ -238,14 +283,17 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
     }
   }
 
-  std::vector<Tensor> result;
-  result.reserve(sources.size());
-  for (const Tensor& s : sources) {
-    auto it = grads.find(s.id());
-    if (it != grads.end())
-      result.push_back(it->second);
-    else
-      result.push_back(options.unconnected_gradients == UnconnectedGradients::Zero ? ops::zeros_like(s) : Tensor());
+  std::vector<SourceGradient> result(sources.size());
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const Tensor& s = sources[k];
+    if (auto d = deferred.find(s.id()); d != deferred.end()) {
+      result[k].a = d->second.a;
+      result[k].b = d->second.b;
+    } else if (auto it = grads.find(s.id()); it != grads.end()) {
+      result[k].value = it->second;
+    } else if (options.unconnected_gradients == UnconnectedGradients::Zero) {
+      result[k].value = ops::zeros_like(s);
+    }
   }
   if (!tape.options.persistent) {
     tape.used = true;

@@ -208,7 +208,8 @@ MetricResults Model::train_step(const data::Element& batch) {
   unpack_batch(batch, x, y, sample_weight);
   optimizers::Optimizer& opt = optimizer();
   std::vector<Variable> vars;
-  std::vector<Tensor> y_pred, grads;
+  std::vector<Tensor> y_pred;
+  std::vector<SourceGradient> grads;
   Tensor loss;
   {
     GradientTape tape;
@@ -218,10 +219,12 @@ MetricResults Model::train_step(const data::Element& batch) {
     Tensor scaled = opt.scale_loss(loss);
     if (!vars.empty()) {
       std::vector<Tensor> sources(vars.begin(), vars.end());
-      grads = tape.gradient(scaled, sources);
+      // Keras's tape.gradient then optimizer.apply, to the bit; a small batch's Dense kernel gradients stay
+      // factored, and Adam folds them into its update instead of writing each out and reading it back.
+      grads = tape.factored_gradient(scaled, sources);
     }
   }
-  if (!vars.empty()) opt.apply(grads, vars);
+  if (!vars.empty()) opt.apply_factored(grads, vars);
   return compute_metrics(y, y_pred, sample_weight, loss);
 }
 

@@ -1,6 +1,7 @@
 #include "framework/ops/optimizer_ops.h"
 
 #include <array>
+#include <string>
 
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
@@ -42,6 +43,34 @@ AdamUpdate apply_adam(const Tensor& variable, const Tensor& momentum, const Tens
 void apply_adam_in_place(Tensor& variable, Tensor& momentum, Tensor& velocity, const Tensor& gradient, double alpha,
                          double beta_1, double beta_2, double epsilon) {
   run_adam({variable, momentum, velocity, gradient}, /*in_place=*/true, alpha, beta_1, beta_2, epsilon);
+}
+
+void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& velocity, const Tensor& a,
+                                  const Tensor& b, double alpha, double beta_1, double beta_2, double epsilon) {
+  const Shape& s = variable.shape();
+  EMBER_CHECK(s.rank() == 2 && a.rank() == 2 && b.rank() == 2 && a.shape()[0] == b.shape()[0] &&
+                  a.shape()[0] >= 1 && a.shape()[0] <= kFactoredMaxRows && a.shape()[1] == s[0] && b.shape()[1] == s[1],
+              InvalidArgument)
+      << "apply_adam_factored: the factors have shapes " << a.shape() << " and " << b.shape() << " for a variable of shape "
+      << s << "; expected (k, " << (s.rank() == 2 ? s[0] : -1) << ") and (k, " << (s.rank() == 2 ? s[1] : -1)
+      << ") with 1 <= k <= " << kFactoredMaxRows;
+  const Tensor* all[] = {&variable, &momentum, &velocity, &a, &b};
+  const char* names[] = {"variable", "momentum", "velocity", "factor a", "factor b"};
+  for (int i = 1; i < 5; ++i) {
+    EMBER_CHECK(all[i]->dtype() == variable.dtype() && (i >= 3 || all[i]->shape() == s), InvalidArgument)
+        << "apply_adam_factored: the " << names[i] << " has shape " << all[i]->shape() << " and dtype "
+        << all[i]->dtype() << "; expected the variable's " << (i >= 3 ? "dtype " : "shape and dtype ")
+        << (i >= 3 ? std::string() : s.to_string() + " and ") << variable.dtype();
+  }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j)
+      EMBER_CHECK(j == i || all[i]->storage() != all[j]->storage(), InvalidArgument)
+          << "apply_adam_factored: the " << names[i] << " shares its buffer with the " << names[j]
+          << "; an update in place needs separate buffers";
+  std::array<OutputSpec, 3> outputs;
+  for (int i = 0; i < 3; ++i) outputs[i] = {s, variable.dtype(), i};
+  run_op(OpId::apply_adam_factored, std::array<Tensor, 5>{variable, momentum, velocity, a, b}, outputs,
+         AdamAttrs{alpha, 1 - beta_1, 1 - beta_2, epsilon});
 }
 
 }  // namespace ember::ops

@@ -19,4 +19,16 @@ AdamUpdate apply_adam(const Tensor& variable, const Tensor& momentum, const Tens
 void apply_adam_in_place(Tensor& variable, Tensor& momentum, Tensor& velocity, const Tensor& gradient, double alpha,
                          double beta_1, double beta_2, double epsilon);
 
+// At most this many rows in the factors of apply_adam_factored.
+constexpr int64_t kFactoredMaxRows = 8;
+
+// apply_adam_in_place with the gradient given as the factors of the product matmul(a, b, {.transpose_a = true}):
+// a (k, rows) and b (k, cols) for a (rows, cols) variable, 1 <= k <= kFactoredMaxRows: a Dense kernel's gradient
+// x^T @ dy at a batch of k. Each gradient element is made where it is used and never written out, saving the
+// product's pass over the variable's size; it is the product's own value (the first term rounded, then one
+// fused multiply-add per further term, in order, as oneDNN's sgemm sums a short inner dimension), so the step
+// gives the bits of matmul then apply_adam_in_place.
+void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& velocity, const Tensor& a,
+                                  const Tensor& b, double alpha, double beta_1, double beta_2, double epsilon);
+
 }  // namespace ember::ops

@@ -21,6 +21,7 @@
 #include "framework/ops/cpu/dnnl_context.h"
 #include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/cpu/matmul_geometry.h"
+#include "framework/ops/cpu/small_batch.h"
 #include "framework/ops/dispatch.h"
 
 namespace ember {
@@ -36,9 +37,9 @@ namespace {
 // with oneDNN's split (99.7 against 103.8 where they do). oneDNN 2.6 also threads the weight gradient
 // poorly: on 2 threads a 784x256 product took 97 us at k = 1 and 107 us at k = 8 on znver1, against 31 and
 // 64 us split by rows (bench_matmul's matmul_tn rows).
-constexpr int64_t kSmallBatch = 8;
+using cpu::kSmallBatch;
+using cpu::kSplitMinRows;
 constexpr int64_t kSplitMinElements = 65536;  // of the large matrix
-constexpr int64_t kSplitMinRows = 32;         // of the large matrix, per thread
 constexpr int64_t kSerialMaxProduct = 65536;  // m * n * k below which a product stays on the calling thread
 constexpr int64_t kOuterMinCols = 64;         // k = 1 products at least this wide run as Eigen outer products
 

@@ -1,7 +1,11 @@
 // CPU kernels of the fused optimizer updates: one pass over the variable, its slots and the gradient.
+#include <cmath>
+
 #include "framework/core/parallel.h"
+#include "framework/ops/cpu/small_batch.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/functors.h"
+#include "framework/ops/optimizer_ops.h"
 
 namespace ember {
 namespace {
@@ -59,6 +63,82 @@ void apply_adam_cpu(const KernelContext& ctx) {
                         " is not supported (expected float32 or float64)");
 }
 EMBER_REGISTER_KERNEL(apply_adam, CPU, apply_adam_cpu, DType::Float32, DType::Float64);
+
+// apply_adam_factored: the variable's rows split over the pool as matmul splits a small batch's products with
+// it (small_batch.h), so each thread updates the rows whose forward product it made. Element (i, j)'s gradient
+// is made in a register, K (the batch) a compile-time constant so the terms unroll and the columns vectorize:
+// the first term rounded, then one fma per further term.
+template <class T, int K>
+void adam_factored_rows(const T* a, const T* b, T* w, T* m, T* v, int64_t rows, int64_t cols, int64_t begin,
+                        int64_t end, T alpha, T c1, T c2, T eps) {
+  for (int64_t i = begin; i < end; ++i) {
+    T ap[K];
+    for (int p = 0; p < K; ++p) ap[p] = a[p * rows + i];
+    T* wr = w + i * cols;
+    T* mr = m + i * cols;
+    T* vr = v + i * cols;
+#pragma GCC ivdep
+    for (int64_t j = 0; j < cols; ++j) {
+      T g = ap[0] * b[j];
+      for (int p = 1; p < K; ++p) g = std::fma(ap[p], b[p * cols + j], g);
+      T wi = wr[j], mi = mr[j], vi = vr[j];
+      functors::AdamStep{}(wi, mi, vi, g, alpha, c1, c2, eps);
+      wr[j] = wi;
+      mr[j] = mi;
+      vr[j] = vi;
+    }
+  }
+}
+
+template <class T, int K>
+void adam_factored_loop(const KernelContext& ctx) {
+  const auto& at = std::get<AdamAttrs>(ctx.attrs);
+  const T* a = ctx.inputs[3].data<T>();
+  const T* b = ctx.inputs[4].data<T>();
+  T* w = ctx.outputs[0].data<T>();
+  T* m = ctx.outputs[1].data<T>();
+  T* v = ctx.outputs[2].data<T>();
+  const T alpha = static_cast<T>(at.alpha), c1 = static_cast<T>(at.one_minus_beta_1),
+          c2 = static_cast<T>(at.one_minus_beta_2), eps = static_cast<T>(at.epsilon);
+  const int64_t rows = ctx.outputs[0].shape()[0], cols = ctx.outputs[0].shape()[1];
+  auto body = [=](int64_t, int64_t begin, int64_t end) {
+    adam_factored_rows<T, K>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+  };
+  if (rows * cols <= kParallelGrain)
+    body(0, 0, rows);
+  else
+    parallel_for_chunks(rows, cpu::kSplitMinRows, body);
+}
+
+template <class T>
+void adam_factored(const KernelContext& ctx) {
+  static_assert(ops::kFactoredMaxRows == 8, "a case per row count");
+  switch (ctx.inputs[3].shape()[0]) {  // 1 to ops::kFactoredMaxRows, checked by apply_adam_factored_in_place
+    case 1: return adam_factored_loop<T, 1>(ctx);
+    case 2: return adam_factored_loop<T, 2>(ctx);
+    case 3: return adam_factored_loop<T, 3>(ctx);
+    case 4: return adam_factored_loop<T, 4>(ctx);
+    case 5: return adam_factored_loop<T, 5>(ctx);
+    case 6: return adam_factored_loop<T, 6>(ctx);
+    case 7: return adam_factored_loop<T, 7>(ctx);
+    case 8: return adam_factored_loop<T, 8>(ctx);
+    default: break;
+  }
+  throw make_error<InvalidArgument>("apply_adam_factored: the factors have ", ctx.inputs[3].shape()[0],
+                                    " rows; expected 1 to 8");
+}
+
+void apply_adam_factored_cpu(const KernelContext& ctx) {
+  if (ctx.outputs[0].num_elements() == 0) return;
+  switch (ctx.inputs[0].dtype()) {
+    case DType::Float32: return adam_factored<float>(ctx);
+    case DType::Float64: return adam_factored<double>(ctx);
+    default: break;
+  }
+  throw InvalidArgument(std::string("apply_adam_factored: dtype ") + dtype_name(ctx.inputs[0].dtype()) +
+                        " is not supported (expected float32 or float64)");
+}
+EMBER_REGISTER_KERNEL(apply_adam_factored, CPU, apply_adam_factored_cpu, DType::Float32, DType::Float64);
 
 }  // namespace
 }  // namespace ember

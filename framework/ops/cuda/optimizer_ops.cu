@@ -19,11 +19,13 @@ struct OptRn {
   static __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
   static __device__ __forceinline__ float div(float a, float b) { return __fdiv_rn(a, b); }
   static __device__ __forceinline__ float sqrt(float a) { return __fsqrt_rn(a); }
+  static __device__ __forceinline__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
   static __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
   static __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
   static __device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
   static __device__ __forceinline__ double div(double a, double b) { return __ddiv_rn(a, b); }
   static __device__ __forceinline__ double sqrt(double a) { return __dsqrt_rn(a); }
+  static __device__ __forceinline__ double fma(double a, double b, double c) { return __fma_rn(a, b, c); }
 };
 
 // functors::AdamStep, operation for operation:
@@ -44,6 +46,26 @@ __global__ void opt_adam_kernel(const T* w, const T* m, const T* v, const T* __r
   }
 }
 
+// apply_adam_factored, in place: element (i, j)'s gradient is column i of a (k x rows) times column j of b
+// (k x cols), the first term rounded, then one fused multiply-add per further term (the CPU kernel's order).
+template <class T>
+__global__ void opt_adam_factored_kernel(T* w, T* m, T* v, const T* __restrict__ a, const T* __restrict__ b, int64_t k,
+                                         int64_t rows, int64_t cols, T alpha, T c1, T c2, T epsilon) {
+  using R = OptRn;
+  EMBER_CUDA_GRID_STRIDE_LOOP(idx, rows * cols) {
+    const int64_t i = idx / cols, j = idx % cols;
+    T gi = R::mul(a[i], b[j]);
+    for (int64_t p = 1; p < k; ++p) gi = R::fma(a[p * rows + i], b[p * cols + j], gi);
+    T mi = m[idx], vi = v[idx], wi = w[idx];
+    mi = R::add(mi, R::mul(R::sub(gi, mi), c1));
+    vi = R::add(vi, R::mul(R::sub(R::mul(gi, gi), vi), c2));
+    wi = R::sub(wi, R::div(R::mul(mi, alpha), R::add(R::sqrt(vi), epsilon)));
+    w[idx] = wi;
+    m[idx] = mi;
+    v[idx] = vi;
+  }
+}
+
 template <class T>
 void opt_adam_run(const void* w, const void* m, const void* v, const void* g, void* w_out, void* m_out, void* v_out,
                   int64_t n, double alpha, double c1, double c2, double epsilon, cudaStream_t stream) {
@@ -53,7 +75,31 @@ void opt_adam_run(const void* w, const void* m, const void* v, const void* g, vo
       static_cast<T>(c1), static_cast<T>(c2), static_cast<T>(epsilon));
 }
 
+template <class T>
+void opt_adam_factored_run(void* w, void* m, void* v, const void* a, const void* b, int64_t k, int64_t rows,
+                           int64_t cols, double alpha, double c1, double c2, double epsilon, cudaStream_t stream) {
+  opt_adam_factored_kernel<T><<<blocks_for(rows * cols), kThreads, 0, stream>>>(
+      static_cast<T*>(w), static_cast<T*>(m), static_cast<T*>(v), static_cast<const T*>(a), static_cast<const T*>(b),
+      k, rows, cols, static_cast<T>(alpha), static_cast<T>(c1), static_cast<T>(c2), static_cast<T>(epsilon));
+}
+
 }  // namespace
+
+bool launch_apply_adam_factored(DT dt, void* w, void* m, void* v, const void* a, const void* b, int64_t k, int64_t rows,
+                                int64_t cols, double alpha, double one_minus_beta_1, double one_minus_beta_2,
+                                double epsilon, cudaStream_t stream) {
+  switch (dt) {
+    case DT::F32:
+      opt_adam_factored_run<float>(w, m, v, a, b, k, rows, cols, alpha, one_minus_beta_1, one_minus_beta_2, epsilon,
+                                   stream);
+      return true;
+    case DT::F64:
+      opt_adam_factored_run<double>(w, m, v, a, b, k, rows, cols, alpha, one_minus_beta_1, one_minus_beta_2, epsilon,
+                                    stream);
+      return true;
+    default: return false;
+  }
+}
 
 bool launch_apply_adam(DT dt, const void* w, const void* m, const void* v, const void* g, void* w_out, void* m_out,
                        void* v_out, int64_t n, double alpha, double one_minus_beta_1, double one_minus_beta_2,

@@ -33,5 +33,22 @@ void apply_adam_cuda(const KernelContext& ctx) {
 }
 EMBER_REGISTER_KERNEL(apply_adam, CUDA, apply_adam_cuda, DType::Float32, DType::Float64);
 
+void apply_adam_factored_cuda(const KernelContext& ctx) {
+  const Tensor& out = ctx.outputs[0];
+  if (out.num_elements() == 0) return;
+  const int dev = cuda::device_of(ctx);
+  const auto& a = std::get<AdamAttrs>(ctx.attrs);
+  const DType t = out.dtype();
+  // Rounded to the dtype first, as apply_adam_cuda_as rounds them.
+  auto round = [t](double x) { return t == DType::Float32 ? static_cast<double>(static_cast<float>(x)) : x; };
+  const bool launched = cuda::launch_apply_adam_factored(
+      cuda::to_dt(t), ctx.outputs[0].raw_data(), ctx.outputs[1].raw_data(), ctx.outputs[2].raw_data(),
+      ctx.inputs[3].raw_data(), ctx.inputs[4].raw_data(), ctx.inputs[3].shape()[0], out.shape()[0], out.shape()[1],
+      round(a.alpha), round(a.one_minus_beta_1), round(a.one_minus_beta_2), round(a.epsilon), cuda::stream(dev));
+  if (!launched) throw make_error<Unimplemented>("apply_adam_factored: dtype ", t, " is not implemented on CUDA");
+  cuda::after_launch("apply_adam_factored", dev);
+}
+EMBER_REGISTER_KERNEL(apply_adam_factored, CUDA, apply_adam_factored_cuda, DType::Float32, DType::Float64);
+
 }  // namespace
 }  // namespace ember

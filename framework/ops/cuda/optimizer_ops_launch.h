@@ -14,4 +14,10 @@ bool launch_apply_adam(DT dt, const void* w, const void* m, const void* v, const
                        void* v_out, int64_t n, double alpha, double one_minus_beta_1, double one_minus_beta_2,
                        double epsilon, cudaStream_t stream);
 
+// The same step in place, with the gradient given as the factors a (k x rows) and b (k x cols) of a^T @ b for a
+// rows x cols variable (apply_adam_factored_in_place); false for another dtype.
+bool launch_apply_adam_factored(DT dt, void* w, void* m, void* v, const void* a, const void* b, int64_t k, int64_t rows,
+                                int64_t cols, double alpha, double one_minus_beta_1, double one_minus_beta_2,
+                                double epsilon, cudaStream_t stream);
+
 }  // namespace ember::cuda

@@ -1,6 +1,8 @@
 // GradientTape semantics (TF's tf.GradientTape): persistence, multiple targets, output_gradients,
 // unconnected sources, stop_gradient, variables, custom_gradient, integer paths, check_numerics and the
 // release of saved tensors.
+#include <cstring>
+
 #include "framework/ops/dispatch.h"
 #include "tests/support/tensor_testing.h"
 
@@ -356,4 +358,84 @@ TEST_CASE("backward skips the products toward inputs that lead to no source", "[
     CHECK(d[0].to_vector<float>() == ops::full({6, 4}, 1.0 / 3.0).to_vector<float>());
   }
   remove_op_hook(div_hook);
+}
+
+namespace {
+bool same_bits(const Tensor& x, const Tensor& y) {
+  return x.shape() == y.shape() && x.dtype() == y.dtype() &&
+         std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) == 0;
+}
+
+// Gradients of a small two-layer net's loss by gradient() and by factored_gradient(), for the weights
+// w1 (used once or twice) and the bias b1, at a batch of `rows`.
+struct TwoWays {
+  std::vector<Tensor> plain;
+  std::vector<SourceGradient> factored;
+};
+TwoWays both_ways(int64_t rows, bool shared_weight) {
+  Variable w1(random::uniform({6, 5}, {.minval = -1, .maxval = 1, .seed = 7}), {.name = "w1"});
+  Variable w2(random::uniform({5, 5}, {.minval = -1, .maxval = 1, .seed = 8}), {.name = "w2"});
+  Variable b1(random::uniform({5}, {.minval = -1, .maxval = 1, .seed = 9}), {.name = "b1"});
+  const Tensor x = random::uniform({rows, 6}, {.minval = -1, .maxval = 1, .seed = 10});
+  TwoWays r;
+  for (bool factored : {false, true}) {
+    GradientTape tape;
+    for (const Variable* v : {&w1, &w2, &b1}) tape.watch(*v);
+    Tensor h = ops::matmul_bias_relu(x, w1.value(), b1.value());
+    Tensor y = ops::matmul(h, w2.value());
+    if (shared_weight) y = y + ops::matmul(x, w1.value());  // w1 a second time: two contributions
+    Tensor loss = ops::reduce_sum(ops::square(y));
+    const std::vector<Tensor> sources = {w1.value(), w2.value(), b1.value()};
+    if (factored)
+      r.factored = tape.factored_gradient(loss, sources);
+    else
+      r.plain = tape.gradient(loss, sources);
+  }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("factored_gradient leaves a small batch's kernel gradients unmultiplied, to gradient()'s bits",
+          "[autodiff][tape]") {
+  for (int64_t rows : {1, 3, 8, 9})
+    for (bool shared : {false, true}) {
+      INFO("batch " << rows << ", w1 used twice: " << shared);
+      TwoWays r = both_ways(rows, shared);
+      REQUIRE(r.factored.size() == 3);
+      // The kernels are factored at a batch of at most 8 when one product makes their whole gradient; the bias
+      // never is, nor a kernel with two contributions (multiplied out and summed in gradient()'s order).
+      CHECK(r.factored[0].factored() == (rows <= 8 && !shared));
+      CHECK(r.factored[1].factored() == (rows <= 8));
+      CHECK_FALSE(r.factored[2].factored());
+      for (size_t i = 0; i < 3; ++i) {
+        INFO("source " << i);
+        CHECK(r.factored[i].defined());
+        CHECK(same_bits(r.factored[i].materialize(), r.plain[i]));
+        if (r.factored[i].factored()) {
+          CHECK_FALSE(r.factored[i].value.defined());
+          CHECK(r.factored[i].a.shape()[0] == rows);
+        }
+      }
+    }
+}
+
+TEST_CASE("factored_gradient multiplies a source out when a node needs its gradient", "[autodiff][tape]") {
+  // s, a source, is also an op's output: its gradient flows on to x, so it must be whole (and x's exact).
+  Tensor x = random::uniform({4, 3}, {.seed = 11});
+  Tensor a = random::uniform({2, 4}, {.seed = 12});
+  std::vector<Tensor> plain;
+  std::vector<SourceGradient> factored;
+  for (bool f : {false, true}) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor s = x * 2.0;
+    Tensor loss = ops::reduce_sum(ops::square(ops::matmul(a, s)));
+    if (f)
+      factored = tape.factored_gradient(loss, {s, x});
+    else
+      plain = tape.gradient(loss, {s, x});
+  }
+  CHECK_FALSE(factored[0].factored());
+  CHECK(same_bits(factored[0].value, plain[0]));
+  CHECK(same_bits(factored[1].value, plain[1]));
 }

@@ -712,6 +712,20 @@ void add_optimizer(Table& t) {
            ops::AdamUpdate u = ops::apply_adam(in[0], in[1], in[2], in[3], 1e-3, 0.9, 0.999, 1e-7);
            return Outputs{u.variable, u.momentum, u.velocity};
          }});
+  // The gradient as the factors of a^T @ b: a batch of 1, of 3 and of 8 rows, in place on copies.
+  for (const auto& [k, rows, cols] : {std::tuple<int64_t, int64_t, int64_t>{1, 7, 5}, {3, 301, 67}, {8, 64, 33}})
+    t[OpId::apply_adam_factored].push_back(
+        {str(Shape{k, rows, cols}),
+         [k, rows, cols](DType dt) {
+           const Shape s{rows, cols};
+           return Inputs{make(s, dt, 281), make(s, dt, 282, Domain{-0.1, 0.1}), make(s, dt, 283, Domain{0, 0.01}),
+                         make(Shape{k, rows}, dt, 284, Domain{-0.5, 0.5}), make(Shape{k, cols}, dt, 285, Domain{-0.5, 0.5})};
+         },
+         [](const Inputs& in, DType) {
+           Tensor w = in[0].clone(), m = in[1].clone(), v = in[2].clone();
+           ops::apply_adam_factored_in_place(w, m, v, in[3], in[4], 1e-3, 0.9, 0.999, 1e-7);
+           return Outputs{w, m, v};
+         }});
 }
 
 const Table& table() {
@@ -1077,7 +1091,7 @@ TEST_CASE("cuda backend matches the CPU: neural network (TF32 off)", "[cuda][ops
 }
 TEST_CASE("cuda backend matches the CPU: optimizer updates", "[cuda][ops]") {
   EMBER_CUDA_OR_SKIP();
-  run_ops(OpId::apply_adam, OpId::apply_adam);
+  run_ops(OpId::apply_adam, OpId::apply_adam_factored);
 }
 
 // TF's default: float32 matmul and convolutions on tensor cores in TF32 (10-bit mantissa inputs).

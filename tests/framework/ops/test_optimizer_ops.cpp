@@ -1,6 +1,11 @@
 // The fused optimizer updates equal the unfused elementwise ops they replace, bit for bit.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstring>
+#include <utility>
+#include <vector>
+
 #include "framework/ember.h"
 #include "framework/ops/dispatch.h"
 
@@ -61,4 +66,72 @@ TEST_CASE("apply_adam checks shapes and dtypes", "[ops][optimizer][errors]") {
   Tensor h = ops::zeros({3}, DType::Float16);
   CHECK_FALSE(supports(OpId::apply_adam, DeviceType::CPU, DType::Float16));
   CHECK_THROWS_AS(ops::apply_adam(h, h, h, h, 0.1, 0.9, 0.999, 1e-7), InvalidArgument);
+}
+
+namespace {
+// Whether two tensors hold the same bits (NaNs of the same payload included).
+bool same_bits(const Tensor& x, const Tensor& y) {
+  return x.shape() == y.shape() && x.dtype() == y.dtype() &&
+         std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) == 0;
+}
+}  // namespace
+
+TEST_CASE("apply_adam_factored_in_place gives the bits of matmul then apply_adam_in_place", "[ops][optimizer]") {
+  // Every batch of 1 to 8 rows, split over the pool or not, in both dtypes; an inf in a factor gives the NaNs
+  // the product gives.
+  const int before = config::get_intra_op_parallelism_threads();
+  for (DType dt : {DType::Float32, DType::Float64})
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{784, 256}, std::pair<int64_t, int64_t>{5, 3}})
+      for (int64_t k = 1; k <= ops::kFactoredMaxRows; ++k)
+        for (int threads : {2, 1}) {
+          config::set_intra_op_parallelism_threads(threads);
+          INFO(dtype_name(dt) << " " << rows << " x " << cols << " at k = " << k << ", threads " << threads);
+          auto r = [&](Shape s, uint64_t seed, double lo) {
+            return ops::cast(random::uniform(s, {.minval = lo, .maxval = 1, .seed = seed}), dt);
+          };
+          Tensor w = r({rows, cols}, 1, -1), m = r({rows, cols}, 2, -1), v = r({rows, cols}, 3, 0);
+          Tensor a = r({k, rows}, 4, -1), b = r({k, cols}, 5, -1);
+          if (k == 3) {  // an inf in column 1 of a: row 1 of the gradient is infinite, and its step NaN
+            std::vector<double> av = ops::cast(a, DType::Float64).to_vector<double>();
+            av[static_cast<size_t>(rows + 1)] = INFINITY;
+            a = ops::cast(Tensor::from_vector<double>(av, a.shape()), dt);
+          }
+          Tensor w2 = w.clone(), m2 = m.clone(), v2 = v.clone();
+          ops::apply_adam_in_place(w2, m2, v2, ops::matmul(a, b, {.transpose_a = true}), 0.00123, 0.9, 0.999, 1e-7);
+          const void* buffers[] = {w.raw_data(), m.raw_data(), v.raw_data()};
+          ops::apply_adam_factored_in_place(w, m, v, a, b, 0.00123, 0.9, 0.999, 1e-7);
+          CHECK(w.raw_data() == buffers[0]);
+          CHECK(m.raw_data() == buffers[1]);
+          CHECK(v.raw_data() == buffers[2]);
+          CHECK(same_bits(w, w2));
+          CHECK(same_bits(m, m2));
+          CHECK(same_bits(v, v2));
+          if (k == 3) CHECK(std::isnan(ops::cast(w, DType::Float64).to_vector<double>()[static_cast<size_t>(cols)]));
+        }
+  config::set_intra_op_parallelism_threads(before);
+}
+
+TEST_CASE("apply_adam_factored_in_place checks shapes, dtypes and buffers", "[ops][optimizer][errors]") {
+  Tensor w = ops::zeros({4, 3}), m = ops::zeros({4, 3}), v = ops::zeros({4, 3});
+  auto step = [&](const Tensor& a, const Tensor& b) { ops::apply_adam_factored_in_place(w, m, v, a, b, 0.1, 0.9, 0.999, 1e-7); };
+  CHECK_THROWS_WITH(step(ops::zeros({2, 5}), ops::zeros({2, 3})),
+                    Catch::Contains("shapes (2, 5) and (2, 3)") && Catch::Contains("(k, 4) and (k, 3)"));
+  CHECK_THROWS_WITH(step(ops::zeros({9, 4}), ops::zeros({9, 3})), Catch::Contains("1 <= k <= 8"));
+  CHECK_THROWS_AS(step(ops::zeros({2, 4}), ops::zeros({1, 3})), InvalidArgument);
+  CHECK_THROWS_WITH(step(ops::zeros({2, 4}, DType::Float64), ops::zeros({2, 3}, DType::Float64)),
+                    Catch::Contains("factor a has shape (2, 4) and dtype float64"));
+  Tensor m_bad = ops::zeros({4, 3}, DType::Float64);
+  CHECK_THROWS_WITH(ops::apply_adam_factored_in_place(w, m_bad, v, ops::zeros({1, 4}), ops::zeros({1, 3}), 0.1, 0.9,
+                                                      0.999, 1e-7),
+                    Catch::Contains("momentum has shape (4, 3) and dtype float64"));
+  CHECK_THROWS_WITH(ops::apply_adam_factored_in_place(w, m, m, ops::zeros({1, 4}), ops::zeros({1, 3}), 0.1, 0.9,
+                                                      0.999, 1e-7),
+                    Catch::Contains("momentum shares its buffer with the velocity"));
+  CHECK_THROWS_WITH(ops::apply_adam_factored_in_place(w, m, v, w.view({3, 4}), ops::zeros({3, 3}), 0.1, 0.9, 0.999,
+                                                      1e-7),
+                    Catch::Contains("variable shares its buffer with the factor a"));
+  Tensor i1 = ops::zeros({4, 3}, DType::Int32), i2 = ops::zeros({4, 3}, DType::Int32), i3 = ops::zeros({4, 3}, DType::Int32);
+  CHECK_THROWS_WITH(ops::apply_adam_factored_in_place(i1, i2, i3, ops::zeros({1, 4}, DType::Int32),
+                                                      ops::zeros({1, 3}, DType::Int32), 0.1, 0.9, 0.999, 1e-7),
+                    Catch::Contains("apply_adam_factored") && Catch::Contains("int32"));
 }
