@@ -37,8 +37,9 @@ double Adam::alpha(DType dt, double learning_rate) const {
 
 void Adam::update_step_factored(const Tensor& a, const Tensor& b, Variable& var, size_t index, double learning_rate) {
   // The fused pass in place, where the device has it for this dtype and nothing else holds the buffers.
-  if (!amsgrad_ && supports(OpId::apply_adam_factored, var.device().type(), var.dtype()) &&
-      a.device() == var.device() && b.device() == var.device()) {
+  const DeviceType device = var.device().type();
+  if (!amsgrad_ && supports(OpId::apply_adam_factored, device, var.dtype()) && a.device() == var.device() &&
+      b.device() == var.device() && ops::factored_adam_pays(var.shape(), device)) {
     Tensor *w_now = var.exclusive_value(), *m_now = momentums_[index].exclusive_value(),
            *v_now = velocities_[index].exclusive_value();
     if (w_now && m_now && v_now) {

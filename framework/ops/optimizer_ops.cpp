@@ -73,4 +73,8 @@ void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& ve
          AdamAttrs{alpha, 1 - beta_1, 1 - beta_2, epsilon});
 }
 
+bool factored_adam_pays(const Shape& variable, DeviceType device) {
+  return device != DeviceType::CPU || (variable.rank() == 2 && variable[1] >= 16);
+}
+
 }  // namespace ember::ops

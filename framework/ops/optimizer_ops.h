@@ -30,5 +30,9 @@ constexpr int64_t kFactoredMaxRows = 8;
 // gives the bits of matmul then apply_adam_in_place.
 void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& velocity, const Tensor& a,
                                   const Tensor& b, double alpha, double beta_1, double beta_2, double epsilon);
+// Whether apply_adam_factored_in_place beats the product then apply_adam_in_place for a (rows, cols) variable on
+// `device`: on the CPU, whose kernel vectorizes along a row, for rows at least 16 wide (a 256 x 10 kernel at a
+// batch of 8 took 3.1 us against 2.3 for the two ops).
+bool factored_adam_pays(const Shape& variable, DeviceType device);
 
 }  // namespace ember::ops

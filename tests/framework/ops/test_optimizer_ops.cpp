@@ -135,3 +135,11 @@ TEST_CASE("apply_adam_factored_in_place checks shapes, dtypes and buffers", "[op
                                                       ops::zeros({1, 3}, DType::Int32), 0.1, 0.9, 0.999, 1e-7),
                     Catch::Contains("apply_adam_factored") && Catch::Contains("int32"));
 }
+
+TEST_CASE("factored_adam_pays for rows the CPU kernel vectorizes, and on a GPU", "[ops][optimizer]") {
+  CHECK(ops::factored_adam_pays({784, 256}, DeviceType::CPU));
+  CHECK(ops::factored_adam_pays({3, 16}, DeviceType::CPU));
+  CHECK_FALSE(ops::factored_adam_pays({256, 10}, DeviceType::CPU));
+  CHECK_FALSE(ops::factored_adam_pays({256}, DeviceType::CPU));
+  CHECK(ops::factored_adam_pays({256, 10}, DeviceType::CUDA));
+}
