@@ -1,4 +1,5 @@
 // CPU kernels of the fused optimizer updates: one pass over the variable, its slots and the gradient.
+#include <array>
 #include <cmath>
 
 #include "framework/core/parallel.h"
@@ -31,9 +32,16 @@ void adam_span(const T* w, const T* m, const T* v, const T* g, T* w_out, T* m_ou
   }
 }
 
+// AdamAttrs' coefficients rounded to T: alpha, 1 - beta_1, 1 - beta_2, epsilon.
+template <class T>
+std::array<T, 4> coefficients(const KernelContext& ctx) {
+  const auto& a = std::get<AdamAttrs>(ctx.attrs);
+  return {static_cast<T>(a.alpha), static_cast<T>(a.one_minus_beta_1), static_cast<T>(a.one_minus_beta_2),
+          static_cast<T>(a.epsilon)};
+}
+
 template <class T>
 void adam_loop(const KernelContext& ctx) {
-  const auto& a = std::get<AdamAttrs>(ctx.attrs);
   const T* w = ctx.inputs[0].data<T>();
   const T* m = ctx.inputs[1].data<T>();
   const T* v = ctx.inputs[2].data<T>();
@@ -41,8 +49,7 @@ void adam_loop(const KernelContext& ctx) {
   T* w_out = ctx.outputs[0].data<T>();
   T* m_out = ctx.outputs[1].data<T>();
   T* v_out = ctx.outputs[2].data<T>();
-  const T alpha = static_cast<T>(a.alpha), c1 = static_cast<T>(a.one_minus_beta_1),
-          c2 = static_cast<T>(a.one_minus_beta_2), eps = static_cast<T>(a.epsilon);
+  const auto [alpha, c1, c2, eps] = coefficients<T>(ctx);
   const int64_t n = ctx.inputs[0].num_elements();
   // apply_adam_in_place aliases all three outputs with their inputs, apply_adam none.
   auto body = [=](int64_t b, int64_t e) { adam_span<T>(w, m, v, g, w_out, m_out, v_out, b, e, alpha, c1, c2, eps); };
@@ -92,14 +99,12 @@ void adam_factored_rows(const T* a, const T* b, T* w, T* m, T* v, int64_t rows, 
 
 template <class T, int K>
 void adam_factored_loop(const KernelContext& ctx) {
-  const auto& at = std::get<AdamAttrs>(ctx.attrs);
   const T* a = ctx.inputs[3].data<T>();
   const T* b = ctx.inputs[4].data<T>();
   T* w = ctx.outputs[0].data<T>();
   T* m = ctx.outputs[1].data<T>();
   T* v = ctx.outputs[2].data<T>();
-  const T alpha = static_cast<T>(at.alpha), c1 = static_cast<T>(at.one_minus_beta_1),
-          c2 = static_cast<T>(at.one_minus_beta_2), eps = static_cast<T>(at.epsilon);
+  const auto [alpha, c1, c2, eps] = coefficients<T>(ctx);
   const int64_t rows = ctx.outputs[0].shape()[0], cols = ctx.outputs[0].shape()[1];
   auto body = [=](int64_t, int64_t begin, int64_t end) {
     adam_factored_rows<T, K>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);

@@ -31,15 +31,19 @@ struct OptRn {
 // functors::AdamStep, operation for operation:
 //   m = m + (g - m) * c1;  v = v + (g * g - v) * c2;  w = w - (m * alpha) / (sqrt(v) + epsilon).
 template <class T>
+__device__ __forceinline__ void adam_step_rn(T g, T& w, T& m, T& v, T alpha, T c1, T c2, T epsilon) {
+  using R = OptRn;
+  m = R::add(m, R::mul(R::sub(g, m), c1));
+  v = R::add(v, R::mul(R::sub(R::mul(g, g), v), c2));
+  w = R::sub(w, R::div(R::mul(m, alpha), R::add(R::sqrt(v), epsilon)));
+}
+
+template <class T>
 __global__ void opt_adam_kernel(const T* w, const T* m, const T* v, const T* __restrict__ g, T* w_out, T* m_out,
                                 T* v_out, int64_t n, T alpha, T c1, T c2, T epsilon) {
-  using R = OptRn;
   EMBER_CUDA_GRID_STRIDE_LOOP(i, n) {
-    const T gi = g[i];
-    T mi = m[i], vi = v[i], wi = w[i];
-    mi = R::add(mi, R::mul(R::sub(gi, mi), c1));
-    vi = R::add(vi, R::mul(R::sub(R::mul(gi, gi), vi), c2));
-    wi = R::sub(wi, R::div(R::mul(mi, alpha), R::add(R::sqrt(vi), epsilon)));
+    T wi = w[i], mi = m[i], vi = v[i];
+    adam_step_rn(g[i], wi, mi, vi, alpha, c1, c2, epsilon);
     w_out[i] = wi;
     m_out[i] = mi;
     v_out[i] = vi;
@@ -54,67 +58,50 @@ __global__ void opt_adam_factored_kernel(T* w, T* m, T* v, const T* __restrict__
   using R = OptRn;
   EMBER_CUDA_GRID_STRIDE_LOOP(idx, rows * cols) {
     const int64_t i = idx / cols, j = idx % cols;
-    T gi = R::mul(a[i], b[j]);
-    for (int64_t p = 1; p < k; ++p) gi = R::fma(a[p * rows + i], b[p * cols + j], gi);
-    T mi = m[idx], vi = v[idx], wi = w[idx];
-    mi = R::add(mi, R::mul(R::sub(gi, mi), c1));
-    vi = R::add(vi, R::mul(R::sub(R::mul(gi, gi), vi), c2));
-    wi = R::sub(wi, R::div(R::mul(mi, alpha), R::add(R::sqrt(vi), epsilon)));
+    T g = R::mul(a[i], b[j]);
+    for (int64_t p = 1; p < k; ++p) g = R::fma(a[p * rows + i], b[p * cols + j], g);
+    T wi = w[idx], mi = m[idx], vi = v[idx];
+    adam_step_rn(g, wi, mi, vi, alpha, c1, c2, epsilon);
     w[idx] = wi;
     m[idx] = mi;
     v[idx] = vi;
   }
 }
 
-template <class T>
-void opt_adam_run(const void* w, const void* m, const void* v, const void* g, void* w_out, void* m_out, void* v_out,
-                  int64_t n, double alpha, double c1, double c2, double epsilon, cudaStream_t stream) {
-  opt_adam_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
-      static_cast<const T*>(w), static_cast<const T*>(m), static_cast<const T*>(v), static_cast<const T*>(g),
-      static_cast<T*>(w_out), static_cast<T*>(m_out), static_cast<T*>(v_out), n, static_cast<T>(alpha),
-      static_cast<T>(c1), static_cast<T>(c2), static_cast<T>(epsilon));
-}
-
-template <class T>
-void opt_adam_factored_run(void* w, void* m, void* v, const void* a, const void* b, int64_t k, int64_t rows,
-                           int64_t cols, double alpha, double c1, double c2, double epsilon, cudaStream_t stream) {
-  opt_adam_factored_kernel<T><<<blocks_for(rows * cols), kThreads, 0, stream>>>(
-      static_cast<T*>(w), static_cast<T*>(m), static_cast<T*>(v), static_cast<const T*>(a), static_cast<const T*>(b),
-      k, rows, cols, static_cast<T>(alpha), static_cast<T>(c1), static_cast<T>(c2), static_cast<T>(epsilon));
+// Calls f with a value of the C++ type of dt (float or double); false for another dtype.
+template <class F>
+bool with_float_type(DT dt, F&& f) {
+  switch (dt) {
+    case DT::F32: f(float{}); return true;
+    case DT::F64: f(double{}); return true;
+    default: return false;
+  }
 }
 
 }  // namespace
 
-bool launch_apply_adam_factored(DT dt, void* w, void* m, void* v, const void* a, const void* b, int64_t k, int64_t rows,
-                                int64_t cols, double alpha, double one_minus_beta_1, double one_minus_beta_2,
-                                double epsilon, cudaStream_t stream) {
-  switch (dt) {
-    case DT::F32:
-      opt_adam_factored_run<float>(w, m, v, a, b, k, rows, cols, alpha, one_minus_beta_1, one_minus_beta_2, epsilon,
-                                   stream);
-      return true;
-    case DT::F64:
-      opt_adam_factored_run<double>(w, m, v, a, b, k, rows, cols, alpha, one_minus_beta_1, one_minus_beta_2, epsilon,
-                                    stream);
-      return true;
-    default: return false;
-  }
-}
-
 bool launch_apply_adam(DT dt, const void* w, const void* m, const void* v, const void* g, void* w_out, void* m_out,
                        void* v_out, int64_t n, double alpha, double one_minus_beta_1, double one_minus_beta_2,
                        double epsilon, cudaStream_t stream) {
-  switch (dt) {
-    case DT::F32:
-      opt_adam_run<float>(w, m, v, g, w_out, m_out, v_out, n, alpha, one_minus_beta_1, one_minus_beta_2, epsilon,
-                          stream);
-      return true;
-    case DT::F64:
-      opt_adam_run<double>(w, m, v, g, w_out, m_out, v_out, n, alpha, one_minus_beta_1, one_minus_beta_2, epsilon,
-                           stream);
-      return true;
-    default: return false;
-  }
+  return with_float_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    opt_adam_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
+        static_cast<const T*>(w), static_cast<const T*>(m), static_cast<const T*>(v), static_cast<const T*>(g),
+        static_cast<T*>(w_out), static_cast<T*>(m_out), static_cast<T*>(v_out), n, static_cast<T>(alpha),
+        static_cast<T>(one_minus_beta_1), static_cast<T>(one_minus_beta_2), static_cast<T>(epsilon));
+  });
+}
+
+bool launch_apply_adam_factored(DT dt, void* w, void* m, void* v, const void* a, const void* b, int64_t k, int64_t rows,
+                                int64_t cols, double alpha, double one_minus_beta_1, double one_minus_beta_2,
+                                double epsilon, cudaStream_t stream) {
+  return with_float_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    opt_adam_factored_kernel<T><<<blocks_for(rows * cols), kThreads, 0, stream>>>(
+        static_cast<T*>(w), static_cast<T*>(m), static_cast<T*>(v), static_cast<const T*>(a), static_cast<const T*>(b),
+        k, rows, cols, static_cast<T>(alpha), static_cast<T>(one_minus_beta_1), static_cast<T>(one_minus_beta_2),
+        static_cast<T>(epsilon));
+  });
 }
 
 }  // namespace ember::cuda
