@@ -60,14 +60,9 @@ void adam_loop(const KernelContext& ctx) {
     parallel_for(n, kParallelGrain, body);
 }
 
+// Both kernels are registered for float32 and float64 only: the dispatcher refuses other dtypes.
 void apply_adam_cpu(const KernelContext& ctx) {
-  switch (ctx.inputs[0].dtype()) {
-    case DType::Float32: return adam_loop<float>(ctx);
-    case DType::Float64: return adam_loop<double>(ctx);
-    default: break;
-  }
-  throw InvalidArgument(std::string("apply_adam: dtype ") + dtype_name(ctx.inputs[0].dtype()) +
-                        " is not supported (expected float32 or float64)");
+  ctx.inputs[0].dtype() == DType::Float32 ? adam_loop<float>(ctx) : adam_loop<double>(ctx);
 }
 EMBER_REGISTER_KERNEL(apply_adam, CPU, apply_adam_cpu, DType::Float32, DType::Float64);
 
@@ -135,13 +130,7 @@ void adam_factored(const KernelContext& ctx) {
 
 void apply_adam_factored_cpu(const KernelContext& ctx) {
   if (ctx.outputs[0].num_elements() == 0) return;
-  switch (ctx.inputs[0].dtype()) {
-    case DType::Float32: return adam_factored<float>(ctx);
-    case DType::Float64: return adam_factored<double>(ctx);
-    default: break;
-  }
-  throw InvalidArgument(std::string("apply_adam_factored: dtype ") + dtype_name(ctx.inputs[0].dtype()) +
-                        " is not supported (expected float32 or float64)");
+  ctx.inputs[0].dtype() == DType::Float32 ? adam_factored<float>(ctx) : adam_factored<double>(ctx);
 }
 EMBER_REGISTER_KERNEL(apply_adam_factored, CPU, apply_adam_factored_cpu, DType::Float32, DType::Float64);
 
