@@ -184,6 +184,12 @@ void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, cons
     const SourceGradient& g = all_grads[i];
     if (!g.defined()) continue;
     const Variable& v = trainable_[all_indices[i]];
+    EMBER_CHECK(!g.factored() || (g.b.defined() && g.a.rank() == 2 && g.b.rank() == 2 &&
+                                  g.a.shape()[0] == g.b.shape()[0] && g.a.dtype() == g.b.dtype()),
+                InvalidArgument)
+        << name_ << ".apply: the factored gradient for variable '" << v.name() << "' has factors of shapes "
+        << g.a.shape() << " and " << (g.b.defined() ? g.b.shape().to_string() : "undefined")
+        << "; expected (k, m) and (k, n) of one dtype, whose product a^T @ b is the gradient";
     const Shape shape = g.factored() ? Shape{g.a.shape()[1], g.b.shape()[1]} : g.value.shape();
     const DType dtype = g.factored() ? g.a.dtype() : g.value.dtype();
     EMBER_CHECK(shape == v.shape(), InvalidArgument)

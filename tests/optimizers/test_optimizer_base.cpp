@@ -355,3 +355,28 @@ TEST_CASE("optimizers: configs round-trip through serialize/deserialize", "[opti
   bad["config"]["decay"] = 0.0;  // Keras ignores it with a warning
   CHECK_NOTHROW(deserialize(bad));
 }
+
+TEST_CASE("optimizers: apply_factored takes a gradient as its factors, and checks them", "[optimizers]") {
+  // The factors' product a^T @ b is the gradient: apply_factored gives apply()'s weights, through Adam's fused
+  // update and through another optimizer's plain one.
+  for (bool adam : {true, false}) {
+    INFO((adam ? "Adam" : "RMSprop"));
+    Variable w1(random::uniform({6, 32}, {.seed = 1}), {.name = "w1"}), w2(w1.value().clone(), {.name = "w2"});
+    OptimizerPtr o1 = adam ? Adam().move_to_shared() : RMSprop().move_to_shared();
+    OptimizerPtr o2 = adam ? Adam().move_to_shared() : RMSprop().move_to_shared();
+    const Tensor a = random::uniform({3, 6}, {.seed = 2}), b = random::uniform({3, 32}, {.seed = 3});
+    for (int step = 0; step < 2; ++step) {
+      o1->apply_factored({SourceGradient{{}, a, b}}, {w1});
+      o2->apply({ops::matmul(a, b, {.transpose_a = true})}, {w2});
+    }
+    CHECK(w1.value().to_vector<float>() == w2.value().to_vector<float>());
+  }
+  Variable w(ops::zeros({6, 32}), {.name = "w"});
+  Adam opt;
+  CHECK_THROWS_WITH(opt.apply_factored({SourceGradient{{}, ops::zeros({3, 6}), ops::zeros({2, 32})}}, {w}),
+                    Catch::Contains("factors of shapes (3, 6) and (2, 32)"));
+  CHECK_THROWS_WITH(opt.apply_factored({SourceGradient{{}, ops::zeros({6}), ops::zeros({32})}}, {w}),
+                    Catch::Contains("'w'") && Catch::Contains("expected (k, m) and (k, n)"));
+  CHECK_THROWS_WITH(opt.apply_factored({SourceGradient{{}, ops::zeros({3, 5}), ops::zeros({3, 32})}}, {w}),
+                    Catch::Contains("has shape (5, 32), expected the variable's shape (6, 32)"));
+}
