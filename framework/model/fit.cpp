@@ -19,9 +19,10 @@ using detail::EpochIterator;
 // The training step's thread count is chosen by timing the steps (framework/core/mode_tuner.h): mode false
 // runs them on the pool, mode true caps parallel_for at the training thread (ScopedThreadLimit), which keeps
 // the split and so computes the same bits. One thread wins when a step's ops are too small to pay for waking
-// the pool and for moving their operands between cores: on this project's 2-vCPU VM, when the vCPUs share no
-// cache, a batch-8 MLP step takes 116-123 us on one thread against 153-156 on two (82-95 on two against
-// about 134 on one when they share one). Two settling steps after a switch warm the caches; a window of 16
+// the pool and for moving their operands between cores: on this project's 2-vCPU VM, when the vCPUs shared no
+// cache, a batch-8 MLP step took 116-123 us on one thread against 153-156 on two (82-95 on two against about
+// 134 on one when they shared one); since the factored kernel gradients two threads win both ways there
+// (README), which the timing finds out as it would the opposite. Two settling steps after a switch warm the caches; a window of 16
 // steps per mode is short next to the seconds the VM spends in each state, and the losing mode's window is
 // cut short.
 MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle) {

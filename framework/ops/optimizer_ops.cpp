@@ -1,6 +1,7 @@
 #include "framework/ops/optimizer_ops.h"
 
 #include <array>
+#include <span>
 #include <string>
 
 #include "framework/core/error.h"
@@ -8,6 +9,22 @@
 
 namespace ember::ops {
 namespace {
+
+// The outputs of an Adam op over inputs[0..2] (variable, momentum, velocity): in place, they view those
+// buffers, which then must share none with any input (`op` and `names` for the error).
+std::array<OutputSpec, 3> adam_outputs(const char* op, std::span<const Tensor> inputs, const char* const* names,
+                                       bool in_place) {
+  std::array<OutputSpec, 3> outputs;
+  for (int i = 0; i < 3; ++i) {
+    outputs[i] = {inputs[0].shape(), inputs[0].dtype(), in_place ? i : -1};
+    if (!in_place) continue;
+    for (size_t j = 0; j < inputs.size(); ++j)
+      EMBER_CHECK(j == static_cast<size_t>(i) || inputs[i].storage() != inputs[j].storage(), InvalidArgument)
+          << op << ": the " << names[i] << " shares its buffer with the " << names[j]
+          << "; an update in place needs separate buffers";
+  }
+  return outputs;
+}
 
 // Runs apply_adam; with `in_place` the outputs view the first three inputs' buffers.
 std::vector<Tensor> run_adam(const std::array<Tensor, 4>& inputs, bool in_place, double alpha, double beta_1,
@@ -19,16 +36,8 @@ std::vector<Tensor> run_adam(const std::array<Tensor, 4>& inputs, bool in_place,
         << "apply_adam: " << names[i] << " has shape " << inputs[i].shape() << " and dtype " << inputs[i].dtype()
         << ", expected the variable's " << variable.shape() << " and " << variable.dtype();
   }
-  std::array<OutputSpec, 3> outputs;
-  for (int i = 0; i < 3; ++i) {
-    outputs[i] = {variable.shape(), variable.dtype(), in_place ? i : -1};
-    if (!in_place) continue;
-    for (int j = 0; j < 4; ++j)
-      EMBER_CHECK(j == i || inputs[i].storage() != inputs[j].storage(), InvalidArgument)
-          << "apply_adam_in_place: the " << names[i] << " shares its buffer with the " << names[j]
-          << "; an update in place needs four separate buffers";
-  }
-  return run_op(OpId::apply_adam, inputs, outputs, AdamAttrs{alpha, 1 - beta_1, 1 - beta_2, epsilon});
+  return run_op(OpId::apply_adam, inputs, adam_outputs("apply_adam_in_place", inputs, names, in_place),
+                AdamAttrs{alpha, 1 - beta_1, 1 - beta_2, epsilon});
 }
 
 }  // namespace
@@ -54,22 +63,15 @@ void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& ve
       << "apply_adam_factored: the factors have shapes " << a.shape() << " and " << b.shape() << " for a variable of shape "
       << s << "; expected (k, " << (s.rank() == 2 ? s[0] : -1) << ") and (k, " << (s.rank() == 2 ? s[1] : -1)
       << ") with 1 <= k <= " << kFactoredMaxRows;
-  const Tensor* all[] = {&variable, &momentum, &velocity, &a, &b};
+  const std::array<Tensor, 5> inputs{variable, momentum, velocity, a, b};
   const char* names[] = {"variable", "momentum", "velocity", "factor a", "factor b"};
-  for (int i = 1; i < 5; ++i) {
-    EMBER_CHECK(all[i]->dtype() == variable.dtype() && (i >= 3 || all[i]->shape() == s), InvalidArgument)
-        << "apply_adam_factored: the " << names[i] << " has shape " << all[i]->shape() << " and dtype "
-        << all[i]->dtype() << "; expected the variable's " << (i >= 3 ? "dtype " : "shape and dtype ")
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    EMBER_CHECK(inputs[i].dtype() == variable.dtype() && (i >= 3 || inputs[i].shape() == s), InvalidArgument)
+        << "apply_adam_factored: the " << names[i] << " has shape " << inputs[i].shape() << " and dtype "
+        << inputs[i].dtype() << "; expected the variable's " << (i >= 3 ? "dtype " : "shape and dtype ")
         << (i >= 3 ? std::string() : s.to_string() + " and ") << variable.dtype();
   }
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 5; ++j)
-      EMBER_CHECK(j == i || all[i]->storage() != all[j]->storage(), InvalidArgument)
-          << "apply_adam_factored: the " << names[i] << " shares its buffer with the " << names[j]
-          << "; an update in place needs separate buffers";
-  std::array<OutputSpec, 3> outputs;
-  for (int i = 0; i < 3; ++i) outputs[i] = {s, variable.dtype(), i};
-  run_op(OpId::apply_adam_factored, std::array<Tensor, 5>{variable, momentum, velocity, a, b}, outputs,
+  run_op(OpId::apply_adam_factored, inputs, adam_outputs("apply_adam_factored", inputs, names, /*in_place=*/true),
          AdamAttrs{alpha, 1 - beta_1, 1 - beta_2, epsilon});
 }
 

@@ -73,17 +73,18 @@ void sgemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   const char tra = ta ? 'T' : 'N', trb = tb ? 'T' : 'N';
   const bool split = intra_op_threads() >= 2 && !in_parallel_body();
+  const bool split_m = split && m * n >= kSplitMinElements && m >= 2 * kSplitMinRows;  // rows of c
   if (k == 1 && n >= kOuterMinCols) {
     // An outer product (a batch-1 weight gradient; with k = 1 both operands are contiguous whatever the
     // transposes). Eigen writes each row of c once: 784 x 256 took 7.5 us against dnnl_sgemm's 10.1, 256 x
     // 256 2.3 against 3.6 (one thread, c not in cache). Each element is one rounded product either way.
-    if (split && m * n >= kSplitMinElements && m >= 2 * kSplitMinRows)
+    if (split_m)
       return parallel_for_chunks(m, kSplitMinRows, [&](int64_t, int64_t begin, int64_t end) {
         outer_rows(a, b, c, begin, end, n);
       });
     return outer_rows(a, b, c, 0, m, n);
   }
-  if (split && k <= kSmallBatch && m * n >= kSplitMinElements && m >= 2 * kSplitMinRows) {
+  if (split_m && k <= kSmallBatch) {
     // x^T @ dy (or any short inner dimension): rows of c.
     return split_rows(m, [&](int64_t, int64_t begin, int64_t end) {
       return dnnl_sgemm(tra, trb, end - begin, n, k, 1.0f, a + (ta ? begin : begin * lda), lda, b, ldb, 0.0f,

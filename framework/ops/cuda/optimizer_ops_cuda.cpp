@@ -39,12 +39,11 @@ void apply_adam_factored_cuda(const KernelContext& ctx) {
   const int dev = cuda::device_of(ctx);
   const auto& a = std::get<AdamAttrs>(ctx.attrs);
   const DType t = out.dtype();
-  // Rounded to the dtype first, as apply_adam_cuda_as rounds them.
-  auto round = [t](double x) { return t == DType::Float32 ? static_cast<double>(static_cast<float>(x)) : x; };
+  // The launcher rounds the coefficients to the dtype, as the CPU kernel does.
   const bool launched = cuda::launch_apply_adam_factored(
       cuda::to_dt(t), ctx.outputs[0].raw_data(), ctx.outputs[1].raw_data(), ctx.outputs[2].raw_data(),
       ctx.inputs[3].raw_data(), ctx.inputs[4].raw_data(), ctx.inputs[3].shape()[0], out.shape()[0], out.shape()[1],
-      round(a.alpha), round(a.one_minus_beta_1), round(a.one_minus_beta_2), round(a.epsilon), cuda::stream(dev));
+      a.alpha, a.one_minus_beta_1, a.one_minus_beta_2, a.epsilon, cuda::stream(dev));
   if (!launched) throw make_error<Unimplemented>("apply_adam_factored: dtype ", t, " is not implemented on CUDA");
   cuda::after_launch("apply_adam_factored", dev);
 }
