@@ -20,7 +20,7 @@
 #include "framework/ops/cpu/bias_add.h"
 #include "framework/ops/cpu/dnnl_context.h"
 #include "framework/ops/cpu/half_convert.h"
-#include "framework/ops/cpu/matmul_geometry.h"
+#include "framework/ops/matmul_geometry.h"
 #include "framework/ops/cpu/small_batch.h"
 #include "framework/ops/dispatch.h"
 

@@ -1,11 +1,11 @@
 // CUDA registration of the elementwise ops (kernels in elementwise.cu): unary ops, cast, binary ops with NumPy
 // broadcasting, where and clip_by_value, over the dtypes of their CPU registrations. The broadcast is planned
-// here on the host, with the CPU's own plan (cpu::BroadcastPlan), and handed to the kernels as a fixed-size
+// here on the host, with the plan the CPU kernels use (BroadcastPlan), and handed to the kernels as a fixed-size
 // BroadcastIndex.
 #include <array>
 
 #include "framework/core/error.h"
-#include "framework/ops/cpu/elementwise_loops.h"
+#include "framework/ops/broadcast.h"
 #include "framework/ops/cuda/elementwise_launch.h"
 #include "framework/ops/cuda/kernel_util.h"
 #include "framework/ops/dispatch.h"
@@ -17,7 +17,7 @@ namespace {
 template <size_t N>
 cuda::BroadcastIndex elementwise_broadcast_index(OpId op, const Shape& out, const std::array<const Shape*, N>& in) {
   static_assert(N <= 3, "BroadcastIndex holds at most three operands");
-  cpu::BroadcastPlan<N> plan(out, in);
+  BroadcastPlan<N> plan(out, in);
   const int64_t rank = plan.rank();
   EMBER_CHECK(rank <= cuda::kMaxBroadcastDims, Unimplemented)
       << op << ": broadcasting shapes that stay of rank " << rank << " after merging dimensions is not "

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "framework/core/error.h"
-#include "framework/ops/cpu/matmul_geometry.h"
+#include "framework/ops/matmul_geometry.h"
 #include "framework/ops/cuda/conv_launch.h"
 #include "framework/ops/cuda/kernel_util.h"
 #include "framework/ops/cuda/library_handles.h"
