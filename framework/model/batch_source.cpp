@@ -187,19 +187,24 @@ callbacks::CallbackList make_callbacks(const std::vector<callbacks::CallbackArg>
 
 std::unique_ptr<BatchSource> tensor_source(const Model& model, const char* who, std::vector<Tensor> x,
                                            std::vector<Tensor> y, const Tensor& sample_weight,
-                                           std::optional<int64_t> batch_size, bool shuffle) {
+                                           std::optional<int64_t> batch_size, std::optional<int64_t> steps,
+                                           bool shuffle) {
   const std::string what = "Model '" + model.name() + "'." + who;
   EMBER_CHECK(x.size() == model.num_inputs(), InvalidArgument)
       << what << ": got " << x.size() << " input arrays for a model with " << model.num_inputs() << " inputs";
   EMBER_CHECK(y.empty() || y.size() == model.num_outputs(), InvalidArgument)
       << what << ": got " << y.size() << " target arrays for a model with " << model.num_outputs() << " outputs";
-  const int64_t bs = batch_size.value_or(32);
-  EMBER_CHECK(bs > 0, InvalidArgument) << what << ": batch_size must be positive, got " << bs;
+  EMBER_CHECK(!batch_size || *batch_size > 0, InvalidArgument)
+      << what << ": batch_size must be positive, got " << *batch_size;
+  EMBER_CHECK(!steps || *steps > 0, InvalidArgument) << what << ": steps must be positive, got " << *steps;
   const size_t n_x = x.size(), n_y = y.size();
   std::vector<Tensor> all = std::move(x);
   all.insert(all.end(), y.begin(), y.end());
   if (sample_weight.defined()) all.push_back(sample_weight);
   check_samples(what, all, roles_of(n_x, n_y, sample_weight.defined()));
+  // Keras's ArrayDataAdapter: without a batch size, `steps` batches cover the samples, else 32 a batch.
+  const int64_t n = all.empty() ? 0 : first_dim(all[0]);
+  const int64_t bs = batch_size ? *batch_size : steps ? std::max<int64_t>(1, (n + *steps - 1) / *steps) : 32;
   return std::make_unique<TensorSource>(std::move(all), bs, shuffle);
 }
 
@@ -213,8 +218,12 @@ std::unique_ptr<BatchSource> dataset_source(const Model& model, const char* who,
 
 // fit's validation_data as batches: a dataset as it is, tensors {x..., y..., [sample_weight]} batched.
 std::unique_ptr<BatchSource> validation_source(const Model& model, const ValidationData& v,
-                                               std::optional<int64_t> batch_size) {
-  if (v.dataset) return dataset_source(model, "fit", *v.dataset, batch_size);
+                                               std::optional<int64_t> validation_batch_size,
+                                               std::optional<int64_t> fit_batch_size,
+                                               std::optional<int64_t> validation_steps) {
+  // Keras batches validation tensors by validation_batch_size or else fit's batch_size; a dataset is batched
+  // already, so fit's batch_size (meant for the training tensors) does not reach it.
+  if (v.dataset) return dataset_source(model, "fit", *v.dataset, validation_batch_size);
   const size_t n_in = model.num_inputs(), n_out = model.num_outputs();
   EMBER_CHECK(v.tensors.size() == n_in + n_out || v.tensors.size() == n_in + n_out + 1, InvalidArgument)
       << "Model '" << model.name() << "'.fit: validation_data holds " << v.tensors.size()
@@ -222,7 +231,8 @@ std::unique_ptr<BatchSource> validation_source(const Model& model, const Validat
       << n_in + n_out + 1 << " tensors)";
   const auto at = [&](size_t i) { return v.tensors.begin() + static_cast<std::ptrdiff_t>(i); };
   Tensor sw = v.tensors.size() == n_in + n_out + 1 ? v.tensors.back() : Tensor();
-  return tensor_source(model, "fit", {at(0), at(n_in)}, {at(n_in), at(n_in + n_out)}, sw, batch_size, false);
+  return tensor_source(model, "fit", {at(0), at(n_in)}, {at(n_in), at(n_in + n_out)}, sw,
+                       validation_batch_size ? validation_batch_size : fit_batch_size, validation_steps, false);
 }
 
 }  // namespace ember::detail

@@ -84,16 +84,21 @@ class EpochIterator {
 };
 
 // Tensors {x..., y..., [sample_weight]} batched along axis 0 (checked: one array per model input and
-// output, the same number of samples in each); batch_size defaults to 32. `who` names the caller.
+// output, the same number of samples in each). Without a batch_size, `steps` batches cover the samples
+// (Keras: ceil(samples / steps) a batch), else 32 a batch. `who` names the caller.
 std::unique_ptr<BatchSource> tensor_source(const Model& model, const char* who, std::vector<Tensor> x,
                                            std::vector<Tensor> y, const Tensor& sample_weight,
-                                           std::optional<int64_t> batch_size, bool shuffle);
+                                           std::optional<int64_t> batch_size, std::optional<int64_t> steps,
+                                           bool shuffle);
 // A dataset's elements as batches (batch_size must be unset: the dataset is batched already).
 std::unique_ptr<BatchSource> dataset_source(const Model& model, const char* who, const data::Dataset& ds,
                                             std::optional<int64_t> batch_size);
-// fit's validation_data as batches.
+// fit's validation_data as batches: tensors by validation_batch_size, else fit_batch_size, else
+// validation_steps; a dataset as it is (validation_batch_size must then be unset).
 std::unique_ptr<BatchSource> validation_source(const Model& model, const ValidationData& v,
-                                               std::optional<int64_t> batch_size);
+                                               std::optional<int64_t> validation_batch_size,
+                                               std::optional<int64_t> fit_batch_size,
+                                               std::optional<int64_t> validation_steps);
 // Appends each batch's class weights as its sample weight.
 std::unique_ptr<BatchSource> with_class_weights(std::unique_ptr<BatchSource> source, const Model& model,
                                                 std::map<int64_t, double> class_weight);

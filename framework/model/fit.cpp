@@ -149,15 +149,13 @@ History Model::fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, F
   const std::string who = "Model '" + name() + "'.fit";
   EMBER_CHECK(options.validation_split >= 0 && options.validation_split < 1, InvalidArgument)
       << who << ": validation_split must be in [0, 1), got " << options.validation_split;
-  EMBER_CHECK(options.validation_split == 0 || options.validation_data.empty(), InvalidArgument)
-      << who << ": give validation_split or validation_data, not both";
   EMBER_CHECK(options.class_weight.empty() || !options.sample_weight.defined(), InvalidArgument)
       << who << ": give class_weight or sample_weight, not both";
   std::vector<Tensor> train_x = x, train_y = y;
   Tensor train_sw = options.sample_weight;
   FitData data;
-  if (options.validation_split > 0) {
-    // Keras: the last fraction of the samples, taken before any shuffling.
+  if (options.validation_split > 0 && options.validation_data.empty()) {
+    // Keras: the last fraction of the samples, taken before any shuffling; validation_data overrides it.
     EMBER_CHECK(!x.empty(), InvalidArgument) << who << ": no input arrays";
     const int64_t n = detail::first_dim(x[0]);
     const int64_t split_at = static_cast<int64_t>(std::floor(static_cast<double>(n) * (1.0 - options.validation_split)));
@@ -179,27 +177,30 @@ History Model::fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, F
     for (auto& t : train_y) val_y.push_back(tail(t)), t = head(t);
     Tensor val_sw;
     if (train_sw.defined()) val_sw = tail(train_sw), train_sw = head(train_sw);
-    data.validation = detail::tensor_source(*this, "fit", val_x, val_y, val_sw,
-                                    options.validation_batch_size ? options.validation_batch_size : options.batch_size,
-                                    false);
+    data.validation = detail::tensor_source(
+        *this, "fit", val_x, val_y, val_sw,
+        options.validation_batch_size ? options.validation_batch_size : options.batch_size, options.validation_steps,
+        false);
   }
-  data.train = detail::tensor_source(*this, "fit", train_x, train_y, train_sw, options.batch_size, options.shuffle);
+  data.train = detail::tensor_source(*this, "fit", train_x, train_y, train_sw, options.batch_size,
+                                     options.steps_per_epoch, options.shuffle);
   if (!options.validation_data.empty())
-    data.validation = detail::validation_source(*this, options.validation_data,
-                                        options.validation_batch_size ? options.validation_batch_size : options.batch_size);
+    data.validation = detail::validation_source(*this, options.validation_data, options.validation_batch_size,
+                                                options.batch_size, options.validation_steps);
   return run_fit(*this, std::move(data), options);
 }
 
 History Model::fit(const data::Dataset& dataset, FitOptions options) {
   const std::string who = "Model '" + name() + "'.fit";
-  EMBER_CHECK(options.validation_split == 0, InvalidArgument)
+  EMBER_CHECK(options.validation_split == 0 || !options.validation_data.empty(), InvalidArgument)
       << who << ": validation_split needs tensors; with a dataset, pass validation_data";
   EMBER_CHECK(!options.sample_weight.defined(), InvalidArgument)
       << who << ": sample_weight needs tensors; with a dataset, make each element (x, y, sample_weight)";
   FitData data;
   data.train = detail::dataset_source(*this, "fit", dataset, options.batch_size);
   if (!options.validation_data.empty())
-    data.validation = detail::validation_source(*this, options.validation_data, options.validation_batch_size);
+    data.validation = detail::validation_source(*this, options.validation_data, options.validation_batch_size,
+                                                std::nullopt, options.validation_steps);
   return run_fit(*this, std::move(data), options);
 }
 
@@ -253,7 +254,8 @@ Logs Model::evaluate(const Tensor& x, const Tensor& y, EvaluateOptions options) 
 }
 
 Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, EvaluateOptions options) {
-  return run_evaluate(*this, detail::tensor_source(*this, "evaluate", x, y, options.sample_weight, options.batch_size, false),
+  return run_evaluate(*this, detail::tensor_source(*this, "evaluate", x, y, options.sample_weight, options.batch_size,
+                                                   options.steps, false),
                       options);
 }
 
@@ -274,7 +276,8 @@ Tensor Model::predict(const data::Dataset& dataset, PredictOptions options) {
 }
 
 std::vector<Tensor> Model::predict_outputs(const std::vector<Tensor>& x, PredictOptions options) {
-  return run_predict(*this, detail::tensor_source(*this, "predict", x, {}, Tensor(), options.batch_size, false), options);
+  return run_predict(*this, detail::tensor_source(*this, "predict", x, {}, Tensor(), options.batch_size, options.steps,
+                                                  false), options);
 }
 
 std::vector<Tensor> Model::predict_outputs(const data::Dataset& dataset, PredictOptions options) {

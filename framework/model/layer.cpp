@@ -322,14 +322,19 @@ void Layer::set_weights(const std::vector<Tensor>& values) {
 
 std::vector<Tensor> Layer::losses() const {
   std::vector<Tensor> out;
-  for (const Weight& w : weights_)
-    if (w.regularizer) out.push_back(w.regularizer(w.variable));
-  out.insert(out.end(), call_losses_.begin(), call_losses_.end());
-  for (const LayerPtr& c : sublayers()) {
-    std::vector<Tensor> l = c->losses();
-    out.insert(out.end(), l.begin(), l.end());
-  }
+  append_losses(out, false);
   return out;
+}
+
+void Layer::append_losses(std::vector<Tensor>& out, bool frozen) const {
+  // Keras regularizes the trainable weights only: a frozen layer (or one inside a frozen layer) adds its
+  // add_loss losses but no penalties.
+  frozen = frozen || !trainable_;
+  if (!frozen)
+    for (const Weight& w : weights_)
+      if (w.regularizer && w.variable.trainable()) out.push_back(w.regularizer(w.variable));
+  out.insert(out.end(), call_losses_.begin(), call_losses_.end());
+  for (const LayerPtr& c : sublayers()) c->append_losses(out, frozen);
 }
 
 void Layer::add_loss(const Tensor& loss) { call_losses_.push_back(loss); }

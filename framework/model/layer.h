@@ -110,8 +110,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<Tensor> get_weights() const;
   void set_weights(const std::vector<Tensor>& values);
 
-  // Regularization penalties of every weight with a regularizer (computed now, so inside a tape they
-  // are differentiable) plus the losses added by add_loss during the last call.
+  // Regularization penalties of every trainable weight with a regularizer (computed now, so inside a
+  // tape they are differentiable; a frozen layer's weights add none, as in Keras) plus the losses added
+  // by add_loss during the last call.
   std::vector<Tensor> losses() const;
   // Adds an activity loss during call (Keras: self.add_loss); cleared at the start of each outer call.
   void add_loss(const Tensor& loss);
@@ -158,6 +159,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   };
   std::vector<Child> children_;
   std::vector<Tensor> call_losses_;
+  void append_losses(std::vector<Tensor>& out, bool frozen) const;
   std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
   void clear_call_losses();
 };

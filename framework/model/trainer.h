@@ -106,11 +106,13 @@ struct ValidationData {
 };
 
 struct FitOptions {
-  std::optional<int64_t> batch_size;  // tensors: default 32; a dataset is already batched
+  std::optional<int64_t> batch_size;  // tensors: default 32 (ceil(samples / steps_per_epoch) with those); a
+                                      // dataset is already batched
   int epochs = 1;
   int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
   std::vector<callbacks::CallbackArg> callbacks;
-  double validation_split = 0.0;  // the last fraction of the tensors, taken before shuffling
+  double validation_split = 0.0;  // the last fraction of the tensors, taken before shuffling, unless
+                                  // validation_data is given
   ValidationData validation_data;
   bool shuffle = true;  // tensors only: a new order each epoch
   std::map<int64_t, double> class_weight;
@@ -123,7 +125,7 @@ struct FitOptions {
 };
 
 struct EvaluateOptions {
-  std::optional<int64_t> batch_size;  // tensors: default 32
+  std::optional<int64_t> batch_size;  // tensors: default 32 (ceil(samples / steps) with steps)
   int verbose = 1;
   Tensor sample_weight;
   std::optional<int64_t> steps;
@@ -131,7 +133,7 @@ struct EvaluateOptions {
 };
 
 struct PredictOptions {
-  std::optional<int64_t> batch_size;  // tensors: default 32
+  std::optional<int64_t> batch_size;  // tensors: default 32 (ceil(samples / steps) with steps)
   int verbose = 1;
   std::optional<int64_t> steps;
   std::vector<callbacks::CallbackArg> callbacks;

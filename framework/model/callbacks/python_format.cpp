@@ -144,8 +144,24 @@ std::string py_apply_spec(const PythonFormatArg& arg, const PyFormatSpec& f, con
     const double a = std::abs(v);
     if (f.type == 0 && f.precision < 0) {
       body = python_float_repr(a);
-    } else if (f.type == 0) {  // precision without a type: like 'g', but a float keeps a ".0"
-      body = py_float_digits(a, 'g', std::max(f.precision, 1), f.alternate);
+    } else if (f.type == 0) {
+      // Precision without a type: like 'g', but a float keeps a ".0", and the exponent form starts one
+      // decimal exponent earlier, at precision - 1 (CPython's format_float_short with ADD_DOT_0):
+      // format(12.0, ".2") is "1.2e+01".
+      const int p = std::max(f.precision, 1);
+      body = py_float_digits(a, 'g', p, f.alternate);
+      if (std::isfinite(a) && body.find('e') == std::string::npos) {
+        const std::string e = py_float_digits(a, 'e', p - 1, f.alternate);
+        if (std::stoi(e.substr(e.find('e') + 1)) == p - 1) {  // the exponent after rounding to p digits
+          body = e;
+          if (!f.alternate) {  // 'g' drops the mantissa's trailing zeros
+            const size_t exp_at = body.find('e');
+            size_t end = body.find('.') == std::string::npos ? exp_at : body.find_last_not_of('0', exp_at - 1) + 1;
+            if (body[end - 1] == '.') --end;
+            body = body.substr(0, end) + body.substr(exp_at);
+          }
+        }
+      }
       if (std::isfinite(a) && body.find_first_of(".e") == std::string::npos) body += ".0";
     } else if (f.type == '%') {
       body = py_float_digits(a * 100, 'f', f.precision < 0 ? 6 : f.precision, f.alternate) + "%";

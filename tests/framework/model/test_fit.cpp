@@ -171,6 +171,54 @@ TEST_CASE("validation_freq and the validation batch size", "[fit]") {
   CHECK(h.history.at("val_loss").size() == 2);
 }
 
+TEST_CASE("steps set the batch size, validation_data overrides validation_split, fit's batch_size skips a dataset",
+          "[fit]") {
+  backend::clear_session();
+  random::set_seed(3);
+  Sequential model({layers::Input({2}), layers::Dense(1)});
+  model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1}), .loss = "mse"});
+  Tensor x = rand_input({100, 2}, 3), y = rand_input({100, 1}, 4);
+  // Keras's ArrayDataAdapter: no batch_size and `steps` give ceil(100 / 2) = 50 samples a batch, so two
+  // steps see every sample (32 a batch would leave 36 out).
+  CHECK(model.predict(x, {.verbose = 0, .steps = 2}).shape() == Shape{100, 1});
+  CHECK(model.evaluate(x, y, {.verbose = 0, .steps = 2}).at("loss") ==
+        Approx(model.evaluate(x, y, {.verbose = 0}).at("loss")).epsilon(1e-6));
+  CHECK(model.evaluate(x, y, {.verbose = 0, .steps = 2}).at("loss") !=
+        Approx(model.evaluate(x, y, {.batch_size = 32, .verbose = 0, .steps = 2}).at("loss")).epsilon(1e-6));
+  const std::vector<Tensor> w0 = model.get_weights();
+  auto trained = [&](FitOptions o) {
+    model.set_weights(w0);
+    o.verbose = 0;
+    o.shuffle = false;
+    History h = model.fit(x, y, o);
+    return std::pair{model.get_weights()[0].to_vector<float>(), h};
+  };
+  const auto by_steps = trained({.steps_per_epoch = 2}).first;
+  CHECK(by_steps == trained({.batch_size = 50, .steps_per_epoch = 2}).first);
+  CHECK(by_steps != trained({.batch_size = 32, .steps_per_epoch = 2}).first);
+
+  // validation_data wins over validation_split (Keras: the split applies only without validation_data):
+  // training sees all 100 samples, and val_loss is the validation tensors' loss.
+  Tensor xv = rand_input({10, 2}, 5), yv = rand_input({10, 1}, 6);
+  const auto [w_split, h_split] = trained({.batch_size = 10, .validation_split = 0.5, .validation_data = {xv, yv}});
+  CHECK(w_split == trained({.batch_size = 10}).first);
+  CHECK(h_split.history.at("val_loss").back() == Approx(model.evaluate(xv, yv, {.verbose = 0}).at("loss")).epsilon(1e-6));
+  model.set_weights(w0);
+
+  // fit's batch_size batches the training tensors; a validation dataset is batched already and keeps its
+  // batches. An explicit validation_batch_size for a dataset is still an error.
+  auto val_ds = data::Dataset::from_tensor_slices({xv, yv}).batch(4);
+  History h = model.fit(x, y, {.batch_size = 25, .verbose = 0, .validation_data = val_ds});
+  CHECK(h.history.at("val_loss").back() == Approx(model.evaluate(val_ds, {.verbose = 0}).at("loss")).epsilon(1e-6));
+  CHECK_THROWS_WITH(model.fit(x, y, {.verbose = 0, .validation_data = val_ds, .validation_batch_size = 4}),
+                    Catch::Contains("already batched"));
+  // With a dataset, validation_split alone is refused; with validation_data it is ignored, as in Keras.
+  auto train_ds = data::Dataset::from_tensor_slices({x, y}).batch(25);
+  CHECK_THROWS_WITH(model.fit(train_ds, {.verbose = 0, .validation_split = 0.2}), Catch::Contains("validation_split"));
+  CHECK(model.fit(train_ds, {.verbose = 0, .validation_split = 0.2, .validation_data = val_ds})
+            .history.count("val_loss") == 1);
+}
+
 TEST_CASE("sample_weight weighs each sample's loss", "[fit]") {
   backend::clear_session();
   Sequential model({layers::Input({2}), layers::Dense(1, {.kernel_initializer = "ones"})});

@@ -164,6 +164,20 @@ TEST_CASE("Regularizer penalties join the model's losses", "[model]") {
   std::vector<Tensor> losses = model.losses();
   REQUIRE(losses.size() == 1);
   CHECK(losses[0].item<float>() == Approx(0.5 * (1 + 4)));
+  // Keras regularizes trainable weights only: freezing the layer, or the model around it, drops the
+  // penalty (and a frozen layer's loss then leaves out what it no longer trains).
+  model.layers()[0]->set_trainable(false);
+  CHECK(model.losses().empty());
+  model.layers()[0]->set_trainable(true);
+  model.set_trainable(false);
+  CHECK(model.losses().empty());
+  model.set_trainable(true);
+  CHECK(model.losses().size() == 1);
+  model.compile({.optimizer = "sgd", .loss = "mse"});
+  Tensor x = make({1, 1}, {1, 2}, DType::Float32), y = make({3}, {1, 1}, DType::Float32);
+  CHECK(model.evaluate(x, y, {.verbose = 0}).at("loss") == Approx(0.0 + 2.5));
+  model.layers()[0]->set_trainable(false);
+  CHECK(model.evaluate(x, y, {.verbose = 0}).at("loss") == Approx(0.0));
 }
 
 TEST_CASE("Layer names and configs the Keras way", "[model]") {

@@ -2,6 +2,9 @@
 // expected strings are what CPython 3.11 prints for the same format and values.
 #include <catch2/catch.hpp>
 
+#include <tuple>
+#include <vector>
+
 #include "framework/ember.h"
 
 using namespace ember;
@@ -30,6 +33,17 @@ TEST_CASE("python_str_format matches Python's str.format", "[callbacks][format]"
   CHECK(python_str_format("{x:*^7.2f}", Args{{"x", 1.5}}) == "*1.50**");
   CHECK(python_str_format("{x:010.3f}", Args{{"x", -1.5}}) == "-00001.500");
   CHECK(python_str_format("{x}", Args{{"x", 1e20}}) == "1e+20");
+  // Precision without a type: the exponent form from exponent precision - 1 on, one earlier than 'g'.
+  const std::vector<std::tuple<double, const char*, const char*>> no_type = {
+      {12.0, "{x:.2}", "1.2e+01"},  {100.0, "{x:.3}", "1e+02"},   {1.5, "{x:.0}", "2e+00"},
+      {1234.0, "{x:.4}", "1.234e+03"}, {0.0, "{x:.1}", "0e+00"},  {0.0, "{x:.2}", "0.0"},
+      {99.96, "{x:.3}", "1e+02"},   {9.99, "{x:.2}", "1e+01"},    {0.00012345, "{x:.3}", "0.000123"},
+      {12.0, "{x:#.2}", "1.2e+01"}, {120.0, "{x:#.3}", "1.20e+02"}, {5.0, "{x:.1}", "5e+00"},
+      {0.5, "{x:.1}", "0.5"},       {12.5, "{x:.3}", "12.5"}};
+  for (const auto& [v, format, want] : no_type) {
+    INFO(format << " of " << v);
+    CHECK(python_str_format(format, Args{{"x", v}}) == want);
+  }
 }
 
 TEST_CASE("python_str_format rejects what Python rejects", "[callbacks][format]") {
