@@ -27,6 +27,32 @@ TEST_CASE("TerminateOnNaN stops training at a NaN or infinite loss", "[callbacks
   CHECK(out.str() == "Batch 7: Invalid loss, terminating training\nBatch 2: Invalid loss, terminating training\n");
 }
 
+TEST_CASE("TerminateOnNaN with raise_error throws at once", "[callbacks]") {
+  auto model = small_model();
+  TerminateOnNaN cb({.raise_error = true});
+  cb.set_model(model.get());
+  Capture out(std::cout);
+  cb.on_train_batch_end(0, {{"loss", 0.5}});
+  CHECK_THROWS_MATCHES(cb.on_train_batch_end(3, {{"loss", std::numeric_limits<double>::quiet_NaN()}}),
+                       FailedPrecondition,
+                       Catch::Message("TerminateOnNaN: NaN or Inf loss encountered at batch 3. Loss value: nan. "
+                                      "Terminating training immediately."));
+  CHECK_THROWS_WITH(cb.on_train_batch_end(4, {{"loss", -std::numeric_limits<double>::infinity()}}),
+                    Catch::Contains("Loss value: -inf."));
+  CHECK_FALSE(model->stop_training);
+  CHECK(out.str().empty());
+
+  // Through fit: the error leaves fit, and no later hook runs (Keras: on_train_end is bypassed).
+  std::vector<std::string> calls;
+  auto probe = std::make_shared<LambdaCallback>(
+      LambdaCallbackOptions{.on_train_end = [&](const Logs&) { calls.push_back("train_end"); }});
+  Tensor x = ops::ones({8, 3}), y = ops::full({8, 1}, std::numeric_limits<double>::infinity());
+  CHECK_THROWS_AS(model->fit(x, y, {.batch_size = 4, .verbose = 0,
+                                    .callbacks = {TerminateOnNaN({.raise_error = true}), probe}}),
+                  FailedPrecondition);
+  CHECK(calls.empty());
+}
+
 TEST_CASE("LambdaCallback calls the functions it was given", "[callbacks]") {
   std::vector<std::string> calls;
   LambdaCallback cb({
