@@ -2,6 +2,7 @@
 #include "losses/loss.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -136,7 +137,38 @@ LossEntry find_loss_entry(const std::string& identifier) {
   return it->second;
 }
 
+// "crossentropy" / "ce" before the shapes are known (Keras 3's compile_utils.get_loss): the first call
+// picks binary, sparse categorical or categorical crossentropy (defaults, probabilities) by
+// compile_label_kind, and the loss keeps that choice (and reports its class name) from then on.
+class CompileCrossentropy : public Loss {
+ public:
+  explicit CompileCrossentropy(std::string name)
+      : Loss(std::move(name), "sum_over_batch_size", "LossFunctionWrapper") {}
+  std::string class_name() const override { return resolved_ ? resolved_->class_name() : "LossFunctionWrapper"; }
+  std::shared_ptr<Loss> clone() const override { return std::make_shared<CompileCrossentropy>(*this); }
+  Tensor call(const Tensor& y_true, const Tensor& y_pred) const override {
+    if (!resolved_) {
+      static constexpr const char* kByKind[] = {"binary_crossentropy", "sparse_categorical_crossentropy",
+                                                "categorical_crossentropy"};
+      resolved_ = get(kByKind[static_cast<int>(compile_label_kind(y_true.shape(), y_pred.shape()))]);
+    }
+    return resolved_->call(y_true, y_pred);
+  }
+
+ private:
+  mutable LossPtr resolved_;
+};
+
 }  // namespace
+
+LabelKind compile_label_kind(const Shape& y_true, const Shape& y_pred) {
+  const int64_t t_rank = y_true.rank(), p_rank = y_pred.rank();
+  const int64_t t_last = t_rank > 0 ? y_true[t_rank - 1] : -1;
+  const int64_t p_last = p_rank > 0 ? y_pred[p_rank - 1] : -1;
+  if (p_last == 1) return LabelKind::Binary;
+  if (t_rank < p_rank || (t_last == 1 && p_last > 1)) return LabelKind::Sparse;
+  return LabelKind::Categorical;
+}
 
 namespace detail {
 bool register_loss(const char* class_name, LossFactory factory, std::initializer_list<const char*> aliases) {
@@ -148,6 +180,9 @@ bool register_loss(const char* class_name, LossFactory factory, std::initializer
 }  // namespace detail
 
 LossPtr get(const std::string& identifier) {
+  std::string lower = identifier;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "crossentropy" || lower == "ce") return std::make_shared<CompileCrossentropy>(identifier);
   LossEntry e = find_loss_entry(identifier);
   if (!e.factory) unknown_loss(identifier);
   return e.factory(e.alias ? json{{"name", identifier}} : json::object());

@@ -76,13 +76,22 @@ struct LossOptions {
 Tensor reduce_weighted_values(const Tensor& values, const Tensor& sample_weight = {}, const Tensor& mask = {},
                               const std::string& reduction = "sum_over_batch_size", const std::string& who = "Loss");
 
+// What Keras 3's compile makes of the labels for "accuracy" and "crossentropy", from the shapes alone
+// (keras/src/trainers/compile_utils.py is_binary_or_sparse_categorical): one prediction per sample is
+// binary; labels of lower rank than the predictions, or a trailing 1 against several classes, are
+// sparse; anything else is categorical (one-hot).
+enum class LabelKind { Binary, Sparse, Categorical };
+LabelKind compile_label_kind(const Shape& y_true, const Shape& y_pred);
+
 // Throws InvalidArgument unless reduction is one Keras accepts.
 void validate_reduction(const std::string& reduction, const std::string& who);
 
 // A loss from a Keras name as compile accepts it: class names ("MeanSquaredError"), function names
 // ("mean_squared_error") and aliases ("mse", "mae", "mape", "kld", "bce" and upper-case forms). Function
 // names and aliases give the loss that name (Keras wraps the function under the identifier); class
-// names give the default name. Unknown names: InvalidArgument listing the known ones.
+// names give the default name. "crossentropy" and "ce" (any case) give a crossentropy that picks its
+// kind at its first call by compile_label_kind, as Keras 3's compile does. Unknown names:
+// InvalidArgument listing the known ones.
 LossPtr get(const std::string& identifier);
 inline LossPtr get(const char* identifier) { return get(std::string(identifier)); }
 // A loss from a string (as above) or a serialized {"class_name", "config"} object.

@@ -54,7 +54,44 @@ TEST_CASE("losses::get resolves Keras names and aliases", "[losses]") {
   CHECK(losses::get("MeanSquaredError")->name() == "mean_squared_error");
   CHECK(losses::get(nlohmann::json("huber"))->class_name() == "Huber");
   CHECK_THROWS_WITH(losses::get("nope"), Contains("Unknown loss \"nope\"") && Contains("sparse_categorical_crossentropy"));
-  CHECK_THROWS_AS(losses::get("crossentropy"), InvalidArgument);
+}
+
+TEST_CASE("\"crossentropy\" and \"ce\" pick their kind from the first call's shapes, as Keras 3's compile does",
+          "[losses]") {
+  const Tensor probs = Tensor::from_vector<float>({0.7f, 0.2f, 0.1f, 0.1f, 0.3f, 0.6f}, {2, 3});
+  const Tensor sparse = Tensor::from_vector<int64_t>({0, 2}, {2});
+  const Tensor one_hot = Tensor::from_vector<float>({0, 1, 0, 0, 0, 1}, {2, 3});
+  const Tensor p1 = Tensor::from_vector<float>({0.8f, 0.3f}, {2, 1});
+  const Tensor y1 = Tensor::from_vector<float>({1, 0}, {2, 1});
+  struct Case {
+    const char* id;
+    Tensor y_true, y_pred;
+    const char* cls;
+  };
+  for (const Case& c : {Case{"crossentropy", sparse, probs, "SparseCategoricalCrossentropy"},
+                        Case{"CE", one_hot, probs, "CategoricalCrossentropy"},
+                        Case{"ce", y1, p1, "BinaryCrossentropy"},
+                        Case{"Crossentropy", Tensor::from_vector<int64_t>({0, 2}, {2, 1}), probs,
+                             "SparseCategoricalCrossentropy"}}) {
+    INFO(c.id << " -> " << c.cls);
+    losses::LossPtr l = losses::get(c.id);
+    CHECK(l->name() == c.id);
+    CHECK(l->class_name() == "LossFunctionWrapper");
+    const float got = (*l)(c.y_true, c.y_pred).item<float>();
+    CHECK(l->class_name() == c.cls);
+    CHECK(got == (*losses::get(std::string(c.cls)))(c.y_true, c.y_pred).item<float>());
+    // The choice sticks: later calls use it whatever their shapes.
+    CHECK(l->clone()->class_name() == c.cls);
+  }
+  // compile's "accuracy" then follows Keras 3's shape rule as well.
+  Sequential model({layers::Input({3}), layers::Dense(3, {.activation = "softmax"})});
+  model.compile({.optimizer = "sgd", .loss = "crossentropy", .metrics = {"accuracy"}});
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 3, 2, 1}, {2, 3});
+  Logs logs = model.evaluate(x, sparse, {.verbose = 0});
+  const Tensor pred = model.predict(x, {.verbose = 0});
+  CHECK(logs.at("loss") == Approx((*losses::get("SparseCategoricalCrossentropy"))(sparse, pred).item<float>()));
+  CHECK(logs.get("accuracy").has_value());
+  CHECK(model.metrics().back()->class_name() == "SparseCategoricalAccuracy");
 }
 
 TEST_CASE("Loss options use Keras names, defaults and the API.md spelling", "[losses]") {

@@ -79,16 +79,11 @@ class CompileAccuracy : public MeanMetricWrapper {
  protected:
   Tensor values(const Tensor& y_true, const Tensor& y_pred) const override {
     if (kind_ == Kind::Unresolved) {
-      // keras/src/trainers/compile_utils.py is_binary_or_sparse_categorical.
-      const int64_t t_rank = y_true.rank(), p_rank = y_pred.rank();
-      const int64_t t_last = t_rank > 0 ? y_true.shape()[t_rank - 1] : -1;
-      const int64_t p_last = p_rank > 0 ? y_pred.shape()[p_rank - 1] : -1;
-      if (p_last == 1)
-        kind_ = Kind::Binary;
-      else if (t_rank < p_rank || (t_last == 1 && p_last > 1))
-        kind_ = Kind::Sparse;
-      else
-        kind_ = Kind::Categorical;
+      switch (losses::compile_label_kind(y_true.shape(), y_pred.shape())) {
+        case losses::LabelKind::Binary: kind_ = Kind::Binary; break;
+        case losses::LabelKind::Sparse: kind_ = Kind::Sparse; break;
+        case losses::LabelKind::Categorical: kind_ = Kind::Categorical; break;
+      }
     }
     if (kind_ == Kind::Binary) return binary_accuracy(y_true, y_pred, 0.5);
     if (kind_ == Kind::Sparse) return sparse_categorical_accuracy(y_true, y_pred);
