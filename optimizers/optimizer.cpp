@@ -63,7 +63,9 @@ Variable Optimizer::add_variable_from_reference(const Variable& reference, const
   for (char& ch : stem)
     if (ch == '/' || ch == ':') ch = '_';
   Tensor init = ops::zeros_like(reference.value());
-  if (initial_value != 0) init = init + initial_value;
+  // Keras fills it with initializers.Constant: ops.cast(value, dtype), and TF's cast of a Python float
+  // goes through float32, so a float64 slot starts at float32(0.1), not 0.1.
+  if (initial_value != 0) init = init + static_cast<double>(static_cast<float>(initial_value));
   return add_variable(init, stem + "_" + name);
 }
 

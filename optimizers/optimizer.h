@@ -162,7 +162,8 @@ class Optimizer {
 
   // A tracked, non-trainable variable named "<optimizer>/<name>".
   Variable add_variable(const Tensor& initial_value, const std::string& name);
-  // A slot shaped like `reference`, named "<optimizer>/<reference name with '/' -> '_'>_<name>".
+  // A slot shaped like `reference`, named "<optimizer>/<reference name with '/' -> '_'>_<name>", filled
+  // with initial_value rounded to float32 first (as Keras's Constant initializer casts it).
   Variable add_variable_from_reference(const Variable& reference, const std::string& name, double initial_value = 0);
   // One slot per variable (Keras: add_optimizer_variables with one name).
   std::vector<Variable> add_optimizer_variables(const std::vector<Variable>& vars, const std::string& name,

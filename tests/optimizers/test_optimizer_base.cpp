@@ -78,6 +78,11 @@ TEST_CASE("optimizers: variables in Keras 3 order with Keras names", "[optimizer
   Adagrad ada({.initial_accumulator_value = 0.25, .name = "g"});
   ada.build({k});
   check_tensor(ada.variables().back().value(), DType::Float32, Shape{2}, {0.25, 0.25});
+  // In float64 too the value is float32's (Keras casts the Python float through a float32 tensor).
+  Adagrad ada64({.name = "g64"});
+  ada64.build({Variable(ops::zeros({2}, DType::Float64), {.name = "w64"})});
+  CHECK(ada64.variables().back().value().to_vector<double>() ==
+        std::vector<double>(2, static_cast<double>(0.1f)));
   SGD sgd({.name = "s"});
   sgd.build({k});
   CHECK(sgd.variables().size() == 2);
