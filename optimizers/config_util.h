@@ -36,6 +36,13 @@ inline double config_number(const json& c, const char* key, double fallback, con
   return c[key].get<double>();
 }
 
+// An argument without a default in Keras's constructor: missing or null is an error there (TypeError).
+inline double config_required_number(const json& c, const char* key, const std::string& cls) {
+  EMBER_CHECK(c.contains(key) && !c[key].is_null(), InvalidArgument)
+      << cls << ".from_config: missing required argument '" << key << "'";
+  return config_number(c, key, 0, cls);
+}
+
 inline std::optional<double> config_optional(const json& c, const char* key, const std::string& cls) {
   if (!c.contains(key) || c[key].is_null()) return std::nullopt;
   return config_number(c, key, 0, cls);
@@ -48,6 +55,11 @@ inline int64_t config_int(const json& c, const char* key, int64_t fallback, cons
   EMBER_CHECK(std::floor(v) == v, InvalidArgument)
       << cls << ".from_config: '" << key << "' must be a whole number, got " << c[key].dump();
   return static_cast<int64_t>(v);
+}
+
+inline int64_t config_required_int(const json& c, const char* key, const std::string& cls) {
+  config_required_number(c, key, cls);
+  return config_int(c, key, 0, cls);
 }
 
 inline std::optional<int64_t> config_optional_int(const json& c, const char* key, const std::string& cls) {

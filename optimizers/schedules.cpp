@@ -47,9 +47,9 @@ json ExponentialDecay::get_config() const {
 ExponentialDecay ExponentialDecay::from_config(const json& c) {
   const std::string cls = "ExponentialDecay";
   detail::check_config_keys(c, cls, {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"});
-  return ExponentialDecay({.initial_learning_rate = detail::config_number(c, "initial_learning_rate", 0, cls),
-                           .decay_steps = detail::config_int(c, "decay_steps", 0, cls),
-                           .decay_rate = detail::config_number(c, "decay_rate", 0, cls),
+  return ExponentialDecay({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
+                           .decay_steps = detail::config_required_int(c, "decay_steps", cls),
+                           .decay_rate = detail::config_required_number(c, "decay_rate", cls),
                            .staircase = detail::config_bool(c, "staircase", false, cls),
                            .name = detail::config_string(c, "name", "ExponentialDecay", cls)});
 }
@@ -67,13 +67,20 @@ PiecewiseConstantDecay::PiecewiseConstantDecay(PiecewiseConstantDecayOptions opt
         b.str(), "] of length ", o_.boundaries.size(), ", and values=[", v.str(), "] of length ", o_.values.size(),
         ".");
   }
+  // Keras fails at the first call (boundaries[0]); refused here, where the options are given.
+  EMBER_CHECK(!o_.boundaries.empty(), InvalidArgument) << "PiecewiseConstantDecay: boundaries is empty; give at least one";
 }
 
 double PiecewiseConstantDecay::operator()(int64_t step) const {
-  // Keras sums value * (step in range) over mutually exclusive ranges; exactly one term is non-zero.
-  size_t i = 0;
-  while (i < o_.boundaries.size() && step > o_.boundaries[i]) ++i;
-  return f32(o_.values[i]).value();
+  // Keras's float32 sum of (step in range) * value, in its order: the first range, the last, then the
+  // inner ones. Increasing boundaries make exactly one term non-zero; others overlap as Keras's do.
+  const std::vector<int64_t>& b = o_.boundaries;
+  const std::vector<double>& v = o_.values;
+  auto term = [&](bool in_range, double value) { return f32(in_range ? 1.0 : 0.0) * f32(value); };
+  Scalar total = f32(0.0) + term(step <= b.front(), v.front());
+  total = total + term(step > b.back(), v.back());
+  for (size_t i = 0; i + 1 < b.size(); ++i) total = total + term(step > b[i] && step <= b[i + 1], v[i + 1]);
+  return total.value();
 }
 
 json PiecewiseConstantDecay::get_config() const {
@@ -129,8 +136,8 @@ PolynomialDecay PolynomialDecay::from_config(const json& c) {
   const std::string cls = "PolynomialDecay";
   detail::check_config_keys(c, cls,
                             {"initial_learning_rate", "decay_steps", "end_learning_rate", "power", "cycle", "name"});
-  return PolynomialDecay({.initial_learning_rate = detail::config_number(c, "initial_learning_rate", 0, cls),
-                          .decay_steps = detail::config_int(c, "decay_steps", 0, cls),
+  return PolynomialDecay({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
+                          .decay_steps = detail::config_required_int(c, "decay_steps", cls),
                           .end_learning_rate = detail::config_number(c, "end_learning_rate", 0.0001, cls),
                           .power = detail::config_number(c, "power", 1.0, cls),
                           .cycle = detail::config_bool(c, "cycle", false, cls),
@@ -157,9 +164,9 @@ json InverseTimeDecay::get_config() const {
 InverseTimeDecay InverseTimeDecay::from_config(const json& c) {
   const std::string cls = "InverseTimeDecay";
   detail::check_config_keys(c, cls, {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"});
-  return InverseTimeDecay({.initial_learning_rate = detail::config_number(c, "initial_learning_rate", 0, cls),
-                           .decay_steps = detail::config_int(c, "decay_steps", 0, cls),
-                           .decay_rate = detail::config_number(c, "decay_rate", 0, cls),
+  return InverseTimeDecay({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
+                           .decay_steps = detail::config_required_int(c, "decay_steps", cls),
+                           .decay_rate = detail::config_required_number(c, "decay_rate", cls),
                            .staircase = detail::config_bool(c, "staircase", false, cls),
                            .name = detail::config_string(c, "name", "InverseTimeDecay", cls)});
 }
@@ -202,8 +209,8 @@ CosineDecay CosineDecay::from_config(const json& c) {
   const std::string cls = "CosineDecay";
   detail::check_config_keys(c, cls,
                             {"initial_learning_rate", "decay_steps", "alpha", "name", "warmup_target", "warmup_steps"});
-  return CosineDecay({.initial_learning_rate = detail::config_number(c, "initial_learning_rate", 0, cls),
-                      .decay_steps = detail::config_int(c, "decay_steps", 0, cls),
+  return CosineDecay({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
+                      .decay_steps = detail::config_required_int(c, "decay_steps", cls),
                       .alpha = detail::config_number(c, "alpha", 0.0, cls),
                       .name = detail::config_string(c, "name", "CosineDecay", cls),
                       .warmup_target = detail::config_optional(c, "warmup_target", cls),

@@ -83,6 +83,29 @@ TEST_CASE("schedules: Keras's argument errors", "[optimizers][schedules][errors]
       schedules::deserialize({{"class_name", "ExponentialDecay"},
                               {"config", {{"initial_learning_rate", 0.1}, {"decay_steps", 2.5}, {"decay_rate", 0.5}}}}),
       Catch::Contains("'decay_steps' must be a whole number"));
+  // Arguments without a default in Keras's constructors are required in a config too.
+  CHECK_THROWS_WITH(
+      schedules::deserialize({{"class_name", "ExponentialDecay"},
+                              {"config", {{"initial_learning_rate", 0.1}, {"decay_steps", 2}}}}),
+      Catch::Contains("ExponentialDecay.from_config: missing required argument 'decay_rate'"));
+  CHECK_THROWS_WITH(schedules::deserialize({{"class_name", "CosineDecay"}, {"config", {{"decay_steps", 2}}}}),
+                    Catch::Contains("missing required argument 'initial_learning_rate'"));
+  CHECK_THROWS_WITH(schedules::deserialize({{"class_name", "InverseTimeDecay"},
+                                            {"config", {{"initial_learning_rate", 0.1}, {"decay_rate", 0.5}}}}),
+                    Catch::Contains("missing required argument 'decay_steps'"));
+  CHECK_THROWS_WITH(schedules::PiecewiseConstantDecay({.boundaries = {}, .values = {0.1}}),
+                    Catch::Contains("boundaries is empty"));
+}
+
+TEST_CASE("schedules: PiecewiseConstantDecay sums its ranges as Keras does", "[optimizers][schedules]") {
+  // Boundaries that do not increase make ranges overlap: Keras 3.15 gives 5.0 at step 4 here (1 + 4).
+  schedules::PiecewiseConstantDecay p({.boundaries = {5, 3}, .values = {1.0, 2.0, 4.0}});
+  CHECK(p(2) == 1.0);
+  CHECK(p(4) == 5.0);
+  CHECK(p(6) == 4.0);
+  schedules::PiecewiseConstantDecay q({.boundaries = {10}, .values = {0.3, 0.1}});
+  CHECK(q(10) == static_cast<double>(0.3f));
+  CHECK(q(11) == static_cast<double>(0.1f));
 }
 
 TEST_CASE("LearningRate: a number or any schedule", "[optimizers][schedules]") {
