@@ -43,6 +43,7 @@ class Scalar {
   friend Scalar pow(double a, Scalar b) { return pow(Scalar(a, b.dtype_), b); }
   friend Scalar sqrt(Scalar a) { return a.unary([](auto x) { return std::sqrt(x); }); }
   friend Scalar cos(Scalar a) { return a.unary([](auto x) { return std::cos(x); }); }
+  friend Scalar log(Scalar a) { return a.unary([](auto x) { return std::log(x); }); }
   friend Scalar floor(Scalar a) { return a.unary([](auto x) { return std::floor(x); }); }
   friend Scalar ceil(Scalar a) { return a.unary([](auto x) { return std::ceil(x); }); }
   friend Scalar minimum(Scalar a, Scalar b) { return a.binary(b, [](auto x, auto y) { return x < y ? x : y; }); }

@@ -217,6 +217,49 @@ CosineDecay CosineDecay::from_config(const json& c) {
                       .warmup_steps = detail::config_int(c, "warmup_steps", 0, cls)});
 }
 
+// ---------------------------------------------------------------- CosineDecayRestarts
+
+CosineDecayRestarts::CosineDecayRestarts(CosineDecayRestartsOptions options) : o_(std::move(options)) {
+  check_decay_steps("CosineDecayRestarts", "first_decay_steps", o_.first_decay_steps);
+}
+
+double CosineDecayRestarts::operator()(int64_t step) const {
+  // Keras casts every argument to the rate's dtype (float32) and computes on tensors.
+  const Scalar t_mul = f32(o_.t_mul), m_mul = f32(o_.m_mul), alpha = f32(o_.alpha);
+  Scalar fraction = f32(static_cast<double>(step)) / f32(static_cast<double>(o_.first_decay_steps));
+  Scalar i_restart = floor(fraction);  // periods completed, for t_mul == 1
+  if (t_mul.value() == 1.0) {
+    fraction = fraction - i_restart;
+  } else {
+    // Period lengths grow geometrically: period i starts at fraction (1 - t_mul^i) / (1 - t_mul).
+    i_restart = floor(log(1.0 - fraction * (1.0 - t_mul)) / log(t_mul));
+    const Scalar sum_r = (1.0 - pow(t_mul, i_restart)) / (1.0 - t_mul);
+    fraction = (fraction - sum_r) / pow(t_mul, i_restart);
+  }
+  const Scalar cosine_decayed = 0.5 * pow(m_mul, i_restart) * (1.0 + cos(f32(std::numbers::pi) * fraction));
+  return (f32(o_.initial_learning_rate) * ((1.0 - alpha) * cosine_decayed + alpha)).value();
+}
+
+json CosineDecayRestarts::get_config() const {
+  return {{"initial_learning_rate", o_.initial_learning_rate},
+          {"first_decay_steps", o_.first_decay_steps},
+          {"t_mul", o_.t_mul},
+          {"m_mul", o_.m_mul},
+          {"alpha", o_.alpha},
+          {"name", o_.name}};
+}
+
+CosineDecayRestarts CosineDecayRestarts::from_config(const json& c) {
+  const std::string cls = "CosineDecayRestarts";
+  detail::check_config_keys(c, cls, {"initial_learning_rate", "first_decay_steps", "t_mul", "m_mul", "alpha", "name"});
+  return CosineDecayRestarts({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
+                              .first_decay_steps = detail::config_required_int(c, "first_decay_steps", cls),
+                              .t_mul = detail::config_number(c, "t_mul", 2.0, cls),
+                              .m_mul = detail::config_number(c, "m_mul", 1.0, cls),
+                              .alpha = detail::config_number(c, "alpha", 0.0, cls),
+                              .name = detail::config_string(c, "name", "SGDRDecay", cls)});
+}
+
 // ---------------------------------------------------------------- (de)serialization
 
 json serialize(const LearningRateSchedule& schedule) {
@@ -238,6 +281,8 @@ SchedulePtr deserialize(const json& j) {
       {"InverseTimeDecay",
        [](const json& c) { return std::make_shared<InverseTimeDecay>(InverseTimeDecay::from_config(c)); }},
       {"CosineDecay", [](const json& c) { return std::make_shared<CosineDecay>(CosineDecay::from_config(c)); }},
+      {"CosineDecayRestarts",
+       [](const json& c) { return std::make_shared<CosineDecayRestarts>(CosineDecayRestarts::from_config(c)); }},
   };
   EMBER_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(), InvalidArgument)
       << "schedules::deserialize: expected {\"class_name\", \"config\"}, got " << j.dump();

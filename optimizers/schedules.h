@@ -135,6 +135,29 @@ class CosineDecay : public LearningRateSchedule {
   CosineDecayOptions o_;
 };
 
+struct CosineDecayRestartsOptions {
+  double initial_learning_rate = 0;
+  int64_t first_decay_steps = 0;  // the first period's length; must be > 0
+  double t_mul = 2.0;             // each period is t_mul times as long as the one before
+  double m_mul = 1.0;             // and starts at m_mul times its rate
+  double alpha = 0.0;             // the floor, as a fraction of initial_learning_rate
+  std::string name = "SGDRDecay";
+};
+// Cosine decay with warm restarts (SGDR, Loshchilov & Hutter): a cosine decay over first_decay_steps,
+// then again from the top over periods t_mul times longer, each starting m_mul times lower.
+class CosineDecayRestarts : public LearningRateSchedule {
+ public:
+  explicit CosineDecayRestarts(CosineDecayRestartsOptions options);
+  double operator()(int64_t step) const override;
+  std::string class_name() const override { return "CosineDecayRestarts"; }
+  nlohmann::json get_config() const override;
+  static CosineDecayRestarts from_config(const nlohmann::json& config);
+  const CosineDecayRestartsOptions& options() const { return o_; }
+
+ private:
+  CosineDecayRestartsOptions o_;
+};
+
 // Keras's serialized form: {"module": "keras.optimizers.schedules", "class_name", "config",
 // "registered_name": null}.
 nlohmann::json serialize(const LearningRateSchedule& schedule);

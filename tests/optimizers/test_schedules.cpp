@@ -72,9 +72,11 @@ TEST_CASE("schedules: Keras's argument errors", "[optimizers][schedules][errors]
   CHECK_THROWS_WITH(schedules::PiecewiseConstantDecay({.boundaries = {1, 2}, .values = {0.1, 0.2}}),
                     Catch::Contains("should be 1 less than the length of values") &&
                         Catch::Contains("boundaries=[1, 2] of length 2"));
-  CHECK_THROWS_WITH(schedules::deserialize({{"class_name", "CosineDecayRestarts"}, {"config", json::object()}}),
-                    Catch::Contains("unknown learning rate schedule 'CosineDecayRestarts'") &&
-                        Catch::Contains("ExponentialDecay"));
+  CHECK_THROWS_WITH(schedules::deserialize({{"class_name", "LinearWarmup"}, {"config", json::object()}}),
+                    Catch::Contains("unknown learning rate schedule 'LinearWarmup'") &&
+                        Catch::Contains("CosineDecayRestarts"));
+  CHECK_THROWS_WITH(schedules::CosineDecayRestarts({.initial_learning_rate = 0.1}),
+                    Catch::Contains("`first_decay_steps` must be > 0"));
   CHECK_THROWS_WITH(
       schedules::deserialize({{"class_name", "ExponentialDecay"},
                               {"config", {{"initial_learning_rate", 0.1}, {"decay_steps", 2}, {"rate", 0.5}}}}),
