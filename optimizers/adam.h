@@ -18,6 +18,7 @@ struct AdamOptions {
   double ema_momentum = 0.99;
   std::optional<int64_t> ema_overwrite_frequency;
   std::optional<double> loss_scale_factor;
+  std::optional<int64_t> gradient_accumulation_steps;
   std::string name;  // empty: "adam", "adam_1", ...
 };
 

@@ -20,6 +20,7 @@ struct AdamWOptions {
   double ema_momentum = 0.99;
   std::optional<int64_t> ema_overwrite_frequency;
   std::optional<double> loss_scale_factor;
+  std::optional<int64_t> gradient_accumulation_steps;
   std::string name;  // empty: "adam_w", "adam_w_1", ... (Keras's snake_case of AdamW)
 };
 

@@ -35,6 +35,9 @@ Optimizer::Optimizer(const std::string& class_name, OptimizerOptions options)
         << class_name << ": `ema_overwrite_frequency` must be an integer >= 1 or None. Received: "
         << "ema_overwrite_frequency=" << *options_.ema_overwrite_frequency;
   }
+  EMBER_CHECK(!options_.gradient_accumulation_steps || *options_.gradient_accumulation_steps >= 2, InvalidArgument)
+      << class_name << ": `gradient_accumulation_steps` must be an integer >= 2. Received: "
+      << "gradient_accumulation_steps=" << *options_.gradient_accumulation_steps;
   int clip_args = options_.clipnorm.has_value() + options_.clipvalue.has_value() + options_.global_clipnorm.has_value();
   auto show = [](const std::optional<double>& v) { return v ? std::to_string(*v) : std::string("None"); };
   EMBER_CHECK(clip_args <= 1, InvalidArgument)
@@ -101,6 +104,7 @@ void Optimizer::build(const std::vector<Variable>& vars) {
             << name_ << ".build: variable '" << trainable_[i].name() << "' is listed twice";
       }
   if (options_.use_ema) averages_ = add_optimizer_variables(trainable_, "average");
+  if (options_.gradient_accumulation_steps) accumulators_ = add_optimizer_variables(trainable_, "gradient_accumulator");
   wd_cache_.assign(trainable_.size(), -1);
   build_slots(trainable_);
   built_ = true;
@@ -206,33 +210,53 @@ void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, cons
   EMBER_CHECK(!grads.empty(), InvalidArgument) << name_ << ".apply: No gradients provided for any variable.";
 
   step_ = read_iterations();
-  if (options_.loss_scale_factor || clips_gradients()) {  // the scaling and the clipping see every gradient whole
+  const int64_t accumulate = options_.gradient_accumulation_steps.value_or(0);
+  // Keras updates on every call, or with accumulation on every accumulate-th one (the others only add).
+  const bool update = accumulate == 0 || (step_ + 1) % accumulate == 0;
+  // The scaling, the accumulation and the clipping see every gradient whole.
+  if (options_.loss_scale_factor || accumulate || clips_gradients()) {
     std::vector<Tensor> values(grads.size());
     for (size_t k = 0; k < grads.size(); ++k) values[k] = grads[k].materialize();
     if (options_.loss_scale_factor)
       for (Tensor& g : values) g = g / *options_.loss_scale_factor;
-    clip_gradients(values);
+    for (size_t k = 0; k < grads.size() && accumulate; ++k) {
+      Variable& acc = accumulators_[indices[k]];
+      Tensor sum = values[k] + acc.value();  // Keras: g + acc_g
+      if (update)
+        values[k] = sum / static_cast<double>(accumulate);  // the mean, updated with below
+      else
+        acc.assign(sum.dtype() == acc.dtype() ? sum : ops::cast(sum, acc.dtype()));
+    }
+    if (update) clip_gradients(values);
     for (size_t k = 0; k < grads.size(); ++k) grads[k] = SourceGradient{values[k], {}, {}};
   }
-  const double lr = learning_rate_at(step_);
-  apply_weight_decay(indices, lr);
-  before_update_steps(lr);
-  for (size_t k = 0; k < grads.size(); ++k) {
-    Variable& v = trainable_[indices[k]];
-    const SourceGradient& g = grads[k];
-    if (g.factored() && g.a.dtype() == v.dtype()) {
-      update_step_factored(g.a, g.b, v, indices[k], lr);
-      continue;
+  if (update) {
+    const double lr = learning_rate_at(step_);
+    apply_weight_decay(indices, lr);
+    before_update_steps(lr);
+    for (size_t k = 0; k < grads.size(); ++k) {
+      Variable& v = trainable_[indices[k]];
+      const SourceGradient& g = grads[k];
+      if (g.factored() && g.a.dtype() == v.dtype()) {
+        update_step_factored(g.a, g.b, v, indices[k], lr);
+        continue;
+      }
+      Tensor value = g.materialize();
+      update_step(value.dtype() == v.dtype() ? value : ops::cast(value, v.dtype()), v, indices[k], lr);
     }
-    Tensor value = g.materialize();
-    update_step(value.dtype() == v.dtype() ? value : ops::cast(value, v.dtype()), v, indices[k], lr);
+    // Keras resets every accumulator, those of variables without a gradient this time included.
+    for (Variable& acc : accumulators_) acc.assign(ops::zeros_like(acc.value()));
   }
-  if (options_.use_ema) {
-    update_moving_averages(step_);
+  if (options_.use_ema) {  // on every call, at the count of updates (Keras's `iterations`)
+    update_moving_averages(current_step());
     const int64_t freq = options_.ema_overwrite_frequency.value_or(0);
-    if (freq > 0 && (step_ + 1) % freq == 0) overwrite_with_averages();
+    if (freq > 0 && (current_step() + 1) % freq == 0) overwrite_with_averages();
   }
   iterations_.assign(Tensor::scalar<int64_t>(step_ + 1, iterations_.device()));
+}
+
+int64_t Optimizer::current_step() const {
+  return options_.gradient_accumulation_steps ? step_ / *options_.gradient_accumulation_steps : step_;
 }
 
 bool Optimizer::clips_gradients() const {

@@ -32,14 +32,19 @@ struct OptimizerOptions {
   double ema_momentum = 0.99;
   std::optional<int64_t> ema_overwrite_frequency;  // every N steps copy the averages into the variables
   std::optional<double> loss_scale_factor;         // gradients are divided by it (see scale_loss)
+  // >= 2: sum the gradients of this many apply calls and update with their mean on the last of them
+  // (the iteration counter still counts every call; Keras's `iterations` is the count of updates).
+  std::optional<int64_t> gradient_accumulation_steps;
   std::string name;                                // empty: snake_case of the class ("adam", "adam_1", ...)
 };
 
 // The shared fields of any optimizer's options struct.
 template <class O>
 OptimizerOptions base_options(const O& o) {
-  return {o.learning_rate, o.weight_decay, o.clipnorm,     o.clipvalue,         o.global_clipnorm,
-          o.use_ema,       o.ema_momentum, o.ema_overwrite_frequency, o.loss_scale_factor, o.name};
+  return {o.learning_rate,     o.weight_decay,      o.clipnorm,
+          o.clipvalue,         o.global_clipnorm,   o.use_ema,
+          o.ema_momentum,      o.ema_overwrite_frequency, o.loss_scale_factor,
+          o.gradient_accumulation_steps, o.name};
 }
 
 // Copies shared fields into any optimizer's options struct (the reverse of base_options).
@@ -54,6 +59,7 @@ void set_base_options(O& o, const OptimizerOptions& b) {
   o.ema_momentum = b.ema_momentum;
   o.ema_overwrite_frequency = b.ema_overwrite_frequency;
   o.loss_scale_factor = b.loss_scale_factor;
+  o.gradient_accumulation_steps = b.gradient_accumulation_steps;
   o.name = b.name;
 }
 
@@ -112,7 +118,9 @@ class Optimizer {
   virtual std::string class_name() const = 0;
   // Moves this object into a new shared_ptr (EMBER_OPTIMIZER defines it).
   virtual OptimizerPtr move_to_shared() && = 0;
-  // The step counter: an int64 scalar, non-trainable, named "<name>/iteration".
+  // The step counter: an int64 scalar, non-trainable, named "<name>/iteration", counting apply calls
+  // (Keras's `_iterations`, the variable checkpoints hold; with gradient_accumulation_steps Keras's
+  // `iterations` property is this divided by the steps).
   virtual const Variable& iterations() const { return iterations_; }
   // The learning rate now: the schedule at iterations(), else the float32 variable's value.
   virtual double learning_rate() const;
@@ -157,7 +165,7 @@ class Optimizer {
   // the variable's dtype. The default multiplies them out and calls update_step.
   virtual void update_step_factored(const Tensor& a, const Tensor& b, Variable& variable, size_t index,
                                     double learning_rate);
-  // Runs once per apply before the update steps (Keras: _backend_update_step; Nadam's u_product).
+  // Runs once per update before the update steps (Keras: _backend_update_step; Nadam's u_product).
   virtual void before_update_steps(double learning_rate) {}
 
   // A tracked, non-trainable variable named "<optimizer>/<name>".
@@ -171,8 +179,9 @@ class Optimizer {
   // Several slots per variable, created interleaved per variable as Keras does; result[i] is names[i]'s list.
   std::vector<std::vector<Variable>> add_optimizer_variables(const std::vector<Variable>& vars,
                                                              std::initializer_list<const char*> names);
-  // The iteration count before the running update (valid inside update_step / before_update_steps).
-  int64_t current_step() const { return step_; }
+  // The count of updates before the running one (valid inside update_step / before_update_steps): the
+  // iteration count, divided by gradient_accumulation_steps when set (Keras's `iterations` property).
+  int64_t current_step() const;
   // The built variables, in build order.
   const std::vector<Variable>& trainable_variables() const { return trainable_; }
   const OptimizerOptions& base() const { return options_; }
@@ -196,7 +205,8 @@ class Optimizer {
   Variable learning_rate_;  // undefined with a schedule
   std::vector<Variable> variables_;
   std::vector<Variable> trainable_;
-  std::vector<Variable> averages_;  // use_ema
+  std::vector<Variable> averages_;      // use_ema
+  std::vector<Variable> accumulators_;  // gradient_accumulation_steps
   bool built_ = false;
   int64_t step_ = 0;
   // Weight decay exclusions and a per-variable cache of the decision (-1: not decided yet).

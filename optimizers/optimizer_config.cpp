@@ -14,8 +14,6 @@ OptimizerOptions base_options_from_config(const json& c, const std::string& cls,
                              "use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
                              "gradient_accumulation_steps"},
                             own_keys);
-  EMBER_CHECK(!c.contains("gradient_accumulation_steps") || c["gradient_accumulation_steps"].is_null(), Unimplemented)
-      << cls << ".from_config: gradient_accumulation_steps is not supported, got " << c["gradient_accumulation_steps"];
   OptimizerOptions o = defaults;
   if (c.contains("learning_rate") && c["learning_rate"].is_object())
     o.learning_rate = schedules::deserialize(c["learning_rate"]);
@@ -30,6 +28,8 @@ OptimizerOptions base_options_from_config(const json& c, const std::string& cls,
   optional("clipvalue", o.clipvalue);
   optional("global_clipnorm", o.global_clipnorm);
   optional("loss_scale_factor", o.loss_scale_factor);
+  if (c.contains("gradient_accumulation_steps"))
+    o.gradient_accumulation_steps = detail::config_optional_int(c, "gradient_accumulation_steps", cls);
   if (c.contains("ema_overwrite_frequency"))
     o.ema_overwrite_frequency = detail::config_optional_int(c, "ema_overwrite_frequency", cls);
   o.use_ema = detail::config_bool(c, "use_ema", o.use_ema, cls);
@@ -51,7 +51,7 @@ json Optimizer::get_config() const {
           {"ema_momentum", options_.ema_momentum},
           {"ema_overwrite_frequency", detail::optional_json(options_.ema_overwrite_frequency)},
           {"loss_scale_factor", detail::optional_json(options_.loss_scale_factor)},
-          {"gradient_accumulation_steps", nullptr}};
+          {"gradient_accumulation_steps", detail::optional_json(options_.gradient_accumulation_steps)}};
 }
 
 }  // namespace ember::optimizers

@@ -19,6 +19,7 @@ struct RMSpropOptions {
   double ema_momentum = 0.99;
   std::optional<int64_t> ema_overwrite_frequency;
   std::optional<double> loss_scale_factor;
+  std::optional<int64_t> gradient_accumulation_steps;
   std::string name;  // empty: "rm_sprop", "rm_sprop_1", ... (Keras's snake_case of RMSprop)
 };
 

@@ -353,9 +353,12 @@ TEST_CASE("optimizers: configs round-trip through serialize/deserialize", "[opti
   json bad = serialize(Adam());
   bad["config"]["momentum"] = 0.9;
   CHECK_THROWS_WITH(deserialize(bad), Catch::Contains("Adam.from_config: argument not recognized: 'momentum'"));
-  bad = serialize(Adam());
-  bad["config"]["gradient_accumulation_steps"] = 4;
-  CHECK_THROWS_AS(deserialize(bad), Unimplemented);
+  json acc = serialize(Adam({.gradient_accumulation_steps = 4}));
+  CHECK(acc["config"]["gradient_accumulation_steps"] == 4);
+  CHECK(deserialize(acc)->get_config()["gradient_accumulation_steps"] == 4);
+  acc["config"]["gradient_accumulation_steps"] = 1;
+  CHECK_THROWS_WITH(deserialize(acc), Catch::Contains("`gradient_accumulation_steps` must be an integer >= 2. "
+                                                      "Received: gradient_accumulation_steps=1"));
   bad = serialize(Adam());
   bad["config"]["decay"] = 0.0;  // Keras ignores it with a warning
   CHECK_NOTHROW(deserialize(bad));

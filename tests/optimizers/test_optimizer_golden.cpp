@@ -49,7 +49,11 @@ void replay(const json& c) {
     };
     opt->apply(grads, {kernel, bias});
 
-    CHECK(opt->iterations().value().item<int64_t>() == step["iterations"].get<int64_t>());
+    // Keras's `iterations` counts updates: the call counter divided by gradient_accumulation_steps (the
+    // counter variable itself is among the optimizer variables below).
+    const json& accumulate = c["config"]["gradient_accumulation_steps"];
+    const int64_t calls_per_update = accumulate.is_null() ? 1 : accumulate.get<int64_t>();
+    CHECK(opt->iterations().value().item<int64_t>() / calls_per_update == step["iterations"].get<int64_t>());
     check_close(values_as_double(kernel.value()), json_values(step["vars"]["kernel"]), "kernel");
     check_close(values_as_double(bias.value()), json_values(step["vars"]["bias"]), "bias");
     const std::vector<Variable> vars = opt->variables();
