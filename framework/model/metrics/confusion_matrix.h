@@ -14,7 +14,8 @@ namespace ember::metrics::detail {
 // threshold with top_k.
 inline constexpr double kNegInf = -1e10;
 
-// The accumulators to update (null: not tracked by the metric); each has one entry per threshold.
+// The accumulators to update (null: not tracked by the metric); each has one entry per threshold, or
+// [thresholds, labels] entries with multi_label.
 struct ConfusionVariables {
   Variable* true_positives = nullptr;
   Variable* false_positives = nullptr;
@@ -29,17 +30,22 @@ bool is_evenly_distributed_thresholds(const std::vector<double>& thresholds);
 // Throws InvalidArgument naming who unless every threshold lies in [0, 1].
 void check_thresholds_range(const std::vector<double>& thresholds, const std::string& who);
 
-// Keras's update_confusion_matrix_variables (single-label): y_true and y_pred (squeezed/expanded to
-// the same rank, cast to float32; a label counts as positive when non-zero), optionally restricted to
-// the top_k scores per row and to column class_id, compared with every threshold (prediction >
-// threshold is positive), weighted by sample_weight, and added to vars. Evenly spaced thresholds use
-// Keras's bucket algorithm (clip to [0, 1], bucket = ceil(p * (n - 1)) - 1, with the first bucket
-// absorbing -1 when the end thresholds carry the +-epsilon), so results match Keras bit for bit in
-// the counts.
+// Keras's update_confusion_matrix_variables: y_true and y_pred (squeezed/expanded to the same rank,
+// cast to float32; a label counts as positive when non-zero), optionally restricted to the top_k
+// scores per row and to column class_id, compared with every threshold (prediction > threshold is
+// positive), weighted by sample_weight, and added to vars. Evenly spaced thresholds use Keras's bucket
+// algorithm (clip to [0, 1], bucket = ceil(p * (n - 1)) - 1, with the first bucket absorbing -1 when
+// the end thresholds carry the +-epsilon), so results match Keras bit for bit in the counts.
+// Without multi_label every entry is one prediction (the data is flattened); label_weights (float32,
+// one per column of y_pred's last axis, or a single one) then weight each entry by its column, as
+// Keras broadcasts them. With multi_label, y_pred must be [N, L] (a y_pred of [N, 1] against a y_true
+// of [N] is one label) and vars are [thresholds, L], counted per label; label_weights must then be
+// undefined (AUC applies them when averaging the label AUCs).
 void update_confusion_matrix_variables(const ConfusionVariables& vars, const Tensor& y_true, const Tensor& y_pred,
                                        const std::vector<double>& thresholds, bool thresholds_distributed_evenly,
                                        const Tensor& sample_weight, std::optional<int64_t> top_k,
-                                       std::optional<int64_t> class_id, const std::string& who);
+                                       std::optional<int64_t> class_id, const std::string& who,
+                                       bool multi_label = false, const Tensor& label_weights = {});
 
 // Keras's _filter_top_k: x where x is among the k largest of its last axis (lower index first on
 // ties, as tf.math.top_k), kNegInf elsewhere.

@@ -1,7 +1,7 @@
 // Golden values from real Keras 3 (tests/fixtures/metrics/make_metric_fixtures.py): every metric over
 // three update_state calls, with and without sample weights. Each case rebuilds the metric from its
 // Keras class name and constructor arguments through metrics::deserialize, checks get_config()
-// against Keras's, compares result() after every update and the state variables after the last one
+// against Keras's (and that Keras's config, read back, gives the same config), compares result() after every update and the state variables after the last one
 // within 1e-6 relative (plus 1e-7 absolute; the confusion counts relative to their largest count),
 // then checks that reset_state() brings the result to 0.
 // Also replays what Keras's compile turns "accuracy" into for a table of shapes.
@@ -90,7 +90,7 @@ void check_config(const json& ours, const json& keras) {
 
 TEST_CASE("Keras metric fixtures: every case matches Keras 3", "[metrics][keras]") {
   const json& cases = fixtures().at("cases");
-  REQUIRE(cases.size() > 80);
+  REQUIRE(cases.size() > 150);
   std::set<std::string> classes;
   for (const json& c : cases) {
     const std::string name = c.at("name").get<std::string>();
@@ -100,6 +100,8 @@ TEST_CASE("Keras metric fixtures: every case matches Keras 3", "[metrics][keras]
     metrics::MetricPtr m = metrics::deserialize({{"class_name", cls}, {"config", c.at("kwargs")}});
     REQUIRE(m->class_name() == cls);
     check_config(m->get_config(), c.at("keras_config"));
+    check_config(metrics::deserialize({{"class_name", cls}, {"config", c.at("keras_config")}})->get_config(),
+                 c.at("keras_config"));
     const json& updates = c.at("updates");
     for (size_t i = 0; i < updates.size(); ++i) {
       INFO("after update " << i);

@@ -217,8 +217,8 @@ TEST_CASE("Metric errors name the metric and what was given", "[metrics][errors]
   metrics::MeanSquaredError mse;
   CHECK_THROWS_WITH(mse.update_state(f32({1, 2}, {2}), probs), Contains("MeanSquaredError") && Contains("(2, 3)"));
   CHECK_THROWS_WITH(mse.update_state(probs, probs, f32({1, 2, 3}, {3})), Contains("sample_weight of shape (3,)"));
-  CHECK_THROWS_WITH(metrics::deserialize({{"class_name", "AUC"}, {"config", {{"multi_label", true}}}}),
-                    Contains("multi_label"));
+  CHECK_THROWS_WITH(metrics::deserialize({{"class_name", "AUC"}, {"config", {{"num_labels", 4}}}}),
+                    Contains("num_labels is needed only when multi_label is true"));
   CHECK_THROWS_WITH(metrics::deserialize({{"class_name", "Mean"}, {"config", {{"bogus", 1}}}}),
                     Contains("unknown config key \"bogus\""));
 }
