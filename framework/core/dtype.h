@@ -1,10 +1,12 @@
 #pragma once
 // DType, its traits table, and the dispatch macros that turn a runtime dtype into a C++ type.
-// GCC 12's own AVX-512 intrinsics header trips its -Wmaybe-uninitialized wherever Eigen's packet code inlines
-// it (GCC bug 105593, fixed in GCC 13): hundreds of warnings about GCC's code, none about ours.
+// GCC 12's own AVX-512 intrinsics header trips its -Wmaybe-uninitialized (-Wuninitialized at -O1) wherever
+// Eigen's packet code inlines it (GCC bug 105593, fixed in GCC 13): hundreds of warnings about GCC's code,
+// none about ours.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 #pragma GCC diagnostic pop
 #else

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <utility>
 
 namespace ember {
@@ -76,16 +75,21 @@ namespace detail {
 // the body calls (oneDNN, Eigen) runs on that thread alone, as it does inside a region.
 class ParallelBody {
  public:
-  explicit ParallelBody(bool in_region) {
+  explicit ParallelBody(bool in_region) : saved_threads_(in_region ? 0 : omp_get_max_threads()) {
     in_parallel_body = true;
-    if (!in_region) one_thread_.emplace(1);
+    if (!in_region) omp_set_num_threads(1);
   }
-  ~ParallelBody() { in_parallel_body = false; }
+  ~ParallelBody() {
+    in_parallel_body = false;
+    if (saved_threads_ > 0) omp_set_num_threads(saved_threads_);
+  }
   ParallelBody(const ParallelBody&) = delete;
   ParallelBody& operator=(const ParallelBody&) = delete;
 
  private:
-  std::optional<ScopedOpenMPThreads> one_thread_;
+  // The OpenMP limit to restore; 0 inside a region, where it is left alone. (A std::optional of
+  // ScopedOpenMPThreads did the same, but GCC 12 at -O1 saw its emplace read an unset member.)
+  int saved_threads_;
 };
 }  // namespace detail
 
