@@ -68,6 +68,13 @@ void Model::compile(CompileOptions options) {
 
   state->loss_weights = options.loss_weights;
   if (state->loss_weights.empty()) state->loss_weights.assign(n_out, 1.0);
+  if (!given.empty() && !options.loss.is_list) {
+    // Keras 3: one loss has one weight, which then weighs every output's loss.
+    EMBER_CHECK(state->loss_weights.size() == 1 || options.loss_weights.empty(), InvalidArgument)
+        << "Model '" << name() << "'.compile: `loss_weights` must match the number of losses, got 1 losses and "
+        << options.loss_weights.size() << " weights; give one loss per output, or one weight";
+    state->loss_weights.assign(n_out, state->loss_weights.front());
+  }
   EMBER_CHECK(state->loss_weights.size() == n_out, InvalidArgument)
       << "Model '" << name() << "'.compile: got " << options.loss_weights.size() << " loss_weights for a model with "
       << n_out << " outputs; pass one per output";

@@ -87,7 +87,8 @@ struct CompileOptions {
   std::vector<MetricArg> metrics;
   // Like metrics, but weighted by the sample weights; a name already taken becomes "weighted_<name>".
   std::vector<MetricArg> weighted_metrics;
-  // One per output; the total loss is their weighted sum. Empty: all 1.
+  // One per output (one loss per output), or one for the one loss given for every output (Keras 3); the
+  // total loss is the weighted sum of the outputs' losses. Empty: all 1.
   std::vector<double> loss_weights;
   // Under the "mixed_float16" policy, wrap the optimizer in a LossScaleOptimizer (Keras 3 does; never
   // under bfloat16, whose range needs no scaling).

@@ -280,6 +280,14 @@ TEST_CASE("several outputs: per-output losses, loss_weights and metrics", "[fit]
   CHECK_THROWS_AS(model.predict(x), InvalidArgument);
   History h = model.fit({x}, {ya, yb}, {.batch_size = 3, .verbose = 0});
   CHECK(h.history.count("b_mae") == 1);
+
+  // One loss for every output takes one weight, for all of them (Keras 3.15: loss="mse",
+  // loss_weights=[0.5] gives 0.5 * (a_loss + b_loss); two weights for one loss are an error).
+  model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.0}), .loss = "mse", .loss_weights = {0.5}});
+  Logs one = model.test_on_batch({x}, {ya, yb});
+  CHECK(one.at("loss") == Approx(0.5 * (one.at("a_loss") + one.at("b_loss"))));
+  CHECK_THROWS_WITH(model.compile({.loss = "mse", .loss_weights = {1.0, 0.5}}),
+                    Catch::Contains("`loss_weights` must match the number of losses, got 1 losses and 2 weights"));
 }
 
 namespace {
