@@ -117,8 +117,10 @@ int64_t batched_cardinality(int64_t n, int64_t batch, bool drop_remainder) {
 // batch and padded_batch: collect n elements, then build the batch with `combine`.
 class BatchNode : public Node {
  public:
-  BatchNode(NodePtr input, int64_t n, bool drop_remainder, std::optional<PaddedBatchOptions> padding)
-      : input_(std::move(input)), n_(n), drop_remainder_(drop_remainder), padding_(std::move(padding)) {}
+  BatchNode(NodePtr input, int64_t n, bool drop_remainder)
+      : input_(std::move(input)), n_(n), drop_remainder_(drop_remainder) {}
+  BatchNode(NodePtr input, int64_t n, PaddedBatchOptions padding)
+      : input_(std::move(input)), n_(n), drop_remainder_(padding.drop_remainder), padding_(std::move(padding)) {}
   int64_t cardinality() const override { return batched_cardinality(input_->cardinality(), n_, drop_remainder_); }
 
   std::unique_ptr<IteratorImpl> make_iterator(const Context& ctx) const override {
@@ -225,11 +227,10 @@ class UnbatchNode : public Node {
 }  // namespace
 
 NodePtr make_batch(NodePtr input, int64_t n, bool drop_remainder) {
-  return std::make_shared<BatchNode>(std::move(input), n, drop_remainder, std::nullopt);
+  return std::make_shared<BatchNode>(std::move(input), n, drop_remainder);
 }
 NodePtr make_padded_batch(NodePtr input, int64_t n, PaddedBatchOptions options) {
-  const bool drop = options.drop_remainder;
-  return std::make_shared<BatchNode>(std::move(input), n, drop, std::move(options));
+  return std::make_shared<BatchNode>(std::move(input), n, std::move(options));
 }
 NodePtr make_unbatch(NodePtr input) { return std::make_shared<UnbatchNode>(std::move(input)); }
 
