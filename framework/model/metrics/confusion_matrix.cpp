@@ -97,34 +97,33 @@ void update_evenly(const ConfusionVariables& vars, const Tensor& y_true, const T
     const Tensor at_or_above = ops::greater_equal(ops::expand_dims(bucket, 0), t_idx);
     tp = ops::reduce_sum(ops::where(at_or_above, ops::expand_dims(true_labels, 0), f32(0)), 1);
     fp = ops::reduce_sum(ops::where(at_or_above, ops::expand_dims(false_labels, 0), f32(0)), 1);
-  } else if (multi_label) {
-    // One segment sum over all labels: label l's buckets are segments l * (T + 1) + b, bucket -1 going to
-    // b = T (dropped, as TF's segment sum drops negative ids).
-    const int64_t labels = pred.shape()[1];
+  } else {
+    // Bucket sums by one segment sum ([T, L]; L = 1 single-label): label l's bucket b is segment
+    // l * (T + 1) + b, and bucket -1 (a prediction of exactly 0 without the epsilon end) goes to b = T,
+    // which is sliced off, as TF's segment sum drops negative ids.
+    const int64_t labels = multi_label ? pred.shape()[1] : 1;
     const Tensor in_range =
         ops::cast(ops::where(ops::less(bucket, f32(0)), f32(static_cast<double>(num_thresholds)), bucket), DType::Int32);
-    const Tensor offsets = ops::range(0, static_cast<double>(labels * (num_thresholds + 1)),
-                                      static_cast<double>(num_thresholds + 1), DType::Int32);
-    const Tensor ids = ops::reshape(in_range + offsets, Shape{-1});
-    auto bucket_sums = [&](const Tensor& data) {  // [T, L]
+    const Tensor ids =
+        multi_label ? ops::reshape(in_range + ops::range(0, static_cast<double>(labels * (num_thresholds + 1)),
+                                                         static_cast<double>(num_thresholds + 1), DType::Int32),
+                                   Shape{-1})
+                    : in_range;
+    auto bucket_sums = [&](const Tensor& data) {
       const Tensor sums = ops::unsorted_segment_sum(ops::reshape(data, Shape{-1}), ids, labels * (num_thresholds + 1));
       return ops::transpose(ops::slice(ops::reshape(sums, Shape{labels, num_thresholds + 1}), {0, 0},
                                        {labels, num_thresholds}));
     };
-    tp = reverse_cumsum_rows(bucket_sums(true_labels));
-    fp = reverse_cumsum_rows(bucket_sums(false_labels));
-  } else {
-    // Bucket -1 (a prediction of exactly 0 without the epsilon end) is dropped, as TF's segment sum
-    // drops negative ids: it goes to an extra segment that is sliced off.
-    const Tensor ids = ops::cast(
-        ops::where(ops::less(bucket, f32(0)), f32(static_cast<double>(num_thresholds)), bucket), DType::Int32);
-    auto bucket_sums = [&](const Tensor& data) {
-      return ops::slice(ops::unsorted_segment_sum(data, ids, num_thresholds + 1), {0}, {num_thresholds});
+    // tp[t] = the sum of the bucket sums b >= t. Single-label as a masked [T, T] sum; per label by
+    // log2(T) shifted additions (no [T, T, L] intermediate).
+    auto reverse_cumsum = [&](const Tensor& sums) {
+      if (multi_label) return reverse_cumsum_rows(sums);
+      const Tensor idx = ops::range(0, static_cast<double>(num_thresholds), 1, DType::Int32);
+      const Tensor upper = ops::greater_equal(ops::expand_dims(idx, 0), ops::expand_dims(idx, 1));  // [t, b]: b >= t
+      return ops::reduce_sum(ops::where(upper, ops::reshape(sums, Shape{1, num_thresholds}), f32(0)), 1);
     };
-    const Tensor idx = ops::range(0, static_cast<double>(num_thresholds), 1, DType::Int32);
-    const Tensor upper = ops::greater_equal(ops::expand_dims(idx, 0), ops::expand_dims(idx, 1));  // [t, b]: b >= t
-    tp = ops::reduce_sum(ops::where(upper, ops::expand_dims(bucket_sums(true_labels), 0), f32(0)), 1);
-    fp = ops::reduce_sum(ops::where(upper, ops::expand_dims(bucket_sums(false_labels), 0), f32(0)), 1);
+    tp = reverse_cumsum(bucket_sums(true_labels));
+    fp = reverse_cumsum(bucket_sums(false_labels));
   }
   add(vars.true_positives, tp);
   add(vars.false_positives, fp);
