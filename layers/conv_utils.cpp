@@ -1,7 +1,6 @@
 #include "layers/conv_utils.h"
 
-#include <algorithm>
-#include <cctype>
+#include "framework/core/strings.h"
 
 namespace ember::layers {
 
@@ -24,8 +23,7 @@ void check_size2(const Size2& s, int64_t min, const std::string& who, const char
 }
 
 std::string standardize_padding(const std::string& padding, const std::string& who) {
-  std::string low(padding);
-  std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string low = ascii_lower(padding);
   EMBER_CHECK(low == "valid" || low == "same", InvalidArgument)
       << who << ": padding must be \"valid\" or \"same\", got \"" << padding << "\"";
   return low;

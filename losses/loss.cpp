@@ -2,12 +2,12 @@
 #include "losses/loss.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <mutex>
 #include <sstream>
 
 #include "framework/core/error.h"
+#include "framework/core/strings.h"
 #include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/broadcast.h"
@@ -180,8 +180,7 @@ bool register_loss(const char* class_name, LossFactory factory, std::initializer
 }  // namespace detail
 
 LossPtr get(const std::string& identifier) {
-  std::string lower = identifier;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(identifier);
   if (lower == "crossentropy" || lower == "ce") return std::make_shared<CompileCrossentropy>(identifier);
   LossEntry e = find_loss_entry(identifier);
   if (!e.factory) unknown_loss(identifier);

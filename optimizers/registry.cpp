@@ -1,20 +1,15 @@
 #include "optimizers/registry.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <mutex>
 
 #include "framework/core/error.h"
+#include "framework/core/strings.h"
 
 namespace ember::optimizers {
 
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 struct Registry {
   std::mutex mutex;
@@ -28,7 +23,7 @@ Registry& optimizer_registry() {
 OptimizerFactory find_optimizer(const std::string& name, const char* caller) {
   Registry& r = optimizer_registry();
   std::lock_guard lock(r.mutex);
-  auto it = r.by_lower_name.find(lower(name));
+  auto it = r.by_lower_name.find(ascii_lower(name));
   if (it != r.by_lower_name.end()) return it->second.second;
   std::string known;
   for (const auto& [k, v] : r.by_lower_name) known += (known.empty() ? "" : ", ") + k;
@@ -41,7 +36,7 @@ OptimizerFactory find_optimizer(const std::string& name, const char* caller) {
 void register_optimizer(const std::string& class_name, OptimizerFactory factory) {
   Registry& r = optimizer_registry();
   std::lock_guard lock(r.mutex);
-  r.by_lower_name[lower(class_name)] = {class_name, std::move(factory)};
+  r.by_lower_name[ascii_lower(class_name)] = {class_name, std::move(factory)};
 }
 
 std::vector<std::string> registered_optimizers() {

@@ -4,7 +4,6 @@
 
 #include <Eigen/QR>
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -12,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "framework/core/strings.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
@@ -354,8 +354,7 @@ Initializer VarianceScaling(VarianceScalingOptions o) {
   EMBER_CHECK(o.scale > 0.0, InvalidArgument) << "VarianceScaling: scale must be positive, got " << o.scale;
   EMBER_CHECK(o.mode == "fan_in" || o.mode == "fan_out" || o.mode == "fan_avg", InvalidArgument)
       << "VarianceScaling: mode must be one of fan_in, fan_out, fan_avg, got \"" << o.mode << "\"";
-  std::transform(o.distribution.begin(), o.distribution.end(), o.distribution.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  o.distribution = ascii_lower(std::move(o.distribution));
   if (o.distribution == "normal") o.distribution = "truncated_normal";  // as Keras
   EMBER_CHECK(
       o.distribution == "truncated_normal" || o.distribution == "untruncated_normal" || o.distribution == "uniform",

@@ -1,11 +1,13 @@
 #include "framework/model/layer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <mutex>
 #include <sstream>
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/core/strings.h"
 #include "framework/model/functional.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
@@ -65,9 +67,9 @@ std::string to_snake_case(const std::string& name) {
     if (i > 0 && std::isupper(static_cast<unsigned char>(a[i])) &&
         std::islower(static_cast<unsigned char>(a[i - 1])))
       b += '_';
-    b += static_cast<char>(std::tolower(static_cast<unsigned char>(a[i])));
+    b += a[i];
   }
-  return b;
+  return ascii_lower(std::move(b));
 }
 
 namespace backend {

@@ -6,12 +6,12 @@
 // rule guesses wrong, e.g. BinaryCrossentropy on (N, 5) multi-label outputs, which Keras 3 would
 // measure with CategoricalAccuracy); otherwise Keras 3's shape rule runs at the first update_state.
 // This file is the one place framework/ knows a losses/ type (the brief's get(name, loss) signature).
-#include <cctype>
 #include <map>
 #include <mutex>
 #include <sstream>
 
 #include "framework/core/error.h"
+#include "framework/core/strings.h"
 #include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/metrics.h"
 #include "losses/loss.h"
@@ -129,8 +129,7 @@ std::string read_metric_base(const nlohmann::json& config, const std::string& cl
 }  // namespace detail
 
 MetricPtr get(const std::string& identifier, const losses::Loss* loss) {
-  std::string lower = identifier;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(identifier);
   if (lower == "accuracy" || lower == "acc") {
     const std::string loss_class = loss ? loss->class_name() : "";
     if (loss_class == "SparseCategoricalCrossentropy")
