@@ -289,12 +289,7 @@ void Optimizer::exclude_from_weight_decay(const std::vector<Variable>& var_list,
   if (!var_names.empty()) {
     std::string pattern;
     for (const std::string& n : var_names) pattern += (pattern.empty() ? "" : "|") + n;
-    try {
-      wd_excluded_pattern_.emplace(pattern);
-    } catch (const std::regex_error& e) {
-      throw make_error<InvalidArgument>(name_, ".exclude_from_weight_decay: '", pattern,
-                                        "' is not a valid regular expression: ", e.what());
-    }
+    wd_excluded_pattern_.emplace(pattern, name_ + ".exclude_from_weight_decay");
   }
   wd_cache_.assign(trainable_.size(), -1);
 }
@@ -304,7 +299,7 @@ bool Optimizer::use_weight_decay(size_t index) {
   const Variable& v = trainable_[index];
   bool use = true;
   for (const Variable& ex : wd_excluded_) use = use && !same_variable(ex, v);
-  if (use && wd_excluded_pattern_) use = !std::regex_search(v.name(), *wd_excluded_pattern_);
+  if (use && wd_excluded_pattern_) use = !wd_excluded_pattern_->search(v.name());
   wd_cache_[index] = use;
   return use;
 }

@@ -6,7 +6,6 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/autodiff/variable.h"
 #include "framework/core/tensor.h"
+#include "optimizers/name_pattern.h"
 #include "optimizers/schedules.h"
 
 namespace ember::optimizers {
@@ -211,7 +211,7 @@ class Optimizer {
   int64_t step_ = 0;
   // Weight decay exclusions and a per-variable cache of the decision (-1: not decided yet).
   std::vector<Variable> wd_excluded_;
-  std::optional<std::regex> wd_excluded_pattern_;
+  std::optional<detail::NamePattern> wd_excluded_pattern_;
   std::vector<int> wd_cache_;
 };
 
