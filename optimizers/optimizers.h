@@ -5,6 +5,7 @@
 #include "optimizers/adam.h"
 #include "optimizers/adamax.h"
 #include "optimizers/adamw.h"
+#include "optimizers/ftrl.h"
 #include "optimizers/lion.h"
 #include "optimizers/loss_scale_optimizer.h"
 #include "optimizers/nadam.h"

@@ -89,7 +89,8 @@ TEST_CASE("Keras golden steps cover every optimizer class", "[optimizers][keras]
   const json fixture = load_optimizer_fixture("optimizer_steps.json");
   std::set<std::string> classes;
   for (const json& c : fixture["cases"]) classes.insert(c["class_name"].get<std::string>());
-  for (const std::string name : {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion"}) {
+  for (const std::string name : {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion",
+                                 "Ftrl"}) {
     INFO(name);
     CHECK(classes.count(name) == 1);
   }
