@@ -6,6 +6,7 @@
 #include "optimizers/adamax.h"
 #include "optimizers/adamw.h"
 #include "optimizers/ftrl.h"
+#include "optimizers/lamb.h"
 #include "optimizers/lion.h"
 #include "optimizers/loss_scale_optimizer.h"
 #include "optimizers/nadam.h"

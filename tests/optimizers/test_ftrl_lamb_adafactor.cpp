@@ -1,5 +1,5 @@
-// Ftrl beyond the golden steps (test_optimizer_golden.cpp): Keras's argument errors, configs as Keras
-// writes them, optimizers::get/deserialize and slot names.
+// Ftrl and Lamb beyond the golden steps (test_optimizer_golden.cpp): Keras's argument errors, configs as
+// Keras writes them, optimizers::get/deserialize and slot names.
 #include <catch2/catch.hpp>
 
 #include "framework/ember.h"
@@ -63,7 +63,13 @@ TEST_CASE("Ftrl: argument errors as Keras raises them", "[optimizers][errors]") 
   CHECK_THROWS_WITH(deserialize(bad), Catch::Contains("Received: learning_rate_power=1.0."));
 }
 
-TEST_CASE("Ftrl: the default config is Keras's", "[optimizers]") {
+TEST_CASE("Lamb accepts what Keras accepts, and checks the base options", "[optimizers][errors]") {
+  // Keras validates none of its own hyperparameters.
+  CHECK_NOTHROW(Lamb({.beta_1 = 2.0, .epsilon = -1.0}));
+  CHECK_THROWS_WITH(Lamb({.use_ema = true, .ema_momentum = 1.5}), Catch::Contains("Lamb: `ema_momentum`"));
+}
+
+TEST_CASE("Ftrl and Lamb: default configs are Keras's", "[optimizers]") {
   backend::clear_session();
   json ftrl = keras_base_config("ftrl");
   ftrl.update({{"learning_rate_power", -0.5},
@@ -73,26 +79,34 @@ TEST_CASE("Ftrl: the default config is Keras's", "[optimizers]") {
                {"l2_shrinkage_regularization_strength", 0.0},
                {"beta", 0.0}});
   CHECK(Ftrl().get_config() == ftrl);
+  json lamb = keras_base_config("lamb");
+  lamb.update({{"beta_1", 0.9}, {"beta_2", 0.999}, {"epsilon", 1e-07}});
+  CHECK(Lamb().get_config() == lamb);
   CHECK(Ftrl().name() == "ftrl_1");  // auto-named per class, as the others
 }
 
-TEST_CASE("optimizers::get and deserialize know Ftrl", "[optimizers]") {
+TEST_CASE("optimizers::get and deserialize know Ftrl and Lamb", "[optimizers]") {
   for (const auto& [id, cls] : std::vector<std::pair<std::string, std::string>>{
-           {"ftrl", "Ftrl"}, {"FTRL", "Ftrl"}}) {
+           {"ftrl", "Ftrl"}, {"FTRL", "Ftrl"}, {"lamb", "Lamb"}, {"LAMB", "Lamb"}}) {
     INFO(id);
     CHECK(get(id)->class_name() == cls);
   }
   const std::vector<std::string> known = registered_optimizers();
-  CHECK(std::find(known.begin(), known.end(), "Ftrl") != known.end());
+  for (const std::string cls : {"Ftrl", "Lamb"})
+    CHECK(std::find(known.begin(), known.end(), cls) != known.end());
 
-  // keras.saving.serialize_keras_object as Keras 3.15.1 writes it (custom options).
+  // keras.saving.serialize_keras_object of each, as Keras 3.15.1 writes them (custom options).
   json ftrl = json::parse(R"({"module": "keras.optimizers", "class_name": "Ftrl", "config": {"name": "ftrl_7",
       "learning_rate": 0.10000000149011612, "weight_decay": null, "clipnorm": 0.5, "global_clipnorm": null,
       "clipvalue": null, "use_ema": false, "ema_momentum": 0.99, "ema_overwrite_frequency": null,
       "loss_scale_factor": null, "gradient_accumulation_steps": null, "learning_rate_power": -0.7,
       "initial_accumulator_value": 0.5, "l1_regularization_strength": 0.05, "l2_regularization_strength": 0.2,
       "l2_shrinkage_regularization_strength": 0.1, "beta": 0.3}, "registered_name": null})");
-  for (const json& j : {ftrl}) {
+  json lamb = json::parse(R"({"module": "keras.optimizers", "class_name": "Lamb", "config": {"name": "lamb",
+      "learning_rate": 0.5, "weight_decay": null, "clipnorm": null, "global_clipnorm": null, "clipvalue": null,
+      "use_ema": true, "ema_momentum": 0.9, "ema_overwrite_frequency": null, "loss_scale_factor": null,
+      "gradient_accumulation_steps": 2, "beta_1": 0.8, "beta_2": 0.95, "epsilon": 0.001}, "registered_name": null})");
+  for (const json& j : {ftrl, lamb}) {
     INFO(j["class_name"]);
     OptimizerPtr opt = deserialize(j);
     CHECK(opt->class_name() == j["class_name"]);
@@ -107,7 +121,7 @@ TEST_CASE("optimizers::get and deserialize know Ftrl", "[optimizers]") {
   CHECK(deserialize({{"class_name", "Ftrl"}, {"config", {{"beta", 0.5}}}})->get_config()["learning_rate_power"] == -0.5);
 }
 
-TEST_CASE("Ftrl: slot names and order", "[optimizers]") {
+TEST_CASE("Ftrl and Lamb: slot names and order", "[optimizers]") {
   Variable k(ops::ones({2, 3}), {.name = "dense/kernel"}), b(ops::ones({3}), {.name = "dense/bias"});
   Ftrl ftrl({.initial_accumulator_value = 0.25, .name = "ftrl"});
   ftrl.build({k, b});
@@ -116,10 +130,15 @@ TEST_CASE("Ftrl: slot names and order", "[optimizers]") {
                                                             "ftrl/dense_bias_accumulator", "ftrl/dense_bias_linear"});
   CHECK(values_as_double(ftrl.variables()[2].value()) == std::vector<double>(6, 0.25));
   CHECK(values_as_double(ftrl.variables()[3].value()) == std::vector<double>(6, 0.0));
+  Lamb lamb({.name = "lamb"});
+  lamb.build({k, b});
+  CHECK(names(lamb.variables()) == std::vector<std::string>{"lamb/iteration", "lamb/learning_rate",
+                                                            "lamb/dense_kernel_momentum", "lamb/dense_kernel_velocity",
+                                                            "lamb/dense_bias_momentum", "lamb/dense_bias_velocity"});
 }
 
-TEST_CASE("Ftrl trains a model through compile and fit", "[optimizers]") {
-  for (const std::string id : {"ftrl"}) {
+TEST_CASE("Ftrl and Lamb train a model through compile and fit", "[optimizers]") {
+  for (const std::string id : {"ftrl", "lamb"}) {
     INFO(id);
     auto model = std::make_shared<Sequential>(std::vector<SequentialEntry>{layers::Input({3}), layers::Dense(1)});
     OptimizerPtr opt = get(id);

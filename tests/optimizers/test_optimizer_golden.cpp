@@ -90,7 +90,7 @@ TEST_CASE("Keras golden steps cover every optimizer class", "[optimizers][keras]
   std::set<std::string> classes;
   for (const json& c : fixture["cases"]) classes.insert(c["class_name"].get<std::string>());
   for (const std::string name : {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion",
-                                 "Ftrl"}) {
+                                 "Ftrl", "Lamb"}) {
     INFO(name);
     CHECK(classes.count(name) == 1);
   }
