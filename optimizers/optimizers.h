@@ -1,6 +1,7 @@
 #pragma once
 // Ember's optimizers (Keras: keras.optimizers) and learning-rate schedules: #include this one header.
 #include "optimizers/adadelta.h"
+#include "optimizers/adafactor.h"
 #include "optimizers/adagrad.h"
 #include "optimizers/adam.h"
 #include "optimizers/adamax.h"

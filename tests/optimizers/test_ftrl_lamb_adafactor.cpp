@@ -1,8 +1,10 @@
-// Ftrl and Lamb beyond the golden steps (test_optimizer_golden.cpp): Keras's argument errors, configs as
-// Keras writes them, optimizers::get/deserialize and slot names.
+// Ftrl, Lamb and Adafactor beyond the golden steps (test_optimizer_golden.cpp): Keras's argument errors,
+// configs as Keras writes them, optimizers::get/deserialize, Adafactor's slot layout and its checkpoint.
 #include <catch2/catch.hpp>
 
 #include "framework/ember.h"
+#include "framework/io/hdf5_file.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -63,13 +65,16 @@ TEST_CASE("Ftrl: argument errors as Keras raises them", "[optimizers][errors]") 
   CHECK_THROWS_WITH(deserialize(bad), Catch::Contains("Received: learning_rate_power=1.0."));
 }
 
-TEST_CASE("Lamb accepts what Keras accepts, and checks the base options", "[optimizers][errors]") {
-  // Keras validates none of its own hyperparameters.
+TEST_CASE("Lamb and Adafactor accept what Keras accepts, and check the base options", "[optimizers][errors]") {
+  // Keras validates none of their own hyperparameters.
   CHECK_NOTHROW(Lamb({.beta_1 = 2.0, .epsilon = -1.0}));
+  CHECK_NOTHROW(Adafactor({.epsilon_2 = -1.0, .clip_threshold = 0.0}));
   CHECK_THROWS_WITH(Lamb({.use_ema = true, .ema_momentum = 1.5}), Catch::Contains("Lamb: `ema_momentum`"));
+  CHECK_THROWS_WITH(Adafactor({.gradient_accumulation_steps = 1}),
+                    Catch::Contains("Adafactor: `gradient_accumulation_steps` must be an integer >= 2"));
 }
 
-TEST_CASE("Ftrl and Lamb: default configs are Keras's", "[optimizers]") {
+TEST_CASE("Ftrl, Lamb and Adafactor: default configs are Keras's", "[optimizers]") {
   backend::clear_session();
   json ftrl = keras_base_config("ftrl");
   ftrl.update({{"learning_rate_power", -0.5},
@@ -82,17 +87,25 @@ TEST_CASE("Ftrl and Lamb: default configs are Keras's", "[optimizers]") {
   json lamb = keras_base_config("lamb");
   lamb.update({{"beta_1", 0.9}, {"beta_2", 0.999}, {"epsilon", 1e-07}});
   CHECK(Lamb().get_config() == lamb);
+  json adafactor = keras_base_config("adafactor");
+  adafactor.update({{"beta_2_decay", -0.8},
+                    {"epsilon_1", 1e-30},
+                    {"epsilon_2", 0.001},
+                    {"clip_threshold", 1.0},
+                    {"relative_step", true}});
+  CHECK(Adafactor().get_config() == adafactor);
   CHECK(Ftrl().name() == "ftrl_1");  // auto-named per class, as the others
 }
 
-TEST_CASE("optimizers::get and deserialize know Ftrl and Lamb", "[optimizers]") {
+TEST_CASE("optimizers::get and deserialize know Ftrl, Lamb and Adafactor", "[optimizers]") {
   for (const auto& [id, cls] : std::vector<std::pair<std::string, std::string>>{
-           {"ftrl", "Ftrl"}, {"FTRL", "Ftrl"}, {"lamb", "Lamb"}, {"LAMB", "Lamb"}}) {
+           {"ftrl", "Ftrl"}, {"FTRL", "Ftrl"}, {"lamb", "Lamb"}, {"LAMB", "Lamb"}, {"adafactor", "Adafactor"},
+           {"Adafactor", "Adafactor"}}) {
     INFO(id);
     CHECK(get(id)->class_name() == cls);
   }
   const std::vector<std::string> known = registered_optimizers();
-  for (const std::string cls : {"Ftrl", "Lamb"})
+  for (const std::string cls : {"Ftrl", "Lamb", "Adafactor"})
     CHECK(std::find(known.begin(), known.end(), cls) != known.end());
 
   // keras.saving.serialize_keras_object of each, as Keras 3.15.1 writes them (custom options).
@@ -106,7 +119,15 @@ TEST_CASE("optimizers::get and deserialize know Ftrl and Lamb", "[optimizers]") 
       "learning_rate": 0.5, "weight_decay": null, "clipnorm": null, "global_clipnorm": null, "clipvalue": null,
       "use_ema": true, "ema_momentum": 0.9, "ema_overwrite_frequency": null, "loss_scale_factor": null,
       "gradient_accumulation_steps": 2, "beta_1": 0.8, "beta_2": 0.95, "epsilon": 0.001}, "registered_name": null})");
-  for (const json& j : {ftrl, lamb}) {
+  json adafactor = json::parse(R"({"module": "keras.optimizers", "class_name": "Adafactor", "config": {
+      "name": "adafactor_2", "learning_rate": {"module": "keras.optimizers.schedules", "class_name":
+      "ExponentialDecay", "config": {"initial_learning_rate": 0.9, "decay_steps": 1, "decay_rate": 0.5,
+      "staircase": false, "name": "ExponentialDecay"}, "registered_name": null}, "weight_decay": 0.1,
+      "clipnorm": null, "global_clipnorm": null, "clipvalue": null, "use_ema": false, "ema_momentum": 0.99,
+      "ema_overwrite_frequency": null, "loss_scale_factor": null, "gradient_accumulation_steps": null,
+      "beta_2_decay": -0.5, "epsilon_1": 1e-20, "epsilon_2": 0.01, "clip_threshold": 0.5,
+      "relative_step": false}, "registered_name": null})");
+  for (const json& j : {ftrl, lamb, adafactor}) {
     INFO(j["class_name"]);
     OptimizerPtr opt = deserialize(j);
     CHECK(opt->class_name() == j["class_name"]);
@@ -114,11 +135,20 @@ TEST_CASE("optimizers::get and deserialize know Ftrl and Lamb", "[optimizers]") 
     CHECK(serialize(*opt) == j);
     CHECK(deserialize(serialize(*opt))->get_config() == j["config"]);
   }
-  json bad = ftrl;
+  CHECK(deserialize(adafactor)->learning_rate_schedule() != nullptr);
+
+  json bad = adafactor;
+  bad["config"]["beta_1"] = 0.9;
+  CHECK_THROWS_WITH(deserialize(bad), Catch::Contains("Adafactor.from_config: argument not recognized: 'beta_1'"));
+  bad = adafactor;
+  bad["config"]["relative_step"] = 1;
+  CHECK_THROWS_WITH(deserialize(bad), Catch::Contains("'relative_step' must be a boolean"));
+  bad = ftrl;
   bad["config"]["amsgrad"] = false;
   CHECK_THROWS_WITH(deserialize(bad), Catch::Contains("Ftrl.from_config: argument not recognized: 'amsgrad'"));
   // Keys left out take the class defaults.
-  CHECK(deserialize({{"class_name", "Ftrl"}, {"config", {{"beta", 0.5}}}})->get_config()["learning_rate_power"] == -0.5);
+  const OptimizerPtr partial = deserialize({{"class_name", "Ftrl"}, {"config", {{"beta", 0.5}}}});
+  CHECK(partial->get_config()["learning_rate_power"] == -0.5);
 }
 
 TEST_CASE("Ftrl and Lamb: slot names and order", "[optimizers]") {
@@ -137,8 +167,68 @@ TEST_CASE("Ftrl and Lamb: slot names and order", "[optimizers]") {
                                                             "lamb/dense_bias_momentum", "lamb/dense_bias_velocity"});
 }
 
-TEST_CASE("Ftrl and Lamb train a model through compile and fit", "[optimizers]") {
-  for (const std::string id : {"ftrl", "lamb"}) {
+TEST_CASE("Adafactor: factored slots named after the variable, int32 placeholders below rank 2", "[optimizers]") {
+  // The layout Keras 3.15.1 builds for a Dense layer's kernel (2, 3) and bias (3,), EMA averages first.
+  Variable k(ops::ones({2, 3}), {.name = "dense/kernel"}), b(ops::ones({3}), {.name = "dense/bias"});
+  Adafactor opt({.use_ema = true, .name = "adafactor"});
+  opt.build({k, b});
+  const std::vector<Variable> vars = opt.variables();
+  CHECK(names(vars) == std::vector<std::string>{"adafactor/iteration", "adafactor/learning_rate",
+                                                "adafactor/dense_kernel_average", "adafactor/dense_bias_average",
+                                                "adafactor/kernel", "adafactor/kernel",
+                                                "adafactor/dense_kernel_velocity", "adafactor/bias", "adafactor/bias",
+                                                "adafactor/dense_bias_velocity"});
+  CHECK(vars[4].shape() == Shape{2});
+  CHECK(vars[5].shape() == Shape{3});
+  CHECK(vars[6].shape() == Shape{2, 3});
+  for (size_t i : {7, 8}) {
+    CHECK(vars[i].dtype() == DType::Int32);
+    CHECK(vars[i].shape() == Shape{});
+    CHECK_FALSE(vars[i].trainable());
+  }
+  // A step leaves the placeholders at zero and keeps the bias's velocity unfactored.
+  opt.apply({ops::full({2, 3}, 0.5), ops::full({3}, -0.25)}, {k, b});
+  CHECK(opt.variables()[7].value().item<int32_t>() == 0);
+  CHECK(values_as_double(opt.variables()[9].value())[0] > 0);
+}
+
+TEST_CASE("Adafactor's state, placeholders included, round-trips through .weights.h5", "[optimizers][io]") {
+  TempDir dir("adafactor_state");
+  auto mlp = [] {
+    return std::make_shared<Sequential>(
+        std::vector<SequentialEntry>{layers::Input({5}), layers::Dense(4, {.activation = "relu"}), layers::Dense(2)});
+  };
+  const Tensor x = random::uniform({6, 5}, {.seed = 1}), y = random::uniform({6, 2}, {.seed = 2});
+  auto a = mlp(), b = mlp();
+  a->compile({.optimizer = Adafactor({.learning_rate = 0.05}), .loss = "mse"});
+  b->compile({.optimizer = Adafactor({.learning_rate = 0.5}), .loss = "mse"});
+  a->train_on_batch(x, y);
+  a->train_on_batch(x, y);
+  const std::string path = dir.file("a.weights.h5");
+  a->save_weights(path);
+  // Two Dense layers: iteration, learning_rate, then (r, c, velocity) per kernel and per bias.
+  io::H5Group saved = io::H5File::open_read(path).root().group("optimizer/vars");
+  CHECK(saved.children().size() == 2 + 4 * 3);
+  CHECK(saved.read_dataset("4").dtype() == DType::Float32);  // the first kernel's velocity
+  CHECK(saved.read_dataset("5").dtype() == DType::Int32);    // the first bias's r and c placeholders
+  CHECK(saved.read_dataset("6").dtype() == DType::Int32);
+  b->load_weights(path);
+  std::vector<Variable> va = a->optimizer().variables(), vb = b->optimizer().variables();
+  REQUIRE(va.size() == vb.size());
+  for (size_t i = 0; i < va.size(); ++i) {
+    INFO(va[i].name());
+    CHECK(vb[i].dtype() == va[i].dtype());
+    CHECK(values_as_double(vb[i].value()) == values_as_double(va[i].value()));
+  }
+  a->train_on_batch(x, y);
+  b->train_on_batch(x, y);
+  const std::vector<Tensor> wa = a->get_weights(), wb = b->get_weights();
+  REQUIRE(wa.size() == wb.size());
+  for (size_t i = 0; i < wa.size(); ++i) CHECK(values_as_double(wa[i]) == values_as_double(wb[i]));
+}
+
+TEST_CASE("Ftrl, Lamb and Adafactor train a model through compile and fit", "[optimizers]") {
+  for (const std::string id : {"ftrl", "lamb", "adafactor"}) {
     INFO(id);
     auto model = std::make_shared<Sequential>(std::vector<SequentialEntry>{layers::Input({3}), layers::Dense(1)});
     OptimizerPtr opt = get(id);
