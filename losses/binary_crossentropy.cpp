@@ -2,7 +2,6 @@
 // binary_crossentropy; TF's sigmoid_cross_entropy_with_logits).
 #include "losses/binary_crossentropy.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "losses/loss_utils.h"
@@ -13,7 +12,6 @@ namespace {
 constexpr const char* kBinaryCrossentropyName = "binary_crossentropy";
 [[maybe_unused]] const bool binary_crossentropy_registered = detail::register_loss(
     "BinaryCrossentropy", &BinaryCrossentropy::from_config, {"binary_crossentropy", "bce", "BCE"});
-constexpr double kBinaryEpsilon = 1e-7;
 }  // namespace
 
 BinaryCrossentropy::BinaryCrossentropy(BinaryCrossentropyOptions options)
@@ -27,19 +25,8 @@ Tensor BinaryCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) cons
   const int64_t axis = normalize_axis(options_.axis, x.rank(), "BinaryCrossentropy");
   const double s = options_.label_smoothing;
   if (s != 0) z = z * (1.0 - s) + 0.5 * s;  // the constants are rounded to float32 as TF does
-  Tensor bce;
-  if (options_.from_logits) {
-    // TF's where-based form rather than relu/abs: at x == 0 its gradient is sigmoid(0) - z, where
-    // relu'(0) = |x|'(0) = 0 would give -z (and zero logits are common at initialisation).
-    const Tensor zero = metrics::f32(0);
-    const Tensor cond = ops::greater_equal(x, zero);
-    const Tensor relu_logits = ops::where(cond, x, zero);
-    const Tensor neg_abs_logits = ops::where(cond, -x, x);
-    bce = (relu_logits - x * z) + ops::log1p(ops::exp(neg_abs_logits));
-  } else {
-    const Tensor p = ops::clip_by_value(x, kBinaryEpsilon, 1.0 - kBinaryEpsilon);
-    bce = -(z * ops::log(p) + (1.0 - z) * ops::log(1.0 - p));
-  }
+  const Tensor bce = options_.from_logits ? detail::sigmoid_cross_entropy_with_logits(z, x)
+                                         : detail::binary_crossentropy_from_probabilities(z, x);
   return ops::reduce_mean(bce, axis);
 }
 

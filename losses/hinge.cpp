@@ -17,11 +17,7 @@ Hinge::Hinge(LossOptions options) : Loss(detail::name_or(options.name, kHingeNam
 
 Tensor Hinge::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
-  // Keras maps labels to {-1, 1} only when every label is 0 or 1; decided on the device (a scalar
-  // condition broadcast by where), so there is no host round trip.
-  const Tensor is_binary =
-      ops::reduce_all(ops::logical_or(ops::equal(t, metrics::f32(0)), ops::equal(t, metrics::f32(1))));
-  t = ops::where(is_binary, t * 2.0 - 1.0, t);
+  t = detail::convert_binary_labels_to_hinge(t);
   return ops::reduce_mean(ops::maximum(1.0 - t * p, metrics::f32(0)), -1);
 }
 

@@ -31,6 +31,18 @@ std::pair<Tensor, Tensor> prepare_same_shape(const std::string& who, const Tenso
 // Throws InvalidArgument naming who and both shapes unless a and b have the same shape.
 void check_same_shape(const std::string& who, const Shape& y_true, const Shape& y_pred, const char* why = nullptr);
 
+// Keras's convert_binary_labels_to_hinge (Hinge, SquaredHinge): float32 labels all in {0, 1} become
+// {-1, 1}; any other labels are kept. Decided on the device (a scalar condition broadcast by where),
+// so there is no host round trip.
+Tensor convert_binary_labels_to_hinge(const Tensor& y_true);
+
+// TF's sigmoid_cross_entropy_with_logits, elementwise on float32 labels z and logits x (the where-based
+// form, so the gradient at x == 0 is sigmoid(0) - z as in TF).
+Tensor sigmoid_cross_entropy_with_logits(const Tensor& z, const Tensor& x);
+
+// Keras's TF-backend binary_crossentropy on probabilities, elementwise: p clipped to [1e-7, 1 - 1e-7].
+Tensor binary_crossentropy_from_probabilities(const Tensor& z, const Tensor& p);
+
 // Keras's reduction key: a string, or null meaning "none".
 std::string config_reduction(const nlohmann::json& config, const std::string& fallback, const std::string& who);
 

@@ -2,6 +2,7 @@
 // Ember's losses (Keras: keras.losses): the Loss base, every loss class, and losses::get("mse").
 #include "losses/binary_crossentropy.h"
 #include "losses/categorical_crossentropy.h"
+#include "losses/categorical_hinge.h"
 #include "losses/cosine_similarity.h"
 #include "losses/hinge.h"
 #include "losses/huber.h"
@@ -11,4 +12,7 @@
 #include "losses/mean_absolute_error.h"
 #include "losses/mean_absolute_percentage_error.h"
 #include "losses/mean_squared_error.h"
+#include "losses/mean_squared_logarithmic_error.h"
+#include "losses/poisson.h"
 #include "losses/sparse_categorical_crossentropy.h"
+#include "losses/squared_hinge.h"

@@ -41,6 +41,16 @@ TEST_CASE("losses::get resolves Keras names and aliases", "[losses]") {
       {"kld", "KLDivergence"},
       {"hinge", "Hinge"},
       {"cosine_similarity", "CosineSimilarity"},
+      {"msle", "MeanSquaredLogarithmicError"},
+      {"MSLE", "MeanSquaredLogarithmicError"},
+      {"mean_squared_logarithmic_error", "MeanSquaredLogarithmicError"},
+      {"MeanSquaredLogarithmicError", "MeanSquaredLogarithmicError"},
+      {"poisson", "Poisson"},
+      {"Poisson", "Poisson"},
+      {"squared_hinge", "SquaredHinge"},
+      {"SquaredHinge", "SquaredHinge"},
+      {"categorical_hinge", "CategoricalHinge"},
+      {"CategoricalHinge", "CategoricalHinge"},
   };
   for (const auto& [id, cls] : names) {
     INFO(id);
@@ -53,6 +63,9 @@ TEST_CASE("losses::get resolves Keras names and aliases", "[losses]") {
   CHECK(losses::get("mse")->name() == "mse");
   CHECK(losses::get("MeanSquaredError")->name() == "mean_squared_error");
   CHECK(losses::get(nlohmann::json("huber"))->class_name() == "Huber");
+  CHECK(losses::get("msle")->name() == "msle");
+  CHECK(losses::get("MeanSquaredLogarithmicError")->name() == "mean_squared_logarithmic_error");
+  CHECK(losses::get("CategoricalHinge")->name() == "categorical_hinge");
   CHECK_THROWS_WITH(losses::get("nope"), Contains("Unknown loss \"nope\"") && Contains("sparse_categorical_crossentropy"));
 }
 
@@ -131,6 +144,10 @@ TEST_CASE("Loss configs round-trip through serialize/deserialize and clone", "[l
       std::make_shared<losses::KLDivergence>(),
       std::make_shared<losses::Hinge>(losses::LossOptions{.reduction = "mean_with_sample_weight"}),
       std::make_shared<losses::CosineSimilarity>(losses::CosineSimilarityOptions{.axis = 0}),
+      std::make_shared<losses::MeanSquaredLogarithmicError>(losses::LossOptions{.name = "m"}),
+      std::make_shared<losses::Poisson>(losses::LossOptions{.reduction = "sum"}),
+      std::make_shared<losses::SquaredHinge>(),
+      std::make_shared<losses::CategoricalHinge>(losses::LossOptions{.reduction = "none"}),
   };
   for (const losses::LossPtr& l : all) {
     INFO(l->class_name());
@@ -161,6 +178,12 @@ TEST_CASE("Labels that do not match the predictions are an InvalidArgument namin
                     Contains("CategoricalCrossentropy") && Contains("(2,)") && Contains("(2, 3)"));
   CHECK_THROWS_WITH(losses::BinaryCrossentropy()(f32({1, 0, 1, 0}, {2, 2}), pred),
                     Contains("BinaryCrossentropy") && Contains("(2, 2)") && Contains("(2, 3)"));
+  CHECK_THROWS_WITH(losses::CategoricalHinge()(i32({0, 2}, {2}), pred),
+                    Contains("CategoricalHinge") && Contains("(2,)") && Contains("(2, 3)"));
+  CHECK_THROWS_WITH(losses::Poisson()(f32({1, 0, 1, 0}, {2, 2}), pred),
+                    Contains("Poisson") && Contains("(2, 2)") && Contains("(2, 3)"));
+  CHECK_THROWS_WITH(losses::CategoricalHinge()(f32({1}, {}), f32({0.5}, {})),
+                    Contains("CategoricalHinge") && Contains("at least rank 1"));
   CHECK_THROWS_WITH(losses::SparseCategoricalCrossentropy()(f32({0, 0, 1, 1, 0, 0}, {2, 3}), pred),
                     Contains("SparseCategoricalCrossentropy") && Contains("(2, 3)") &&
                         Contains("CategoricalCrossentropy"));
@@ -221,6 +244,12 @@ TEST_CASE("Loss gradients flow through the tape to y_pred (central differences)"
   check("SparseCategoricalCrossentropy(from_logits)", losses::SparseCategoricalCrossentropy({.from_logits = true}),
         labels, logits);
   check("KLDivergence", losses::KLDivergence(), testing::rand64({3, 4}, 8, 0.1, 0.9), probs);
+  check("MeanSquaredLogarithmicError", losses::MeanSquaredLogarithmicError(), testing::rand64({3, 4}, 9, 0, 3), probs);
+  check("Poisson", losses::Poisson(), testing::rand64({3, 4}, 10, 0, 4), probs);
+  // Away from the hinges' kinks at y_true * y_pred == 1: labels in {-1, 1}, predictions of magnitude >= 1.2.
+  const Tensor hinge_pred = testing::rand64_away_from_zero({3, 4}, 11, 1.2, 2.5);
+  check("SquaredHinge", losses::SquaredHinge(), bits, hinge_pred);
+  check("CategoricalHinge", losses::CategoricalHinge(), onehot, logits);
 }
 
 TEST_CASE("BinaryCrossentropy from logits has TF's gradient at a logit of exactly 0", "[losses][grad]") {
