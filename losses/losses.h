@@ -1,7 +1,9 @@
 #pragma once
 // Ember's losses (Keras: keras.losses): the Loss base, every loss class, and losses::get("mse").
 #include "losses/binary_crossentropy.h"
+#include "losses/binary_focal_crossentropy.h"
 #include "losses/categorical_crossentropy.h"
+#include "losses/categorical_focal_crossentropy.h"
 #include "losses/categorical_hinge.h"
 #include "losses/cosine_similarity.h"
 #include "losses/hinge.h"

@@ -108,6 +108,6 @@ TEST_CASE("Keras loss fixtures: every case matches Keras 3", "[losses][keras]") 
   for (const char* cls : {"MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber", "LogCosh",
                           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
                           "KLDivergence", "Hinge", "CosineSimilarity", "MeanSquaredLogarithmicError", "Poisson",
-                          "SquaredHinge", "CategoricalHinge"})
+                          "SquaredHinge", "CategoricalHinge", "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy"})
     CHECK(classes.count(cls) == 1);
 }

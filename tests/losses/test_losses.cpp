@@ -51,6 +51,10 @@ TEST_CASE("losses::get resolves Keras names and aliases", "[losses]") {
       {"SquaredHinge", "SquaredHinge"},
       {"categorical_hinge", "CategoricalHinge"},
       {"CategoricalHinge", "CategoricalHinge"},
+      {"binary_focal_crossentropy", "BinaryFocalCrossentropy"},
+      {"BinaryFocalCrossentropy", "BinaryFocalCrossentropy"},
+      {"categorical_focal_crossentropy", "CategoricalFocalCrossentropy"},
+      {"CategoricalFocalCrossentropy", "CategoricalFocalCrossentropy"},
   };
   for (const auto& [id, cls] : names) {
     INFO(id);
@@ -148,6 +152,11 @@ TEST_CASE("Loss configs round-trip through serialize/deserialize and clone", "[l
       std::make_shared<losses::Poisson>(losses::LossOptions{.reduction = "sum"}),
       std::make_shared<losses::SquaredHinge>(),
       std::make_shared<losses::CategoricalHinge>(losses::LossOptions{.reduction = "none"}),
+      std::make_shared<losses::BinaryFocalCrossentropy>(losses::BinaryFocalCrossentropyOptions{
+          .apply_class_balancing = true, .alpha = 0.4, .gamma = 1.5, .from_logits = true, .axis = 0}),
+      std::make_shared<losses::CategoricalFocalCrossentropy>(
+          losses::CategoricalFocalCrossentropyOptions{.alpha = {0.2, 0.8}, .gamma = 3, .label_smoothing = 0.1}),
+      std::make_shared<losses::CategoricalFocalCrossentropy>(losses::CategoricalFocalCrossentropyOptions{.alpha = 0.5}),
   };
   for (const losses::LossPtr& l : all) {
     INFO(l->class_name());
