@@ -10,7 +10,9 @@
 // probabilities. Ember tensors carry no such thing, so a loss on probabilities always clips them.
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -58,6 +60,19 @@ using LossPtr = std::shared_ptr<Loss>;
 struct LossOptions {
   std::string reduction = "sum_over_batch_size";
   std::string name = {};
+};
+
+// Keras's axis=None | int | tuple of the losses that sum over several axes (Dice, Tversky): unset for
+// every axis, `.axis = 1`, or `.axis = {1, 2}`. It keeps which form it was given, so get_config writes
+// what Keras writes (null, 1 or [1]).
+struct AxisOption {
+  AxisOption() = default;
+  AxisOption(int64_t axis) : axes(std::vector<int64_t>{axis}) {}  // NOLINT(google-explicit-constructor)
+  AxisOption(int axis) : AxisOption(int64_t{axis}) {}            // NOLINT(google-explicit-constructor)
+  AxisOption(std::initializer_list<int64_t> list) : axes(std::vector<int64_t>(list)), is_list(true) {}
+  explicit AxisOption(std::vector<int64_t> list) : axes(std::move(list)), is_list(true) {}
+  std::optional<std::vector<int64_t>> axes;  // nullopt: every axis
+  bool is_list = false;
 };
 
 // Declares what every concrete loss has: its Keras class name, clone() and from_config().

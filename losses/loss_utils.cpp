@@ -1,6 +1,8 @@
 // Input preparation and config reading shared by the loss classes.
 #include "losses/loss_utils.h"
 
+#include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "framework/core/error.h"
@@ -51,6 +53,35 @@ Tensor binary_crossentropy_from_probabilities(const Tensor& z, const Tensor& p) 
   constexpr double kEpsilon = 1e-7;
   const Tensor clipped = ops::clip_by_value(p, kEpsilon, 1.0 - kEpsilon);
   return -(z * ops::log(clipped) + (1.0 - z) * ops::log(1.0 - clipped));
+}
+
+ops::Axes checked_axes(const std::string& who, const AxisOption& axis, int64_t rank) {
+  if (!axis.axes) return {};
+  std::set<int64_t> seen;
+  for (int64_t a : *axis.axes) {
+    EMBER_CHECK(a >= -rank && a < rank, InvalidArgument)
+        << who << ": axis " << a << " is out of range for inputs of rank " << rank << " (expected axes in ["
+        << -rank << ", " << rank << "))";
+    EMBER_CHECK(seen.insert(a < 0 ? a + rank : a).second, InvalidArgument)
+        << who << ": axis " << a << " names a dimension already listed in axis; each axis may appear once";
+  }
+  return ops::Axes(*axis.axes);
+}
+
+json axis_option_to_json(const AxisOption& axis) {
+  if (!axis.axes) return nullptr;
+  if (!axis.is_list) return axis.axes->front();
+  return *axis.axes;
+}
+
+AxisOption config_axis_option(const json& config, const char* key, const std::string& who) {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return {};
+  if (it->is_number_integer()) return AxisOption(it->get<int64_t>());
+  EMBER_CHECK(it->is_array() && std::all_of(it->begin(), it->end(), [](const json& v) { return v.is_number_integer(); }),
+              InvalidArgument)
+      << who << ": config \"" << key << "\" must be null, an integer or a list of integers, got " << it->dump();
+  return AxisOption(it->get<std::vector<int64_t>>());
 }
 
 std::string config_reduction(const json& config, const std::string& fallback, const std::string& who) {

@@ -10,6 +10,8 @@
 
 #include "framework/core/tensor.h"
 #include "framework/model/metrics/config_reader.h"
+#include "framework/ops/reduce.h"
+#include "losses/loss.h"
 
 namespace ember::losses::detail {
 
@@ -42,6 +44,13 @@ Tensor sigmoid_cross_entropy_with_logits(const Tensor& z, const Tensor& x);
 
 // Keras's TF-backend binary_crossentropy on probabilities, elementwise: p clipped to [1e-7, 1 - 1e-7].
 Tensor binary_crossentropy_from_probabilities(const Tensor& z, const Tensor& p);
+
+// axis as the reduction ops take it, after checking that every axis (all of them when unset) is in
+// [-rank, rank) and that none is listed twice (TF's reduce_sum refuses both): InvalidArgument naming who.
+ops::Axes checked_axes(const std::string& who, const AxisOption& axis, int64_t rank);
+// Keras's axis=None | int | tuple in a config: null, an integer, or a list.
+nlohmann::json axis_option_to_json(const AxisOption& axis);
+AxisOption config_axis_option(const nlohmann::json& config, const char* key, const std::string& who);
 
 // Keras's reduction key: a string, or null meaning "none".
 std::string config_reduction(const nlohmann::json& config, const std::string& fallback, const std::string& who);

@@ -6,6 +6,7 @@
 #include "losses/categorical_focal_crossentropy.h"
 #include "losses/categorical_hinge.h"
 #include "losses/cosine_similarity.h"
+#include "losses/dice.h"
 #include "losses/hinge.h"
 #include "losses/huber.h"
 #include "losses/kl_divergence.h"
@@ -18,3 +19,4 @@
 #include "losses/poisson.h"
 #include "losses/sparse_categorical_crossentropy.h"
 #include "losses/squared_hinge.h"
+#include "losses/tversky.h"

@@ -108,6 +108,7 @@ TEST_CASE("Keras loss fixtures: every case matches Keras 3", "[losses][keras]") 
   for (const char* cls : {"MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber", "LogCosh",
                           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
                           "KLDivergence", "Hinge", "CosineSimilarity", "MeanSquaredLogarithmicError", "Poisson",
-                          "SquaredHinge", "CategoricalHinge", "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy"})
+                          "SquaredHinge", "CategoricalHinge", "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy",
+                          "Dice", "Tversky"})
     CHECK(classes.count(cls) == 1);
 }

@@ -55,6 +55,10 @@ TEST_CASE("losses::get resolves Keras names and aliases", "[losses]") {
       {"BinaryFocalCrossentropy", "BinaryFocalCrossentropy"},
       {"categorical_focal_crossentropy", "CategoricalFocalCrossentropy"},
       {"CategoricalFocalCrossentropy", "CategoricalFocalCrossentropy"},
+      {"dice", "Dice"},
+      {"Dice", "Dice"},
+      {"tversky", "Tversky"},
+      {"Tversky", "Tversky"},
   };
   for (const auto& [id, cls] : names) {
     INFO(id);
@@ -157,6 +161,10 @@ TEST_CASE("Loss configs round-trip through serialize/deserialize and clone", "[l
       std::make_shared<losses::CategoricalFocalCrossentropy>(
           losses::CategoricalFocalCrossentropyOptions{.alpha = {0.2, 0.8}, .gamma = 3, .label_smoothing = 0.1}),
       std::make_shared<losses::CategoricalFocalCrossentropy>(losses::CategoricalFocalCrossentropyOptions{.alpha = 0.5}),
+      std::make_shared<losses::Dice>(),
+      std::make_shared<losses::Dice>(losses::DiceOptions{.reduction = "none", .axis = {1, 2}}),
+      std::make_shared<losses::Tversky>(losses::TverskyOptions{.alpha = 0.3, .beta = 0.7, .axis = -1}),
+      std::make_shared<losses::Tversky>(losses::TverskyOptions{.axis = {0}}),
   };
   for (const losses::LossPtr& l : all) {
     INFO(l->class_name());
