@@ -5,6 +5,7 @@
 #include "losses/categorical_crossentropy.h"
 #include "losses/categorical_focal_crossentropy.h"
 #include "losses/categorical_hinge.h"
+#include "losses/circle.h"
 #include "losses/cosine_similarity.h"
 #include "losses/dice.h"
 #include "losses/hinge.h"

@@ -59,6 +59,8 @@ TEST_CASE("losses::get resolves Keras names and aliases", "[losses]") {
       {"Dice", "Dice"},
       {"tversky", "Tversky"},
       {"Tversky", "Tversky"},
+      {"circle", "Circle"},
+      {"Circle", "Circle"},
   };
   for (const auto& [id, cls] : names) {
     INFO(id);
@@ -165,6 +167,7 @@ TEST_CASE("Loss configs round-trip through serialize/deserialize and clone", "[l
       std::make_shared<losses::Dice>(losses::DiceOptions{.reduction = "none", .axis = {1, 2}}),
       std::make_shared<losses::Tversky>(losses::TverskyOptions{.alpha = 0.3, .beta = 0.7, .axis = -1}),
       std::make_shared<losses::Tversky>(losses::TverskyOptions{.axis = {0}}),
+      std::make_shared<losses::Circle>(losses::CircleOptions{.gamma = 32, .margin = 0.25, .remove_diagonal = false}),
   };
   for (const losses::LossPtr& l : all) {
     INFO(l->class_name());
