@@ -4,6 +4,7 @@
 #include "losses/binary_focal_crossentropy.h"
 #include "losses/categorical_crossentropy.h"
 #include "losses/categorical_focal_crossentropy.h"
+#include "losses/categorical_generalized_cross_entropy.h"
 #include "losses/categorical_hinge.h"
 #include "losses/circle.h"
 #include "losses/cosine_similarity.h"

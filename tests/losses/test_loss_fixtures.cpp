@@ -112,6 +112,6 @@ TEST_CASE("Keras loss fixtures: every case matches Keras 3", "[losses][keras]") 
                           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
                           "KLDivergence", "Hinge", "CosineSimilarity", "MeanSquaredLogarithmicError", "Poisson",
                           "SquaredHinge", "CategoricalHinge", "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy",
-                          "Dice", "Tversky", "Circle"})
+                          "Dice", "Tversky", "Circle", "CategoricalGeneralizedCrossEntropy"})
     CHECK(classes.count(cls) == 1);
 }

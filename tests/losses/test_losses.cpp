@@ -61,6 +61,7 @@ TEST_CASE("losses::get resolves Keras names and aliases", "[losses]") {
       {"Tversky", "Tversky"},
       {"circle", "Circle"},
       {"Circle", "Circle"},
+      {"CategoricalGeneralizedCrossEntropy", "CategoricalGeneralizedCrossEntropy"},
   };
   for (const auto& [id, cls] : names) {
     INFO(id);
@@ -168,6 +169,8 @@ TEST_CASE("Loss configs round-trip through serialize/deserialize and clone", "[l
       std::make_shared<losses::Tversky>(losses::TverskyOptions{.alpha = 0.3, .beta = 0.7, .axis = -1}),
       std::make_shared<losses::Tversky>(losses::TverskyOptions{.axis = {0}}),
       std::make_shared<losses::Circle>(losses::CircleOptions{.gamma = 32, .margin = 0.25, .remove_diagonal = false}),
+      std::make_shared<losses::CategoricalGeneralizedCrossEntropy>(
+          losses::CategoricalGeneralizedCrossEntropyOptions{.q = 0.2, .reduction = "sum"}),
   };
   for (const losses::LossPtr& l : all) {
     INFO(l->class_name());
