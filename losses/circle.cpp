@@ -3,7 +3,6 @@
 
 #include <limits>
 
-#include "framework/autodiff/gradient_tape.h"
 #include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/creation.h"
@@ -58,10 +57,9 @@ Tensor Circle::call_with_mask(const Tensor& y_true, const Tensor& y_pred, Tensor
   const Tensor p_loss = ops::reduce_logsumexp(ops::where(positive, pos_wdists, minus_inf), 1);
   const Tensor n_loss = ops::reduce_logsumexp(ops::where(negative, neg_wdists, minus_inf), 1);
   const Tensor loss = ops::softplus(p_loss + n_loss);
-  // A sample without a positive pair has p_loss = -inf and a loss of 0: Keras masks those out. The mask
-  // is a comparison, which carries no gradient (the mask's float weights would otherwise lead the tape
-  // back through a bool cast).
-  if (mask) *mask = ops::greater(ops::stop_gradient(loss), metrics::f32(0));
+  // A sample without a positive pair has p_loss = -inf and a loss of 0: Keras masks those out (the mask,
+  // a comparison, carries no gradient).
+  if (mask) *mask = ops::greater(loss, metrics::f32(0));
   return loss;
 }
 
