@@ -29,6 +29,10 @@ class Loss {
   Tensor operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight = {}) const;
   // Per-sample float32 losses, before weighting and reduction (Keras: Loss.call).
   virtual Tensor call(const Tensor& y_true, const Tensor& y_pred) const = 0;
+  // call() plus the mask of valid per-sample losses (undefined: all valid). Only
+  // SparseCategoricalCrossentropy with ignore_class has one; Keras attaches it as the loss's mask
+  // (public for the metrics that wrap a loss, which weigh masked values as Keras's Mean does).
+  virtual Tensor call_with_mask(const Tensor& y_true, const Tensor& y_pred, Tensor* mask) const;
 
   // The Keras class name ("MeanSquaredError", ...).
   virtual std::string class_name() const = 0;
@@ -44,9 +48,6 @@ class Loss {
  protected:
   // Validates reduction (InvalidArgument naming class_name otherwise).
   Loss(std::string name, std::string reduction, const char* class_name);
-  // call() plus the mask of valid per-sample losses (undefined: all valid). Only
-  // SparseCategoricalCrossentropy with ignore_class has one; Keras attaches it as the loss's mask.
-  virtual Tensor call_with_mask(const Tensor& y_true, const Tensor& y_pred, Tensor* mask) const;
 
  private:
   std::string name_;

@@ -23,10 +23,8 @@ class SparseCategoricalCrossentropy : public Loss {
   explicit SparseCategoricalCrossentropy(SparseCategoricalCrossentropyOptions options = {});
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
   nlohmann::json get_config() const override;
-  bool from_logits() const { return options_.from_logits; }
-
- protected:
   Tensor call_with_mask(const Tensor& y_true, const Tensor& y_pred, Tensor* mask) const override;
+  bool from_logits() const { return options_.from_logits; }
 
  private:
   SparseCategoricalCrossentropyOptions options_;

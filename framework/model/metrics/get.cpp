@@ -5,7 +5,9 @@
 // crossentropy losses the loss decides here (it says what the labels are, even where Keras 3's shape
 // rule guesses wrong, e.g. BinaryCrossentropy on (N, 5) multi-label outputs, which Keras 3 would
 // measure with CategoricalAccuracy); otherwise Keras 3's shape rule runs at the first update_state.
-// This file is the one place framework/ knows a losses/ type (the brief's get(name, loss) signature).
+// Besides this file (the brief's get(name, loss) signature), only the metrics that wrap a loss know
+// losses/ types: LossMeanMetric and the files that build its losses (regression_metrics.cpp,
+// probabilistic_metrics.cpp, hinge_metrics.cpp).
 #include <map>
 #include <mutex>
 #include <sstream>

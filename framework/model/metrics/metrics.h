@@ -9,8 +9,11 @@
 
 #include "framework/model/metrics/accuracy_metrics.h"
 #include "framework/model/metrics/auc.h"
+#include "framework/model/metrics/hinge_metrics.h"
+#include "framework/model/metrics/loss_metric.h"
 #include "framework/model/metrics/metric.h"
 #include "framework/model/metrics/precision_recall.h"
+#include "framework/model/metrics/probabilistic_metrics.h"
 #include "framework/model/metrics/reduction_metrics.h"
 #include "framework/model/metrics/regression_metrics.h"
 #include "framework/model/metrics/top_k_accuracy.h"
@@ -22,8 +25,10 @@ class Loss;
 namespace ember::metrics {
 
 // A metric for a compile identifier (Keras: compile_utils.get_metric), named after the identifier.
-// Names: the class names ("AUC", "SparseCategoricalAccuracy"), their snake_case forms ("auc",
-// "sparse_categorical_accuracy") and "mse"/"MSE", "mae"/"MAE". "accuracy" and "acc" (any case) pick
+// Names, as Keras 3's keras.metrics.get takes them: the class names ("AUC", "SparseCategoricalAccuracy"),
+// their snake_case forms ("auc", "sparse_categorical_accuracy", "log_cosh_error") and "mse"/"MSE",
+// "mae"/"MAE", "mape"/"MAPE", "bce"/"BCE" (no "kld" or "logcosh": Keras's metrics.get refuses them;
+// they are loss names). "accuracy" and "acc" (any case) pick
 // the accuracy that fits: SparseCategoricalAccuracy with a SparseCategoricalCrossentropy loss,
 // BinaryAccuracy with BinaryCrossentropy, CategoricalAccuracy with CategoricalCrossentropy; with no
 // loss or another one, the choice is made at the first update_state from the shapes, by Keras 3's

@@ -124,7 +124,21 @@ void MeanMetricWrapper::update(const Tensor& y_true, const Tensor& y_pred, const
       << who << ": y_true and y_pred must be defined tensors";
   y_true.check_concrete(who.c_str());
   y_pred.check_concrete(who.c_str());
-  detail::accumulate_mean(total_, count_, values(y_true, y_pred), sample_weight, who);
+  Tensor mask;
+  const Tensor v = masked_values(y_true, y_pred, mask);
+  Tensor weights = sample_weight;
+  if (mask.defined() && weights.defined()) {
+    // Keras's apply_mask(reduction="sum"): the weights times the mask, after the squeeze/expand rule.
+    auto [m, w] = squeeze_or_expand_to_same_rank(to_float32(mask), to_float32(weights));
+    try {
+      (void)broadcast_shapes("multiply", m.shape(), w.shape());
+    } catch (const InvalidArgument&) {
+      throw InvalidArgument(who + ": sample_weight of shape " + weights.shape().to_string() +
+                            " does not broadcast to the mask of shape " + mask.shape().to_string());
+    }
+    weights = w * m;
+  }
+  detail::accumulate_mean(total_, count_, v, weights, who);
 }
 
 Tensor MeanMetricWrapper::result() const { return ops::div_no_nan(total_.value(), count_.value()); }

@@ -58,6 +58,12 @@ class MeanMetricWrapper : public Metric {
   explicit MeanMetricWrapper(std::string name);
   // The per-sample values (Keras's fn), float32.
   virtual Tensor values(const Tensor& y_true, const Tensor& y_pred) const = 0;
+  // values() and the mask Keras's fn attaches to them (undefined: none; only a loss with ignore_class
+  // has one). As in Keras's Mean, the mask matters only with sample weights: each weight is multiplied
+  // by it (masked values weigh 0); without weights every value counts, the masked ones as they are.
+  virtual Tensor masked_values(const Tensor& y_true, const Tensor& y_pred, Tensor& mask) const {
+    return values(y_true, y_pred);
+  }
   void update(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) override;
 
  private:

@@ -1,11 +1,16 @@
-// MeanSquaredError, MeanAbsoluteError, RootMeanSquaredError (keras/src/metrics/regression_metrics.py).
+// MeanSquaredError, MeanAbsoluteError, RootMeanSquaredError, MeanAbsolutePercentageError, CosineSimilarity
+// and LogCoshError (keras/src/metrics/regression_metrics.py).
 #include "framework/model/metrics/regression_metrics.h"
 
 #include "framework/core/error.h"
+#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/metrics.h"
 #include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "losses/cosine_similarity.h"
+#include "losses/log_cosh.h"
+#include "losses/mean_absolute_percentage_error.h"
 
 namespace ember::metrics {
 
@@ -37,6 +42,19 @@ MetricPtr make(const nlohmann::json& c, const char* cls, const char* default_nam
   detail::register_metric("RootMeanSquaredError", [](const nlohmann::json& c) {
     return make<RootMeanSquaredError>(c, "RootMeanSquaredError", "root_mean_squared_error");
   }, {"root_mean_squared_error"});
+  detail::register_metric("MeanAbsolutePercentageError", [](const nlohmann::json& c) {
+    return make<MeanAbsolutePercentageError>(c, "MeanAbsolutePercentageError", "mean_absolute_percentage_error");
+  }, {"mean_absolute_percentage_error", "mape", "MAPE"});
+  detail::register_metric("CosineSimilarity", [](const nlohmann::json& c) -> MetricPtr {
+    const char* who = "CosineSimilarity";
+    const std::string name = detail::read_metric_base(c, who, "cosine_similarity", {"axis"});
+    return std::make_shared<CosineSimilarity>(
+        CosineSimilarityOptions{.axis = ::ember::detail::config_int(c, "axis", -1, who), .name = name});
+  }, {"cosine_similarity"});
+  // Keras registers no "logcosh" or "log_cosh" metric (those are loss names), only the class's snake_case.
+  detail::register_metric("LogCoshError", [](const nlohmann::json& c) {
+    return make<LogCoshError>(c, "LogCoshError", "logcosh");
+  }, {"log_cosh_error"});
   return true;
 }();
 
@@ -68,5 +86,28 @@ void RootMeanSquaredError::update(const Tensor& y_true, const Tensor& y_pred, co
 }
 
 Tensor RootMeanSquaredError::result() const { return ops::sqrt(ops::div_no_nan(total_.value(), count_.value())); }
+
+MeanAbsolutePercentageError::MeanAbsolutePercentageError(MetricOptions options)
+    : LossMeanMetric(options.name.empty() ? "mean_absolute_percentage_error" : options.name,
+                     std::make_shared<losses::MeanAbsolutePercentageError>()) {}
+
+CosineSimilarity::CosineSimilarity(CosineSimilarityOptions options)
+    : LossMeanMetric(options.name.empty() ? "cosine_similarity" : options.name,
+                     std::make_shared<losses::CosineSimilarity>(losses::CosineSimilarityOptions{.axis = options.axis})),
+      axis_(options.axis) {}
+
+// Keras's metric is the loss's formula without its minus sign (negation is exact in floating point).
+Tensor CosineSimilarity::masked_values(const Tensor& y_true, const Tensor& y_pred, Tensor& mask) const {
+  return -LossMeanMetric::masked_values(y_true, y_pred, mask);
+}
+
+nlohmann::json CosineSimilarity::get_config() const {
+  nlohmann::json c = Metric::get_config();
+  c["axis"] = axis_;
+  return c;
+}
+
+LogCoshError::LogCoshError(MetricOptions options)
+    : LossMeanMetric(options.name.empty() ? "logcosh" : options.name, std::make_shared<losses::LogCosh>()) {}
 
 }  // namespace ember::metrics

@@ -1,7 +1,10 @@
 #pragma once
 // Regression metrics (Keras: keras/src/metrics/regression_metrics.py): MeanSquaredError,
-// MeanAbsoluteError (means over samples of the per-sample losses) and RootMeanSquaredError (the square
-// root of the weighted mean squared error over every element).
+// MeanAbsoluteError (means over samples of the per-sample losses), RootMeanSquaredError (the square
+// root of the weighted mean squared error over every element), and MeanAbsolutePercentageError,
+// CosineSimilarity and LogCoshError, the means of the per-sample values of the matching losses
+// (losses/).
+#include "framework/model/metrics/loss_metric.h"
 #include "framework/model/metrics/reduction_metrics.h"
 
 namespace ember::metrics {
@@ -41,6 +44,46 @@ class RootMeanSquaredError : public Metric {
 
  private:
   Variable total_, count_;
+};
+
+// 100 * mean(|y_true - y_pred| / max(|y_true|, 1e-7)) over the last axis (losses::MeanAbsolutePercentageError),
+// averaged over samples. Default name "mean_absolute_percentage_error".
+class MeanAbsolutePercentageError : public LossMeanMetric {
+ public:
+  explicit MeanAbsolutePercentageError(MetricOptions options = {});
+  std::string class_name() const override { return "MeanAbsolutePercentageError"; }
+  std::string direction() const override { return "down"; }
+};
+
+struct CosineSimilarityOptions {
+  int64_t axis = -1;      // the axis along which the cosine is taken
+  std::string name = {};  // empty: "cosine_similarity"
+};
+
+// sum(l2_normalize(y_true) * l2_normalize(y_pred)) along axis: the negative of losses::CosineSimilarity,
+// averaged over samples. Default name "cosine_similarity".
+class CosineSimilarity : public LossMeanMetric {
+ public:
+  explicit CosineSimilarity(CosineSimilarityOptions options = {});
+  std::string class_name() const override { return "CosineSimilarity"; }
+  std::string direction() const override { return "up"; }
+  // Keras's keys plus "axis" (Keras 3.15 leaves it out, so its configs lose a non-default axis).
+  nlohmann::json get_config() const override;
+
+ protected:
+  Tensor masked_values(const Tensor& y_true, const Tensor& y_pred, Tensor& mask) const override;
+
+ private:
+  int64_t axis_;
+};
+
+// mean(log(cosh(y_pred - y_true))) over the last axis (losses::LogCosh), averaged over samples. Default
+// name "logcosh" (Keras's).
+class LogCoshError : public LossMeanMetric {
+ public:
+  explicit LogCoshError(MetricOptions options = {});
+  std::string class_name() const override { return "LogCoshError"; }
+  std::string direction() const override { return "down"; }
 };
 
 }  // namespace ember::metrics
