@@ -2,6 +2,7 @@
 // ops that stay on the device.
 #include "framework/model/metrics/confusion_matrix.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "framework/core/error.h"
@@ -182,6 +183,26 @@ bool is_evenly_distributed_thresholds(const std::vector<double>& thresholds) {
 void check_thresholds_range(const std::vector<double>& thresholds, const std::string& who) {
   for (double t : thresholds)
     EMBER_CHECK(t >= 0 && t <= 1, InvalidArgument) << who << ": threshold values must be in [0, 1], got " << t;
+}
+
+std::vector<double> parse_init_thresholds(const std::optional<std::vector<double>>& thresholds,
+                                          double default_threshold, const std::string& who) {
+  if (!thresholds) return {default_threshold};
+  EMBER_CHECK(!thresholds->empty(), InvalidArgument) << who << ": thresholds must not be empty";
+  check_thresholds_range(*thresholds, who);
+  return *thresholds;
+}
+
+std::optional<std::vector<double>> config_thresholds(const nlohmann::json& c, const std::string& who) {
+  auto it = c.find("thresholds");
+  if (it == c.end() || it->is_null()) return std::nullopt;
+  const bool numbers = it->is_number() || (it->is_array() && std::all_of(it->begin(), it->end(), [](const auto& v) {
+                                             return v.is_number();
+                                           }));
+  EMBER_CHECK(numbers, InvalidArgument)
+      << who << ": config \"thresholds\" must be a number or a list of numbers, got " << it->dump();
+  if (it->is_number()) return std::vector<double>{it->get<double>()};
+  return it->get<std::vector<double>>();
 }
 
 Tensor filter_top_k(const Tensor& x, int64_t k) {

@@ -1,9 +1,11 @@
 #pragma once
 // Keras's confusion-matrix accumulation (keras/src/metrics/metrics_utils.py), shared by Precision,
-// Recall and AUC: counts of true/false positives/negatives per threshold, weighted, added to Variables.
+// Recall, AUC, the four confusion counts and the metrics at a fixed sensitivity/specificity/precision/recall: counts of true/false positives/negatives per threshold, weighted, added to Variables.
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "framework/autodiff/variable.h"
 #include "framework/core/tensor.h"
@@ -29,6 +31,13 @@ bool is_evenly_distributed_thresholds(const std::vector<double>& thresholds);
 
 // Throws InvalidArgument naming who unless every threshold lies in [0, 1].
 void check_thresholds_range(const std::vector<double>& thresholds, const std::string& who);
+
+// Keras's parse_init_thresholds: the given thresholds (not empty, each in [0, 1]), or {default_threshold}.
+std::vector<double> parse_init_thresholds(const std::optional<std::vector<double>>& thresholds,
+                                          double default_threshold, const std::string& who);
+
+// A config's "thresholds" as Keras writes it: absent or null, one number, or a list of numbers.
+std::optional<std::vector<double>> config_thresholds(const nlohmann::json& config, const std::string& who);
 
 // Keras's update_confusion_matrix_variables: y_true and y_pred (squeezed/expanded to the same rank,
 // cast to float32; a label counts as positive when non-zero), optionally restricted to the top_k

@@ -9,6 +9,7 @@
 
 #include "framework/model/metrics/accuracy_metrics.h"
 #include "framework/model/metrics/auc.h"
+#include "framework/model/metrics/confusion_counts.h"
 #include "framework/model/metrics/hinge_metrics.h"
 #include "framework/model/metrics/loss_metric.h"
 #include "framework/model/metrics/metric.h"
@@ -16,6 +17,7 @@
 #include "framework/model/metrics/probabilistic_metrics.h"
 #include "framework/model/metrics/reduction_metrics.h"
 #include "framework/model/metrics/regression_metrics.h"
+#include "framework/model/metrics/sensitivity_specificity.h"
 #include "framework/model/metrics/top_k_accuracy.h"
 
 namespace ember::losses {
@@ -28,7 +30,8 @@ namespace ember::metrics {
 // Names, as Keras 3's keras.metrics.get takes them: the class names ("AUC", "SparseCategoricalAccuracy"),
 // their snake_case forms ("auc", "sparse_categorical_accuracy", "log_cosh_error") and "mse"/"MSE",
 // "mae"/"MAE", "mape"/"MAPE", "bce"/"BCE" (no "kld" or "logcosh": Keras's metrics.get refuses them;
-// they are loss names). "accuracy" and "acc" (any case) pick
+// they are loss names). A metric that needs an argument (PrecisionAtRecall's recall, ...) cannot be
+// made from its name alone: InvalidArgument. "accuracy" and "acc" (any case) pick
 // the accuracy that fits: SparseCategoricalAccuracy with a SparseCategoricalCrossentropy loss,
 // BinaryAccuracy with BinaryCrossentropy, CategoricalAccuracy with CategoricalCrossentropy; with no
 // loss or another one, the choice is made at the first update_state from the shapes, by Keras 3's

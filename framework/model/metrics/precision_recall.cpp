@@ -1,8 +1,6 @@
 // Precision and Recall (keras/src/metrics/confusion_metrics.py).
 #include "framework/model/metrics/precision_recall.h"
 
-#include <algorithm>
-
 #include "framework/core/error.h"
 #include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/confusion_matrix.h"
@@ -15,14 +13,9 @@ namespace ember::metrics {
 
 namespace {
 
-// Keras's parse_init_thresholds: the given ones (checked to lie in [0, 1]), or the default.
+// Keras's parse_init_thresholds: the given ones, or 0.5 (with top_k: Keras's -1e10, every top-k entry).
 std::vector<double> parse_thresholds(const PrecisionRecallOptions& o, const char* who) {
-  if (o.thresholds) {
-    EMBER_CHECK(!o.thresholds->empty(), InvalidArgument) << who << ": thresholds must not be empty";
-    detail::check_thresholds_range(*o.thresholds, who);
-    return *o.thresholds;
-  }
-  return {o.top_k ? detail::kNegInf : 0.5};
+  return detail::parse_init_thresholds(o.thresholds, o.top_k ? detail::kNegInf : 0.5, who);
 }
 
 // tp / (tp + other), element 0 when there is a single threshold (Keras's result()[0]).
@@ -42,15 +35,7 @@ nlohmann::json config_of(const Metric& m, const PrecisionRecallOptions& o) {
 PrecisionRecallOptions options_from(const nlohmann::json& c, const char* cls, const char* default_name) {
   PrecisionRecallOptions o;
   o.name = detail::read_metric_base(c, cls, default_name, {"thresholds", "top_k", "class_id"});
-  auto it = c.find("thresholds");
-  if (it != c.end() && !it->is_null()) {
-    // Keras accepts one number or a list.
-    EMBER_CHECK(it->is_number() || (it->is_array() && std::all_of(it->begin(), it->end(),
-                                                                  [](const auto& v) { return v.is_number(); })),
-                InvalidArgument)
-        << cls << ": config \"thresholds\" must be a number or a list of numbers, got " << it->dump();
-    o.thresholds = it->is_number() ? std::vector<double>{it->template get<double>()} : it->template get<std::vector<double>>();
-  }
+  o.thresholds = detail::config_thresholds(c, cls);
   o.top_k = ::ember::detail::config_optional_int(c, "top_k", cls);
   o.class_id = ::ember::detail::config_optional_int(c, "class_id", cls);
   return o;

@@ -74,3 +74,42 @@ TEST_CASE("Loss-based metrics: options reach the loss, configs round-trip", "[me
   CHECK_THROWS_WITH(mape.update_state(f32({1, 2}, {2}), probs), Contains("MeanAbsolutePercentageError") &&
                                                                     Contains("(2, 3)"));
 }
+
+TEST_CASE("Confusion counts: thresholds, configs, errors", "[metrics]") {
+  metrics::FalseNegatives fn({.thresholds = std::vector<double>{0.3, 0.6}});
+  fn.update_state(f32({1, 1, 0, 1}, {4}), f32({0.2, 0.5, 0.9, 0.7}, {4}), f32({1, 2, 1, 0.5}, {4}));
+  CHECK(fn.result().to_vector<float>() == std::vector<float>{1, 3});
+  CHECK(fn.get_config()["thresholds"] == nlohmann::json({0.3, 0.6}));
+  CHECK(fn.variables().size() == 1);
+  CHECK(fn.variables()[0].name() == "false_negatives/accumulator");
+  // One number in a Keras config is one threshold: a scalar result.
+  metrics::MetricPtr tn = from_config("TrueNegatives", {{"thresholds", 0.5}});
+  tn->update_state(f32({0, 0, 1}, {3}), f32({0.2, 0.7, 0.1}, {3}));
+  CHECK(tn->result().shape() == Shape{});
+  CHECK(value(*tn) == 1.0f);
+  CHECK(metrics::TruePositives().get_config()["thresholds"].is_null());
+  CHECK_THROWS_WITH(metrics::TruePositives({.thresholds = std::vector<double>{0.5, 1.5}}),
+                    Contains("TruePositives") && Contains("1.5"));
+  CHECK_THROWS_WITH(metrics::FalsePositives({.thresholds = std::vector<double>{}}), Contains("must not be empty"));
+  CHECK_THROWS_WITH(from_config("TruePositives", {{"thresholds", "high"}}), Contains("thresholds"));
+}
+
+TEST_CASE("Metrics at a target rate: arguments, thresholds, configs", "[metrics]") {
+  CHECK_THROWS_WITH(metrics::PrecisionAtRecall(1.5), Contains("PrecisionAtRecall") && Contains("recall=1.5"));
+  CHECK_THROWS_WITH(metrics::SensitivityAtSpecificity(-0.1), Contains("specificity"));
+  CHECK_THROWS_WITH(metrics::RecallAtPrecision(0.5, {.num_thresholds = 0}), Contains("num_thresholds"));
+  metrics::SpecificityAtSensitivity one(0.5, {.num_thresholds = 1});
+  CHECK(one.thresholds() == std::vector<double>{0.5});
+  metrics::SensitivityAtSpecificity five(0.5, {.num_thresholds = 5, .class_id = 1, .name = "sens"});
+  CHECK(five.thresholds() == std::vector<double>{0.0, 0.25, 0.5, 0.75, 1.0});
+  CHECK(five.get_config() == nlohmann::json({{"name", "sens"}, {"dtype", "float32"}, {"class_id", 1},
+                                             {"num_thresholds", 5}, {"specificity", 0.5}}));
+  CHECK(five.clone()->get_config() == five.get_config());
+  REQUIRE(five.variables().size() == 4);
+  CHECK(five.variables()[2].name() == "sens/true_negatives");
+  // A prediction of exactly 0 is above no threshold (the end points carry no epsilon, unlike AUC's).
+  metrics::RecallAtPrecision two(0.0, {.num_thresholds = 2});
+  two.update_state(f32({1, 1}, {2}), f32({0.0, 0.3}, {2}));
+  CHECK(value(two) == 0.5f);
+  CHECK_THROWS_WITH(five.update_state(f32({1, 0}, {2}), f32({0.3, 0.6}, {2})), Contains("class_id"));
+}

@@ -103,3 +103,38 @@ TEST_CASE("compile and fit log the loss-based metrics under their string names",
   CHECK(scores.at("mape") != Approx(h.history.at("mape")[0]).epsilon(1e-6));  // the step changed the model
   CHECK(scores.at("bce") == Approx(scores.at("loss")).epsilon(1e-6));
 }
+
+TEST_CASE("metrics::get resolves the confusion counts; the metrics at a target rate need their target", "[metrics]") {
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"true_positives", "TruePositives"},   {"TruePositives", "TruePositives"},
+      {"false_positives", "FalsePositives"}, {"FalsePositives", "FalsePositives"},
+      {"true_negatives", "TrueNegatives"},   {"TrueNegatives", "TrueNegatives"},
+      {"false_negatives", "FalseNegatives"}, {"FalseNegatives", "FalseNegatives"}};
+  for (const auto& [id, cls] : names) {
+    INFO(id);
+    metrics::MetricPtr m = metrics::get(id);
+    CHECK(m->class_name() == cls);
+    CHECK(m->name() == id);
+    CHECK(m->direction().empty());  // Keras's counts have no _direction
+  }
+  // The metrics at a target rate need that rate: Keras's get fails to construct them from a name too.
+  for (const auto& [id, arg] : std::vector<std::pair<std::string, std::string>>{
+           {"precision_at_recall", "recall"},
+           {"RecallAtPrecision", "precision"},
+           {"sensitivity_at_specificity", "specificity"},
+           {"SpecificityAtSensitivity", "sensitivity"}}) {
+    INFO(id);
+    CHECK_THROWS_WITH(metrics::get(id), Contains("missing the required argument " + arg));
+  }
+  for (const char* cls : {"PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity", "SpecificityAtSensitivity"}) {
+    INFO(cls);
+    const std::string key = std::string(cls) == "PrecisionAtRecall"          ? "recall"
+                            : std::string(cls) == "RecallAtPrecision"        ? "precision"
+                            : std::string(cls) == "SensitivityAtSpecificity" ? "specificity"
+                                                                             : "sensitivity";
+    metrics::MetricPtr m = metrics::deserialize({{"class_name", cls}, {"config", {{key, 0.25}}}});
+    CHECK(m->class_name() == cls);
+    CHECK(m->direction() == "up");
+    CHECK(m->get_config()[key] == 0.25);
+  }
+}
