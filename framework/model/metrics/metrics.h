@@ -10,11 +10,13 @@
 #include "framework/model/metrics/accuracy_metrics.h"
 #include "framework/model/metrics/auc.h"
 #include "framework/model/metrics/confusion_counts.h"
+#include "framework/model/metrics/f_score.h"
 #include "framework/model/metrics/hinge_metrics.h"
 #include "framework/model/metrics/loss_metric.h"
 #include "framework/model/metrics/metric.h"
 #include "framework/model/metrics/precision_recall.h"
 #include "framework/model/metrics/probabilistic_metrics.h"
+#include "framework/model/metrics/r2_score.h"
 #include "framework/model/metrics/reduction_metrics.h"
 #include "framework/model/metrics/regression_metrics.h"
 #include "framework/model/metrics/sensitivity_specificity.h"
@@ -28,9 +30,9 @@ namespace ember::metrics {
 
 // A metric for a compile identifier (Keras: compile_utils.get_metric), named after the identifier.
 // Names, as Keras 3's keras.metrics.get takes them: the class names ("AUC", "SparseCategoricalAccuracy"),
-// their snake_case forms ("auc", "sparse_categorical_accuracy", "log_cosh_error") and "mse"/"MSE",
-// "mae"/"MAE", "mape"/"MAPE", "bce"/"BCE" (no "kld" or "logcosh": Keras's metrics.get refuses them;
-// they are loss names). A metric that needs an argument (PrecisionAtRecall's recall, ...) cannot be
+// their snake_case forms ("auc", "sparse_categorical_accuracy", "log_cosh_error", "f_beta_score") and
+// "mse"/"MSE", "mae"/"MAE", "mape"/"MAPE", "bce"/"BCE" (no "kld" or "logcosh": Keras's metrics.get
+// refuses them; they are loss names). A metric that needs an argument (PrecisionAtRecall's recall, ...) cannot be
 // made from its name alone: InvalidArgument. "accuracy" and "acc" (any case) pick
 // the accuracy that fits: SparseCategoricalAccuracy with a SparseCategoricalCrossentropy loss,
 // BinaryAccuracy with BinaryCrossentropy, CategoricalAccuracy with CategoricalCrossentropy; with no

@@ -3,7 +3,7 @@
 // MeanAbsoluteError (means over samples of the per-sample losses), RootMeanSquaredError (the square
 // root of the weighted mean squared error over every element), and MeanAbsolutePercentageError,
 // CosineSimilarity and LogCoshError, the means of the per-sample values of the matching losses
-// (losses/).
+// (losses/). R2Score is in r2_score.h.
 #include "framework/model/metrics/loss_metric.h"
 #include "framework/model/metrics/reduction_metrics.h"
 

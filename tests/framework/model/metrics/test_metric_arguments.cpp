@@ -113,3 +113,64 @@ TEST_CASE("Metrics at a target rate: arguments, thresholds, configs", "[metrics]
   CHECK(value(two) == 0.5f);
   CHECK_THROWS_WITH(five.update_state(f32({1, 0}, {2}), f32({0.3, 0.6}, {2})), Contains("class_id"));
 }
+
+TEST_CASE("F1Score and FBetaScore: Keras's argument checks and input rules", "[metrics]") {
+  CHECK_THROWS_WITH(metrics::FBetaScore({.average = "samples"}), Contains("FBetaScore") && Contains("\"samples\""));
+  CHECK_THROWS_WITH(metrics::F1Score({.average = "samples"}), Contains("F1Score") && Contains("average"));
+  CHECK_THROWS_WITH(metrics::FBetaScore({.beta = 0.0}), Contains("beta") && Contains("> 0"));
+  CHECK_THROWS_WITH(metrics::FBetaScore({.threshold = 0.0}), Contains("0 < threshold <= 1"));
+  CHECK_THROWS_WITH(metrics::F1Score({.threshold = 1.5}), Contains("0 < threshold <= 1"));
+  CHECK_NOTHROW(metrics::F1Score({.threshold = 1.0}));
+  // Keras wants Python floats: beta=2 (an int) is an error there, so an integer in a config is too.
+  CHECK_THROWS_WITH(from_config("FBetaScore", {{"beta", 2}}), Contains("beta") && Contains("float"));
+  CHECK_THROWS_WITH(from_config("F1Score", {{"threshold", 1}}), Contains("threshold") && Contains("float"));
+  CHECK_THROWS_WITH(from_config("F1Score", {{"beta", 1.0}}), Contains("unknown config key \"beta\""));
+  CHECK(metrics::F1Score().get_config() ==
+        nlohmann::json({{"name", "f1_score"}, {"dtype", "float32"}, {"average", nullptr}, {"threshold", nullptr}}));
+  CHECK(metrics::FBetaScore({.average = "micro", .beta = 0.5}).get_config()["beta"] == 0.5);
+
+  metrics::F1Score f1;
+  CHECK(value(f1) == 0.0f);  // no state before the first update
+  CHECK(f1.variables().empty());
+  const Tensor y = f32({1, 0, 0, 1, 0, 1}, {3, 2}), p = f32({0.8, 0.2, 0.3, 0.7, 0.6, 0.4}, {3, 2});
+  f1.update_state(y, p);
+  REQUIRE(f1.variables().size() == 4);
+  CHECK(f1.variables()[3].name() == "f1_score/intermediate_weights");
+  CHECK(f1.result().shape() == Shape{2});
+  CHECK_THROWS_WITH(f1.update_state(f32({1, 0, 1}, {3}), f32({0.8, 0.2, 0.3}, {3})), Contains("2D inputs"));
+  CHECK_THROWS_WITH(f1.update_state(y, f32({0.8, 0.2, 0.3, 0.7, 0.6, 0.4}, {2, 3})), Contains("(2, 3)"));
+  CHECK_THROWS_WITH(f1.update_state(y, p, f32({1, 2, 3}, {3, 1})), Contains("one weight per sample"));
+  CHECK_THROWS_WITH(f1.update_state(f32({1, 0, 0, 1, 0, 1}, {2, 3}), f32({0.8, 0.2, 0.3, 0.7, 0.6, 0.4}, {2, 3})),
+                    Contains("3 classes, but the state holds 2"));
+  metrics::F1Score micro({.average = "micro"});
+  micro.update_state(y, p);
+  CHECK(micro.variables()[0].shape() == Shape{});
+  micro.update_state(f32({1, 0, 0}, {1, 3}), f32({0.8, 0.1, 0.1}, {1, 3}));  // micro counts need no class count
+}
+
+TEST_CASE("R2Score: Keras's argument checks, lazily built state, adjusted score", "[metrics]") {
+  CHECK_THROWS_WITH(metrics::R2Score({.class_aggregation = "median"}),
+                    Contains("class_aggregation") && Contains("\"median\""));
+  CHECK_THROWS_WITH(metrics::R2Score({.num_regressors = -1}), Contains("num_regressors") && Contains(">= 0"));
+  CHECK(from_config("R2Score", {{"class_aggregation", nullptr}})->get_config()["class_aggregation"].is_null());
+  metrics::R2Score r2;
+  CHECK(r2.variables().size() == 1);  // num_samples; the rest at the first update
+  CHECK(value(r2) == 0.0f);
+  const Tensor y = f32({1, 2, 3, 4}, {4, 1}), p = f32({1.5, 2, 2.5, 4}, {4, 1});
+  r2.update_state(y, p);
+  REQUIRE(r2.variables().size() == 5);
+  CHECK(r2.variables()[3].name() == "r2_score/residual");
+  CHECK(value(r2) == Approx(1 - 0.5 / 5.0).epsilon(1e-6));
+  CHECK_THROWS_WITH(r2.update_state(f32({1, 2, 3, 4}, {2, 2}), f32({1, 2, 3, 4}, {2, 2})),
+                    Contains("2 outputs, but the state holds 1"));
+  CHECK_THROWS_WITH(r2.update_state(f32({1, 2}, {1, 1, 2}), f32({1, 2}, {1, 1, 2})), Contains("2D inputs"));
+  CHECK_THROWS_WITH(r2.update_state(y, p, f32({1, 2, 3}, {3})), Contains("sample_weight of shape (3,)"));
+  // Adjusted: n = 4 entries, p = 1 regressor: 1 - (1 - R2) (n - 1) / (n - p - 1).
+  metrics::R2Score adjusted({.num_regressors = 1});
+  adjusted.update_state(y, p);
+  CHECK(value(adjusted) == Approx(1 - (0.5 / 5.0) * 3 / 2).epsilon(1e-6));
+  // p >= n - 1: the plain score (Keras warns and falls back).
+  metrics::R2Score too_many({.num_regressors = 3});
+  too_many.update_state(y, p);
+  CHECK(value(too_many) == Approx(1 - 0.5 / 5.0).epsilon(1e-6));
+}

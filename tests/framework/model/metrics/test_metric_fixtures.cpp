@@ -3,7 +3,7 @@
 // Keras class name and constructor arguments through metrics::deserialize, checks get_config()
 // against Keras's (and that Keras's config, read back, gives the same config), compares result() after every update and the state variables after the last one
 // within 1e-6 relative (plus 1e-7 absolute; the confusion counts relative to their largest count),
-// then checks that reset_state() brings the result to 0 (or to what Keras recorded after it).
+// then checks that reset_state() brings the result to 0 (or to what Keras gives after it: R2Score's NaN).
 // Also replays what Keras's compile turns "accuracy" into for a table of shapes.
 #include <catch2/catch.hpp>
 
@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,7 +56,17 @@ Tensor tensor_at(const json& update, const char* key) {
   return to_tensor(fixtures().at("tensors").at(update.at(key).get<size_t>()));
 }
 
-// Within kRel of each value; with relative_to_max (the confusion counts), within kRel of the largest
+// A fixture value: a number, or "nan", "inf", "-inf" (JSON has no such numbers).
+double expected_value(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  const std::string s = v.get<std::string>();
+  if (s == "nan") return std::nan("");
+  if (s == "inf") return std::numeric_limits<double>::infinity();
+  if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  throw std::runtime_error("fixture value " + s);
+}
+
+// Within kRel of each value (NaN and infinities exactly); with relative_to_max (the confusion counts), within kRel of the largest
 // count instead: Keras's true/false negatives are differences of two sums (total - cumulative sum)
 // that Keras and Ember add up in different orders, so near zero they differ by an ulp of the total.
 void check_values(const std::string& what, const Tensor& got, const json& expected, bool relative_to_max = false) {
@@ -63,13 +74,20 @@ void check_values(const std::string& what, const Tensor& got, const json& expect
   REQUIRE(got.dtype() == DType::Float32);
   REQUIRE(got.shape() == Shape(expected.at("shape").get<std::vector<int64_t>>()));
   const std::vector<double> g = testing::values_as_double(got);
-  const std::vector<double> e = expected.at("values").get<std::vector<double>>();
+  std::vector<double> e;
+  for (const json& v : expected.at("values")) e.push_back(expected_value(v));
   REQUIRE(g.size() == e.size());
   double scale = 0;
-  for (double v : e) scale = std::max(scale, std::abs(v));
+  for (double v : e)
+    if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
   for (size_t i = 0; i < g.size(); ++i) {
     INFO("element " << i << ": got " << g[i] << ", Keras " << e[i]);
-    CHECK(std::abs(g[i] - e[i]) <= kAbs + kRel * (relative_to_max ? scale : std::abs(e[i])));
+    if (std::isnan(e[i]))
+      CHECK(std::isnan(g[i]));
+    else if (std::isinf(e[i]))
+      CHECK(g[i] == e[i]);
+    else
+      CHECK(std::abs(g[i] - e[i]) <= kAbs + kRel * (relative_to_max ? scale : std::abs(e[i])));
   }
 }
 
@@ -90,7 +108,7 @@ void check_config(const json& ours, const json& keras) {
 
 TEST_CASE("Keras metric fixtures: every case matches Keras 3", "[metrics][keras]") {
   const json& cases = fixtures().at("cases");
-  REQUIRE(cases.size() > 290);
+  REQUIRE(cases.size() > 340);
   std::set<std::string> classes;
   for (const json& c : cases) {
     const std::string name = c.at("name").get<std::string>();
@@ -144,7 +162,7 @@ TEST_CASE("Keras metric fixtures: every case matches Keras 3", "[metrics][keras]
         "MeanAbsoluteError", "RootMeanSquaredError", "MeanAbsolutePercentageError", "CosineSimilarity", "LogCoshError",
         "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "KLDivergence", "Hinge",
         "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "PrecisionAtRecall", "RecallAtPrecision",
-        "SensitivityAtSpecificity", "SpecificityAtSensitivity"})
+        "SensitivityAtSpecificity", "SpecificityAtSensitivity", "F1Score", "FBetaScore", "R2Score"})
     CHECK(classes.count(cls) == 1);
 }
 

@@ -1,5 +1,6 @@
 // The metrics beyond the first fourteen as Keras code names them: metrics::get (compile's strings) resolves
-// what keras.metrics.get resolves (and refuses what it refuses), and compile/fit log them under those names.
+// what keras.metrics.get resolves (and refuses what it refuses), and compile/fit log them under those names,
+// a metric with several values (F1Score without average) as name_0, name_1, ...
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -137,4 +138,49 @@ TEST_CASE("metrics::get resolves the confusion counts; the metrics at a target r
     CHECK(m->direction() == "up");
     CHECK(m->get_config()[key] == 0.25);
   }
+}
+
+TEST_CASE("metrics::get resolves the F-score and R2 metrics", "[metrics]") {
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"f1_score", "F1Score"},       {"F1Score", "F1Score"}, {"f_beta_score", "FBetaScore"},
+      {"FBetaScore", "FBetaScore"}, {"r2_score", "R2Score"}, {"R2Score", "R2Score"}};
+  for (const auto& [id, cls] : names) {
+    INFO(id);
+    metrics::MetricPtr m = metrics::get(id);
+    CHECK(m->class_name() == cls);
+    CHECK(m->name() == id);
+    CHECK(m->direction() == "up");
+  }
+  // FBetaScore's default name is "fbeta_score", but Keras's registry knows only "f_beta_score".
+  CHECK(metrics::FBetaScore().name() == "fbeta_score");
+  CHECK(metrics::F1Score().name() == "f1_score");
+  CHECK_THROWS_WITH(metrics::get("fbeta_score"), Contains("Unknown metric \"fbeta_score\""));
+}
+
+TEST_CASE("fit logs a metric with several values as name_0, name_1, ...", "[metrics][fit]") {
+  backend::clear_session();
+  random::set_seed(11);
+  Sequential model({layers::Input({4}), layers::Dense(3, {.activation = "softmax"})});
+  model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.05}),
+                 .loss = "categorical_crossentropy",
+                 .metrics = {"f1_score", metrics::FBetaScore({.average = "macro", .beta = 2.0}), "true_positives",
+                             metrics::R2Score({.class_aggregation = std::nullopt}), metrics::PrecisionAtRecall(0.5),
+                             metrics::TruePositives({.thresholds = std::vector<double>{0.2, 0.5}, .name = "tp2"})}});
+  const Tensor x = rand_input({12, 4}, 2);
+  const Tensor y = ops::one_hot(ops::argmax(ops::slice(x, {0, 0}, {-1, 3}), 1), 3);  // the largest of the first three inputs
+  const Tensor p0 = model.predict(x, {.verbose = 0});
+  History h = model.fit(x, y, {.batch_size = 12, .epochs = 1, .verbose = 0, .shuffle = false});
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : h.history) keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"f1_score_0", "f1_score_1", "f1_score_2", "fbeta_score", "loss",
+                                         "precision_at_recall", "r2_score_0", "r2_score_1", "r2_score_2",
+                                         "tp2_0", "tp2_1", "true_positives"});
+  metrics::F1Score f1;
+  f1.update_state(y, p0);
+  const std::vector<float> per_class = f1.result().to_vector<float>();
+  REQUIRE(per_class.size() == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(h.history.at("f1_score_" + std::to_string(i))[0] == Approx(per_class[i]).margin(1e-6));
+  metrics::TruePositives tp;
+  tp.update_state(y, p0);
+  CHECK(h.history.at("true_positives")[0] == tp.result().item<float>());
 }
