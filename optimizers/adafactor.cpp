@@ -18,11 +18,7 @@ namespace {
 Tensor rms(const Tensor& x) { return ops::sqrt(ops::reduce_mean(ops::square(x))); }
 
 // Keras's var.name: the last component of the variable's path ("dense/kernel" -> "kernel").
-std::string own_name(const Variable& v) {
-  const std::string& path = v.name();
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
+std::string own_name(const Variable& v) { return detail::keras_variable_name(v.name()); }
 
 }  // namespace
 

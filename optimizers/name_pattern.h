@@ -1,11 +1,18 @@
 #pragma once
-// A regular expression searched in variable names, as Keras's exclude_from_weight_decay does with
-// re.search. <regex> stays in name_pattern.cpp: it is heavy to compile, and GCC 12 warns falsely
-// inside it.
+// A regular expression searched in variable names, as Keras's exclude_from_weight_decay and Muon's
+// exclude_layers do with re.search. <regex> stays in name_pattern.cpp: it is heavy to compile, and GCC 12
+// warns falsely inside it.
 #include <memory>
 #include <string>
 
 namespace ember::optimizers::detail {
+
+// Keras's `variable.name`: the last component of the variable's path ("dense/kernel" -> "kernel"); Ember's
+// variable names are paths.
+inline std::string keras_variable_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
 
 class NamePattern {
  public:

@@ -294,23 +294,28 @@ void Optimizer::exclude_from_weight_decay(const std::vector<Variable>& var_list,
   wd_cache_.assign(trainable_.size(), -1);
 }
 
-bool Optimizer::use_weight_decay(size_t index) {
+bool Optimizer::use_weight_decay(size_t index, const std::string& name) {
   if (wd_cache_[index] >= 0) return wd_cache_[index] != 0;
   const Variable& v = trainable_[index];
   bool use = true;
   for (const Variable& ex : wd_excluded_) use = use && !same_variable(ex, v);
-  if (use && wd_excluded_pattern_) use = !wd_excluded_pattern_->search(v.name());
+  if (use && wd_excluded_pattern_) use = !wd_excluded_pattern_->search(name);
   wd_cache_[index] = use;
   return use;
 }
 
+std::optional<double> Optimizer::weight_decay_for(size_t index) {
+  if (!options_.weight_decay || !use_weight_decay(index, trainable_[index].name())) return std::nullopt;
+  return options_.weight_decay;
+}
+
 void Optimizer::apply_weight_decay(const std::vector<size_t>& indices, double learning_rate) {
-  if (!options_.weight_decay) return;
   for (size_t i : indices) {
-    if (!use_weight_decay(i)) continue;
+    const std::optional<double> weight_decay = weight_decay_for(i);
+    if (!weight_decay) continue;
     Variable& v = trainable_[i];
     const double lr = Scalar(learning_rate, v.dtype()).value();
-    const double wd = Scalar::cast(*options_.weight_decay, v.dtype()).value();
+    const double wd = Scalar::cast(*weight_decay, v.dtype()).value();
     v.assign(v.value() - v.value() * wd * lr);
   }
 }

@@ -167,6 +167,13 @@ class Optimizer {
                                     double learning_rate);
   // Runs once per update before the update steps (Keras: _backend_update_step; Nadam's u_product).
   virtual void before_update_steps(double learning_rate) {}
+  // The decoupled weight decay of the index-th built variable for this update, or none to leave it alone
+  // (Keras: the per-variable choice inside _apply_weight_decay). The default is weight_decay unless
+  // exclude_from_weight_decay excludes the variable by its full name; Muon picks per variable.
+  virtual std::optional<double> weight_decay_for(size_t index);
+  // Keras's _use_weight_decay: false when the index-th variable was passed to exclude_from_weight_decay or
+  // `name` (what the patterns are searched in) matches one of its patterns; decided once per variable.
+  bool use_weight_decay(size_t index, const std::string& name);
 
   // A tracked, non-trainable variable named "<optimizer>/<name>".
   Variable add_variable(const Tensor& initial_value, const std::string& name);
@@ -191,7 +198,6 @@ class Optimizer {
   void apply_indexed(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices);
   bool clips_gradients() const;  // some clipping option is set and positive
   void clip_gradients(std::vector<Tensor>& grads) const;
-  bool use_weight_decay(size_t index);
   void apply_weight_decay(const std::vector<size_t>& indices, double learning_rate);
   void update_moving_averages(int64_t step);
   void overwrite_with_averages();
