@@ -10,6 +10,7 @@
 #include "optimizers/lamb.h"
 #include "optimizers/lion.h"
 #include "optimizers/loss_scale_optimizer.h"
+#include "optimizers/muon.h"
 #include "optimizers/nadam.h"
 #include "optimizers/optimizer.h"
 #include "optimizers/registry.h"

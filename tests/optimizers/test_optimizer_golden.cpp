@@ -33,8 +33,12 @@ void replay(const json& c) {
     return c.contains("shapes") ? Shape(c["shapes"][var].get<std::vector<int64_t>>()) : fallback;
   };
   const Shape kernel_shape = shape_of("kernel", {2, 3}), bias_shape = shape_of("bias", {4});
-  Variable kernel(from_json(c["initial"]["kernel"], kernel_shape, dtype), {.name = "kernel"});
-  Variable bias(from_json(c["initial"]["bias"], bias_shape, dtype), {.name = "bias"});
+  // The variables' Keras paths are their names, unless the case gives paths (Muon routes by path).
+  auto path_of = [&](const char* var) {
+    return c.contains("paths") ? c["paths"][var].get<std::string>() : std::string(var);
+  };
+  Variable kernel(from_json(c["initial"]["kernel"], kernel_shape, dtype), {.name = path_of("kernel")});
+  Variable bias(from_json(c["initial"]["bias"], bias_shape, dtype), {.name = path_of("bias")});
 
   optimizers::OptimizerPtr opt = optimizers::deserialize({{"class_name", c["class_name"]}, {"config", c["config"]}});
   REQUIRE(opt->class_name() == c["class_name"].get<std::string>());
@@ -94,7 +98,7 @@ TEST_CASE("Keras golden steps cover every optimizer class", "[optimizers][keras]
   std::set<std::string> classes;
   for (const json& c : fixture["cases"]) classes.insert(c["class_name"].get<std::string>());
   for (const std::string name : {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion",
-                                 "Ftrl", "Lamb", "Adafactor"}) {
+                                 "Ftrl", "Lamb", "Adafactor", "Muon"}) {
     INFO(name);
     CHECK(classes.count(name) == 1);
   }
