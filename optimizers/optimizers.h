@@ -15,5 +15,6 @@
 #include "optimizers/optimizer.h"
 #include "optimizers/registry.h"
 #include "optimizers/rmsprop.h"
+#include "optimizers/schedule_free_adamw.h"
 #include "optimizers/schedules.h"
 #include "optimizers/sgd.h"

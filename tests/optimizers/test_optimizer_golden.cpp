@@ -98,7 +98,7 @@ TEST_CASE("Keras golden steps cover every optimizer class", "[optimizers][keras]
   std::set<std::string> classes;
   for (const json& c : fixture["cases"]) classes.insert(c["class_name"].get<std::string>());
   for (const std::string name : {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion",
-                                 "Ftrl", "Lamb", "Adafactor", "Muon"}) {
+                                 "Ftrl", "Lamb", "Adafactor", "Muon", "ScheduleFreeAdamW"}) {
     INFO(name);
     CHECK(classes.count(name) == 1);
   }
