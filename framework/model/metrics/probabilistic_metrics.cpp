@@ -1,4 +1,4 @@
-// BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy and KLDivergence
+// BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence and Poisson
 // (keras/src/metrics/probabilistic_metrics.py), over the losses of the same names.
 #include "framework/model/metrics/probabilistic_metrics.h"
 
@@ -7,6 +7,7 @@
 #include "losses/binary_crossentropy.h"
 #include "losses/categorical_crossentropy.h"
 #include "losses/kl_divergence.h"
+#include "losses/poisson.h"
 #include "losses/sparse_categorical_crossentropy.h"
 
 namespace ember::metrics {
@@ -50,6 +51,9 @@ using ::ember::detail::config_int;
   detail::register_metric("KLDivergence", [](const nlohmann::json& c) -> MetricPtr {
     return std::make_shared<KLDivergence>(MetricOptions{.name = detail::read_metric_base(c, "KLDivergence", "kl_divergence")});
   }, {"kl_divergence"});
+  detail::register_metric("Poisson", [](const nlohmann::json& c) -> MetricPtr {
+    return std::make_shared<Poisson>(MetricOptions{.name = detail::read_metric_base(c, "Poisson", "poisson")});
+  }, {"poisson"});
   return true;
 }();
 
@@ -98,5 +102,8 @@ nlohmann::json SparseCategoricalCrossentropy::get_config() const {
 
 KLDivergence::KLDivergence(MetricOptions options)
     : LossMeanMetric(options.name.empty() ? "kl_divergence" : options.name, std::make_shared<losses::KLDivergence>()) {}
+
+Poisson::Poisson(MetricOptions options)
+    : LossMeanMetric(options.name.empty() ? "poisson" : options.name, std::make_shared<losses::Poisson>()) {}
 
 }  // namespace ember::metrics

@@ -75,4 +75,13 @@ class KLDivergence : public LossMeanMetric {
   std::string direction() const override { return "down"; }
 };
 
+// mean(y_pred - y_true * log(y_pred + 1e-7)) over the last axis (losses::Poisson), averaged over samples.
+// Default name "poisson".
+class Poisson : public LossMeanMetric {
+ public:
+  explicit Poisson(MetricOptions options = {});
+  std::string class_name() const override { return "Poisson"; }
+  std::string direction() const override { return "down"; }
+};
+
 }  // namespace ember::metrics

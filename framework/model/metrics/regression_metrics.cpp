@@ -1,5 +1,5 @@
-// MeanSquaredError, MeanAbsoluteError, RootMeanSquaredError, MeanAbsolutePercentageError, CosineSimilarity
-// and LogCoshError (keras/src/metrics/regression_metrics.py).
+// MeanSquaredError, MeanAbsoluteError, RootMeanSquaredError, MeanAbsolutePercentageError,
+// MeanSquaredLogarithmicError, CosineSimilarity and LogCoshError (keras/src/metrics/regression_metrics.py).
 #include "framework/model/metrics/regression_metrics.h"
 
 #include "framework/core/error.h"
@@ -11,6 +11,7 @@
 #include "losses/cosine_similarity.h"
 #include "losses/log_cosh.h"
 #include "losses/mean_absolute_percentage_error.h"
+#include "losses/mean_squared_logarithmic_error.h"
 
 namespace ember::metrics {
 
@@ -45,6 +46,9 @@ MetricPtr make(const nlohmann::json& c, const char* cls, const char* default_nam
   detail::register_metric("MeanAbsolutePercentageError", [](const nlohmann::json& c) {
     return make<MeanAbsolutePercentageError>(c, "MeanAbsolutePercentageError", "mean_absolute_percentage_error");
   }, {"mean_absolute_percentage_error", "mape", "MAPE"});
+  detail::register_metric("MeanSquaredLogarithmicError", [](const nlohmann::json& c) {
+    return make<MeanSquaredLogarithmicError>(c, "MeanSquaredLogarithmicError", "mean_squared_logarithmic_error");
+  }, {"mean_squared_logarithmic_error", "msle", "MSLE"});
   detail::register_metric("CosineSimilarity", [](const nlohmann::json& c) -> MetricPtr {
     const char* who = "CosineSimilarity";
     const std::string name = detail::read_metric_base(c, who, "cosine_similarity", {"axis"});
@@ -90,6 +94,10 @@ Tensor RootMeanSquaredError::result() const { return ops::sqrt(ops::div_no_nan(t
 MeanAbsolutePercentageError::MeanAbsolutePercentageError(MetricOptions options)
     : LossMeanMetric(options.name.empty() ? "mean_absolute_percentage_error" : options.name,
                      std::make_shared<losses::MeanAbsolutePercentageError>()) {}
+
+MeanSquaredLogarithmicError::MeanSquaredLogarithmicError(MetricOptions options)
+    : LossMeanMetric(options.name.empty() ? "mean_squared_logarithmic_error" : options.name,
+                     std::make_shared<losses::MeanSquaredLogarithmicError>()) {}
 
 CosineSimilarity::CosineSimilarity(CosineSimilarityOptions options)
     : LossMeanMetric(options.name.empty() ? "cosine_similarity" : options.name,

@@ -77,6 +77,15 @@ class CosineSimilarity : public LossMeanMetric {
   int64_t axis_;
 };
 
+// mean((log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1))^2) over the last axis
+// (losses::MeanSquaredLogarithmicError), averaged over samples. Default name "mean_squared_logarithmic_error".
+class MeanSquaredLogarithmicError : public LossMeanMetric {
+ public:
+  explicit MeanSquaredLogarithmicError(MetricOptions options = {});
+  std::string class_name() const override { return "MeanSquaredLogarithmicError"; }
+  std::string direction() const override { return "down"; }
+};
+
 // mean(log(cosh(y_pred - y_true))) over the last axis (losses::LogCosh), averaged over samples. Default
 // name "logcosh" (Keras's).
 class LogCoshError : public LossMeanMetric {

@@ -161,6 +161,7 @@ TEST_CASE("Keras metric fixtures: every case matches Keras 3", "[metrics][keras]
         "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "Precision", "Recall", "AUC", "MeanSquaredError",
         "MeanAbsoluteError", "RootMeanSquaredError", "MeanAbsolutePercentageError", "CosineSimilarity", "LogCoshError",
         "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "KLDivergence", "Hinge",
+        "SquaredHinge", "CategoricalHinge", "MeanSquaredLogarithmicError", "Poisson",
         "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "PrecisionAtRecall", "RecallAtPrecision",
         "SensitivityAtSpecificity", "SpecificityAtSensitivity", "F1Score", "FBetaScore", "R2Score"})
     CHECK(classes.count(cls) == 1);

@@ -43,7 +43,17 @@ TEST_CASE("metrics::get resolves the Keras names of the loss-based metrics, name
       {"kl_divergence", "KLDivergence"},
       {"KLDivergence", "KLDivergence"},
       {"hinge", "Hinge"},
-      {"Hinge", "Hinge"}};
+      {"Hinge", "Hinge"},
+      {"squared_hinge", "SquaredHinge"},
+      {"SquaredHinge", "SquaredHinge"},
+      {"categorical_hinge", "CategoricalHinge"},
+      {"CategoricalHinge", "CategoricalHinge"},
+      {"msle", "MeanSquaredLogarithmicError"},
+      {"MSLE", "MeanSquaredLogarithmicError"},
+      {"mean_squared_logarithmic_error", "MeanSquaredLogarithmicError"},
+      {"MeanSquaredLogarithmicError", "MeanSquaredLogarithmicError"},
+      {"poisson", "Poisson"},
+      {"Poisson", "Poisson"}};
   for (const auto& [id, cls] : names) {
     INFO(id);
     metrics::MetricPtr m = metrics::get(id);
@@ -61,6 +71,10 @@ TEST_CASE("metrics::get resolves the Keras names of the loss-based metrics, name
   CHECK(metrics::KLDivergence().name() == "kl_divergence");
   CHECK(metrics::MeanAbsolutePercentageError().name() == "mean_absolute_percentage_error");
   CHECK(metrics::SparseCategoricalCrossentropy().name() == "sparse_categorical_crossentropy");
+  CHECK(metrics::MeanSquaredLogarithmicError().name() == "mean_squared_logarithmic_error");
+  CHECK(metrics::Poisson().name() == "poisson");
+  CHECK(metrics::SquaredHinge().name() == "squared_hinge");
+  CHECK(metrics::CategoricalHinge().name() == "categorical_hinge");
 }
 
 TEST_CASE("compile and fit log the loss-based metrics under their string names", "[metrics][fit]") {
