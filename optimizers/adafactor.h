@@ -16,14 +16,7 @@ struct AdafactorOptions {
   // size whatever this says, so it changes no result; it is kept for the config.)
   bool relative_step = true;
   std::optional<double> weight_decay;
-  std::optional<double> clipnorm;
-  std::optional<double> clipvalue;
-  std::optional<double> global_clipnorm;
-  bool use_ema = false;
-  double ema_momentum = 0.99;
-  std::optional<int64_t> ema_overwrite_frequency;
-  std::optional<double> loss_scale_factor;
-  std::optional<int64_t> gradient_accumulation_steps;
+  EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
   std::string name;  // empty: "adafactor", "adafactor_1", ...
 };
 

@@ -18,14 +18,7 @@ struct MuonOptions {
   std::optional<double> adam_weight_decay = 0.004;  // the AdamW path's decoupled decay (none: no decay there)
   double epsilon = 1e-7;                            // the AdamW path's epsilon
   std::optional<double> weight_decay = 0.004;       // the Muon path's decoupled decay (none: no decay there)
-  std::optional<double> clipnorm;
-  std::optional<double> clipvalue;
-  std::optional<double> global_clipnorm;
-  bool use_ema = false;
-  double ema_momentum = 0.99;
-  std::optional<int64_t> ema_overwrite_frequency;
-  std::optional<double> loss_scale_factor;
-  std::optional<int64_t> gradient_accumulation_steps;
+  EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
   std::string name;  // empty: "muon", "muon_1", ...
   // Regular expressions searched (re.search) in each variable's path ("dense/kernel"): a match takes AdamW.
   std::vector<std::string> exclude_layers;

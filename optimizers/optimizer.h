@@ -20,22 +20,34 @@
 
 namespace ember::optimizers {
 
-// The options every optimizer takes. Each optimizer's own options struct starts with learning_rate
-// and its hyperparameters, then repeats these fields in this (Keras's) order.
+// The options every optimizer shares after weight_decay, in Keras's order, declared once here and spliced
+// into each optimizer's options struct (flat, so that designated initializers read as Keras's keywords):
+//   clipnorm: clip each gradient to this L2 norm;
+//   clipvalue: clip each gradient element to [-clipvalue, clipvalue];
+//   global_clipnorm: clip all gradients together to this global L2 norm;
+//   use_ema, ema_momentum: keep an exponential moving average of the variables;
+//   ema_overwrite_frequency: every N steps copy the averages into the variables;
+//   loss_scale_factor: gradients are divided by it (see scale_loss);
+//   gradient_accumulation_steps: >= 2 sums the gradients of this many apply calls and updates with their
+//     mean on the last of them (the iteration counter still counts every call; Keras's `iterations` is the
+//     count of updates).
+#define EMBER_OPTIMIZER_SHARED_OPTIONS                  \
+  std::optional<double> clipnorm;                       \
+  std::optional<double> clipvalue;                      \
+  std::optional<double> global_clipnorm;                \
+  bool use_ema = false;                                 \
+  double ema_momentum = 0.99;                           \
+  std::optional<int64_t> ema_overwrite_frequency;       \
+  std::optional<double> loss_scale_factor;              \
+  std::optional<int64_t> gradient_accumulation_steps;
+
+// The options every optimizer takes. Each optimizer's own options struct starts with learning_rate and its
+// hyperparameters, then weight_decay, EMBER_OPTIMIZER_SHARED_OPTIONS and name (Keras's order).
 struct OptimizerOptions {
   LearningRate learning_rate = 0.001;
-  std::optional<double> weight_decay;     // decoupled: var -= var * weight_decay * lr before the update
-  std::optional<double> clipnorm;         // clip each gradient to this L2 norm
-  std::optional<double> clipvalue;        // clip each gradient element to [-clipvalue, clipvalue]
-  std::optional<double> global_clipnorm;  // clip all gradients together to this global L2 norm
-  bool use_ema = false;                   // keep an exponential moving average of the variables
-  double ema_momentum = 0.99;
-  std::optional<int64_t> ema_overwrite_frequency;  // every N steps copy the averages into the variables
-  std::optional<double> loss_scale_factor;         // gradients are divided by it (see scale_loss)
-  // >= 2: sum the gradients of this many apply calls and update with their mean on the last of them
-  // (the iteration counter still counts every call; Keras's `iterations` is the count of updates).
-  std::optional<int64_t> gradient_accumulation_steps;
-  std::string name;                                // empty: snake_case of the class ("adam", "adam_1", ...)
+  std::optional<double> weight_decay;  // decoupled: var -= var * weight_decay * lr before the update
+  EMBER_OPTIMIZER_SHARED_OPTIONS
+  std::string name;  // empty: snake_case of the class ("adam", "adam_1", ...)
 };
 
 // The shared fields of any optimizer's options struct.

@@ -12,14 +12,7 @@ struct ScheduleFreeAdamWOptions {
   double epsilon = 1e-8;
   int64_t warmup_steps = 0;  // > 0: the rate ramps up as lr * min(t / warmup_steps, 1)
   std::optional<double> weight_decay;
-  std::optional<double> clipnorm;
-  std::optional<double> clipvalue;
-  std::optional<double> global_clipnorm;
-  bool use_ema = false;
-  double ema_momentum = 0.99;
-  std::optional<int64_t> ema_overwrite_frequency;
-  std::optional<double> loss_scale_factor;
-  std::optional<int64_t> gradient_accumulation_steps;
+  EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
   std::string name;  // empty: "schedule_free_adam_w", "schedule_free_adam_w_1", ... (Keras's snake_case)
 };
 
