@@ -1,11 +1,10 @@
 // Muon beyond the golden steps (test_optimizer_golden.cpp): its config as Keras writes it, optimizers::get and
-// deserialize, what Keras accepts, the routing of a model's variables and the slot layout, float64, a
-// checkpoint round trip, and training through fit.
+// deserialize, what Keras accepts, the routing of a model's variables and the slot layout, and float64
+// (training through fit and the checkpoint round trip: test_every_optimizer.cpp).
 #include <catch2/catch.hpp>
 
 #include "framework/ember.h"
 #include "tests/optimizers/optimizer_fixtures.h"
-#include "tests/support/temp_dir.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -129,48 +128,4 @@ TEST_CASE("Muon runs its Newton-Schulz path in float64, which Keras's TF backend
   const std::vector<double> f32 = run(DType::Float32), f64 = run(DType::Float64);
   check_close(f64, f32, "float64 against float32", 1e-5);
   CHECK(f64 != std::vector<double>{0.3, -0.2, 0.5, 0.1, 0.4, -0.6});
-}
-
-TEST_CASE("Muon's state round-trips through .weights.h5", "[optimizers][io]") {
-  TempDir dir("muon_state");
-  auto mlp = [] {
-    return std::make_shared<Sequential>(
-        std::vector<SequentialEntry>{layers::Input({5}), layers::Dense(4, {.activation = "relu"}), layers::Dense(2)});
-  };
-  const Tensor x = random::uniform({6, 5}, {.seed = 1}), y = random::uniform({6, 2}, {.seed = 2});
-  auto a = mlp(), b = mlp();
-  a->compile({.optimizer = Muon({.learning_rate = 0.05}), .loss = "mse"});
-  b->compile({.optimizer = Muon({.learning_rate = 0.5}), .loss = "mse"});
-  a->train_on_batch(x, y);
-  a->train_on_batch(x, y);
-  const std::string path = dir.file("a.weights.h5");
-  a->save_weights(path);
-  b->load_weights(path);
-  // iteration, learning_rate, then per Dense: kernel momentum, bias momentum and velocity.
-  std::vector<Variable> va = a->optimizer().variables(), vb = b->optimizer().variables();
-  REQUIRE(va.size() == 2 + 2 * 3);
-  REQUIRE(vb.size() == va.size());
-  for (size_t i = 0; i < va.size(); ++i) {
-    INFO(va[i].name());
-    CHECK(values_as_double(vb[i].value()) == values_as_double(va[i].value()));
-  }
-  a->train_on_batch(x, y);
-  b->train_on_batch(x, y);
-  const std::vector<Tensor> wa = a->get_weights(), wb = b->get_weights();
-  REQUIRE(wa.size() == wb.size());
-  for (size_t i = 0; i < wa.size(); ++i) CHECK(values_as_double(wa[i]) == values_as_double(wb[i]));
-}
-
-TEST_CASE("Muon trains a model through compile, fit and evaluate", "[optimizers]") {
-  auto model = std::make_shared<Sequential>(
-      std::vector<SequentialEntry>{layers::Input({3}), layers::Dense(8, {.activation = "relu"}), layers::Dense(1)});
-  OptimizerPtr opt = get("muon");
-  opt->set_learning_rate(0.02);
-  model->compile({.optimizer = opt, .loss = "mse"});
-  const Tensor x = random::uniform({32, 3}, {.seed = 3});
-  const Tensor y = ops::reduce_sum(x, {-1}, true);
-  const double first = model->evaluate(x, y, {.verbose = 0}).at("loss");
-  model->fit(x, y, {.batch_size = 8, .epochs = 5, .verbose = 0});
-  const double last = model->evaluate(x, y, {.verbose = 0}).at("loss");
-  CHECK(last < first);
 }

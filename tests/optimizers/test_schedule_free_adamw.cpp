@@ -1,5 +1,6 @@
 // ScheduleFreeAdamW beyond the golden steps (test_optimizer_golden.cpp): its config as Keras writes it,
-// optimizers::get and deserialize, what Keras accepts, the momentum slot's start, and training through fit.
+// optimizers::get and deserialize, what Keras accepts and the momentum slot's start (training through fit
+// and the checkpoint round trip: test_every_optimizer.cpp).
 #include <catch2/catch.hpp>
 
 #include "framework/ember.h"
@@ -81,18 +82,4 @@ TEST_CASE("ScheduleFreeAdamW: momentum starts as a copy of the variable", "[opti
   for (double d : values_as_double(vars[2].value() - make({1, 2, 3, 4}, {2, 2}, DType::Float32)))
     CHECK(d == Approx(-0.1));
   check_close(values_as_double(k.value()), values_as_double(vars[2].value()), "y == z after one step");
-}
-
-TEST_CASE("ScheduleFreeAdamW trains a model through compile, fit and evaluate", "[optimizers]") {
-  auto model = std::make_shared<Sequential>(
-      std::vector<SequentialEntry>{layers::Input({3}), layers::Dense(8, {.activation = "relu"}), layers::Dense(1)});
-  OptimizerPtr opt = get("schedulefreeadamw");
-  opt->set_learning_rate(0.02);
-  model->compile({.optimizer = opt, .loss = "mse"});
-  const Tensor x = random::uniform({32, 3}, {.seed = 3});
-  const Tensor y = ops::reduce_sum(x, {-1}, true);
-  const double first = model->evaluate(x, y, {.verbose = 0}).at("loss");
-  model->fit(x, y, {.batch_size = 8, .epochs = 5, .verbose = 0});
-  const double last = model->evaluate(x, y, {.verbose = 0}).at("loss");
-  CHECK(last < first);
 }
