@@ -16,18 +16,14 @@ constexpr const char* kBinaryCrossentropyName = "binary_crossentropy";
 
 BinaryCrossentropy::BinaryCrossentropy(BinaryCrossentropyOptions options)
     : Loss(detail::name_or(options.name, kBinaryCrossentropyName), options.reduction, "BinaryCrossentropy"), options_(options) {
-  EMBER_CHECK(options_.label_smoothing >= 0 && options_.label_smoothing <= 1, InvalidArgument)
-      << "BinaryCrossentropy: label_smoothing must be in [0, 1], got " << options_.label_smoothing;
+  detail::check_label_smoothing("BinaryCrossentropy", options_.label_smoothing);
 }
 
 Tensor BinaryCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [z, x] = detail::prepare_same_shape(class_name(), y_true, y_pred);
   const int64_t axis = normalize_axis(options_.axis, x.rank(), "BinaryCrossentropy");
-  const double s = options_.label_smoothing;
-  if (s != 0) z = z * (1.0 - s) + 0.5 * s;  // the constants are rounded to float32 as TF does
-  const Tensor bce = options_.from_logits ? detail::sigmoid_cross_entropy_with_logits(z, x)
-                                         : detail::binary_crossentropy_from_probabilities(z, x);
-  return ops::reduce_mean(bce, axis);
+  z = detail::smooth_binary_labels(z, options_.label_smoothing);
+  return ops::reduce_mean(detail::binary_crossentropy(z, x, options_.from_logits), axis);
 }
 
 nlohmann::json BinaryCrossentropy::get_config() const {

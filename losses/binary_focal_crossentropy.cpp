@@ -17,21 +17,18 @@ constexpr const char* kBinaryFocalCrossentropyName = "binary_focal_crossentropy"
 BinaryFocalCrossentropy::BinaryFocalCrossentropy(BinaryFocalCrossentropyOptions options)
     : Loss(detail::name_or(options.name, kBinaryFocalCrossentropyName), options.reduction, "BinaryFocalCrossentropy"),
       options_(options) {
-  EMBER_CHECK(options_.label_smoothing >= 0 && options_.label_smoothing <= 1, InvalidArgument)
-      << "BinaryFocalCrossentropy: label_smoothing must be in [0, 1], got " << options_.label_smoothing;
+  detail::check_label_smoothing("BinaryFocalCrossentropy", options_.label_smoothing);
 }
 
 Tensor BinaryFocalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [z, x] = detail::prepare_same_shape(class_name(), y_true, y_pred);
   const int64_t axis = normalize_axis(options_.axis, x.rank(), "BinaryFocalCrossentropy");
-  const double s = options_.label_smoothing;
-  if (s != 0) z = z * (1.0 - s) + 0.5 * s;  // the constants are rounded to float32 as TF does
+  z = detail::smooth_binary_labels(z, options_.label_smoothing);
   // From logits, Keras's sigmoid output carries its logits, so the crossentropy takes TF's stable logits
   // form while the focal factor uses the probabilities; from probabilities the crossentropy clips them
   // and the focal factor does not.
   const Tensor p = options_.from_logits ? ops::sigmoid(x) : x;
-  const Tensor bce = options_.from_logits ? detail::sigmoid_cross_entropy_with_logits(z, x)
-                                          : detail::binary_crossentropy_from_probabilities(z, x);
+  const Tensor bce = detail::binary_crossentropy(z, x, options_.from_logits);
   const Tensor p_t = z * p + (1.0 - z) * (1.0 - p);
   const Tensor focal_factor = ops::pow(1.0 - p_t, metrics::f32(options_.gamma));
   Tensor focal_bce = focal_factor * bce;

@@ -14,13 +14,11 @@ namespace {
 constexpr const char* kCategoricalCrossentropyName = "categorical_crossentropy";
 [[maybe_unused]] const bool categorical_crossentropy_registered = detail::register_loss(
     "CategoricalCrossentropy", &CategoricalCrossentropy::from_config, {"categorical_crossentropy"});
-constexpr double kCategoricalEpsilon = 1e-7;
 }  // namespace
 
 CategoricalCrossentropy::CategoricalCrossentropy(CategoricalCrossentropyOptions options)
     : Loss(detail::name_or(options.name, kCategoricalCrossentropyName), options.reduction, "CategoricalCrossentropy"), options_(options) {
-  EMBER_CHECK(options_.label_smoothing >= 0 && options_.label_smoothing <= 1, InvalidArgument)
-      << "CategoricalCrossentropy: label_smoothing must be in [0, 1], got " << options_.label_smoothing;
+  detail::check_label_smoothing("CategoricalCrossentropy", options_.label_smoothing);
 }
 
 Tensor CategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred) const {
@@ -28,17 +26,9 @@ Tensor CategoricalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred)
   EMBER_CHECK(p.rank() >= 1, InvalidArgument)
       << "CategoricalCrossentropy: y_true and y_pred must be at least rank 1, got shape " << p.shape();
   const int64_t axis = normalize_axis(options_.axis, p.rank(), "CategoricalCrossentropy");
-  const double s = options_.label_smoothing;
-  if (s != 0) {
-    // As Keras: s / num_classes is a float32 division, num_classes from the last axis.
-    const float add = static_cast<float>(s) / static_cast<float>(t.shape()[t.rank() - 1]);
-    t = t * (1.0 - s) + static_cast<double>(add);
-  }
+  t = detail::smooth_categorical_labels(t, options_.label_smoothing);
   if (options_.from_logits) return -ops::reduce_sum(t * ops::log_softmax(p, axis), axis);
-  // Keras renormalises the probabilities along the class axis before clipping.
-  Tensor q = p / ops::reduce_sum(p, axis, /*keepdims=*/true);
-  q = ops::clip_by_value(q, kCategoricalEpsilon, 1.0 - kCategoricalEpsilon);
-  return -ops::reduce_sum(t * ops::log(q), axis);
+  return -ops::reduce_sum(t * ops::log(detail::clipped_class_probabilities(p, axis)), axis);
 }
 
 nlohmann::json CategoricalCrossentropy::get_config() const {

@@ -15,7 +15,6 @@ namespace {
 constexpr const char* kCategoricalFocalCrossentropyName = "categorical_focal_crossentropy";
 [[maybe_unused]] const bool categorical_focal_crossentropy_registered = detail::register_loss(
     "CategoricalFocalCrossentropy", &CategoricalFocalCrossentropy::from_config, {"categorical_focal_crossentropy"});
-constexpr double kCategoricalFocalEpsilon = 1e-7;
 
 FocalAlpha config_focal_alpha(const nlohmann::json& config, const char* who) {
   auto it = config.find("alpha");
@@ -32,8 +31,7 @@ CategoricalFocalCrossentropy::CategoricalFocalCrossentropy(CategoricalFocalCross
     : Loss(detail::name_or(options.name, kCategoricalFocalCrossentropyName), options.reduction,
            "CategoricalFocalCrossentropy"),
       options_(std::move(options)) {
-  EMBER_CHECK(options_.label_smoothing >= 0 && options_.label_smoothing <= 1, InvalidArgument)
-      << "CategoricalFocalCrossentropy: label_smoothing must be in [0, 1], got " << options_.label_smoothing;
+  detail::check_label_smoothing("CategoricalFocalCrossentropy", options_.label_smoothing);
   EMBER_CHECK(!options_.alpha.values.empty(), InvalidArgument)
       << "CategoricalFocalCrossentropy: alpha is an empty list; expected a number or one weight per class";
 }
@@ -50,16 +48,10 @@ Tensor CategoricalFocalCrossentropy::call(const Tensor& y_true, const Tensor& y_
               InvalidArgument)
       << "CategoricalFocalCrossentropy: alpha has " << alpha.size() << " per-class weights but y_pred has shape "
       << y_pred.shape() << " (" << num_classes << " classes on the last axis)";
-  const double s = options_.label_smoothing;
-  if (s != 0) {
-    // As Keras: s / num_classes is a float32 division, num_classes from the last axis.
-    const float add = static_cast<float>(s) / static_cast<float>(num_classes);
-    t = t * (1.0 - s) + static_cast<double>(add);
-  }
+  t = detail::smooth_categorical_labels(t, options_.label_smoothing);
   if (options_.from_logits) p = ops::softmax(p, axis);
-  // Keras renormalises along the class axis (after the softmax too) before clipping.
-  Tensor output = p / ops::reduce_sum(p, axis, /*keepdims=*/true);
-  output = ops::clip_by_value(output, kCategoricalFocalEpsilon, 1.0 - kCategoricalFocalEpsilon);
+  // Keras renormalises along the class axis after the softmax too.
+  const Tensor output = detail::clipped_class_probabilities(p, axis);
   const Tensor cce = -t * ops::log(output);
   const Tensor modulating_factor = ops::pow(1.0 - output, metrics::f32(options_.gamma));
   Tensor alpha_t;

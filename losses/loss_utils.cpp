@@ -55,6 +55,28 @@ Tensor binary_crossentropy_from_probabilities(const Tensor& z, const Tensor& p) 
   return -(z * ops::log(clipped) + (1.0 - z) * ops::log(1.0 - clipped));
 }
 
+Tensor binary_crossentropy(const Tensor& z, const Tensor& x, bool from_logits) {
+  return from_logits ? sigmoid_cross_entropy_with_logits(z, x) : binary_crossentropy_from_probabilities(z, x);
+}
+
+void check_label_smoothing(const char* who, double label_smoothing) {
+  EMBER_CHECK(label_smoothing >= 0 && label_smoothing <= 1, InvalidArgument)
+      << who << ": label_smoothing must be in [0, 1], got " << label_smoothing;
+}
+
+Tensor smooth_binary_labels(const Tensor& z, double s) { return s == 0 ? z : z * (1.0 - s) + 0.5 * s; }
+
+Tensor smooth_categorical_labels(const Tensor& t, double s) {
+  if (s == 0) return t;
+  const float add = static_cast<float>(s) / static_cast<float>(t.shape()[t.rank() - 1]);
+  return t * (1.0 - s) + static_cast<double>(add);
+}
+
+Tensor clipped_class_probabilities(const Tensor& p, int64_t axis) {
+  constexpr double kEpsilon = 1e-7;
+  return ops::clip_by_value(p / ops::reduce_sum(p, axis, /*keepdims=*/true), kEpsilon, 1.0 - kEpsilon);
+}
+
 ops::Axes checked_axes(const std::string& who, const AxisOption& axis, int64_t rank) {
   if (!axis.axes) return {};
   std::set<int64_t> seen;

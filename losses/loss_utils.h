@@ -45,6 +45,21 @@ Tensor sigmoid_cross_entropy_with_logits(const Tensor& z, const Tensor& x);
 // Keras's TF-backend binary_crossentropy on probabilities, elementwise: p clipped to [1e-7, 1 - 1e-7].
 Tensor binary_crossentropy_from_probabilities(const Tensor& z, const Tensor& p);
 
+// The elementwise binary crossentropy of labels z against logits (the stable form above) or probabilities x.
+Tensor binary_crossentropy(const Tensor& z, const Tensor& x, bool from_logits);
+
+// InvalidArgument naming who unless label_smoothing is in [0, 1].
+void check_label_smoothing(const char* who, double label_smoothing);
+
+// Label smoothing as Keras applies it (the constants rounded to float32 as TF does); s = 0 returns the labels.
+// Binary: z * (1 - s) + 0.5 * s. Categorical: t * (1 - s) + s / num_classes, that division in float32 and
+// num_classes from the last axis.
+Tensor smooth_binary_labels(const Tensor& z, double s);
+Tensor smooth_categorical_labels(const Tensor& t, double s);
+
+// Keras's categorical probabilities: p renormalised along axis, then clipped to [1e-7, 1 - 1e-7].
+Tensor clipped_class_probabilities(const Tensor& p, int64_t axis);
+
 // axis as the reduction ops take it, after checking that every axis (all of them when unset) is in
 // [-rank, rank) and that none is listed twice (TF's reduce_sum refuses both): InvalidArgument naming who.
 ops::Axes checked_axes(const std::string& who, const AxisOption& axis, int64_t rank);
