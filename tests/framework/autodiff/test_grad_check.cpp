@@ -1,5 +1,6 @@
 // Walks op_list.def: every differentiable op has a registered backward formula and sample cases, and
 // each case's tape gradient matches float64 central differences (tests/support/grad_check.h).
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -7,6 +8,7 @@
 #include "framework/autodiff/grad_registry.h"
 #include "framework/ops/dispatch.h"
 #include "tests/support/grad_check.h"
+#include "tests/support/op_sections.h"
 
 using namespace ember;
 using ember::testing::GradCheckOptions;
@@ -353,9 +355,11 @@ void seen_hook(const OpRecord& r) {
   if (g_seen) g_seen->insert(r.op);
 }
 
-// Runs every case of the ops whose names are listed, failing with the op and case named.
-void run_ops(const std::vector<OpId>& ops_to_check) {
-  for (OpId op : ops_to_check) {
+// Runs every case of the differentiable ops of the section headed by `first`, failing with the op and
+// case named; a differentiable op without a case fails here too.
+void run_section(OpId first) {
+  for (OpId op : testing::ops_of_section(first)) {
+    if (!op_info(op).differentiable) continue;
     auto it = table().find(op);
     if (it == table().end()) {
       FAIL_CHECK("op " << op_name(op) << ": no grad-check case");
@@ -368,13 +372,6 @@ void run_ops(const std::vector<OpId>& ops_to_check) {
       CHECK(r.ok);
     }
   }
-}
-
-std::vector<OpId> ops_between(OpId first, OpId last) {
-  std::vector<OpId> v;
-  for (int i = static_cast<int>(first); i <= static_cast<int>(last); ++i)
-    if (op_info(static_cast<OpId>(i)).differentiable) v.push_back(static_cast<OpId>(i));
-  return v;
 }
 
 }  // namespace
@@ -411,17 +408,35 @@ TEST_CASE("each grad-check case runs the op it is filed under", "[autodiff][grad
   remove_op_hook(hook);
 }
 
-TEST_CASE("grad check: elementwise unary", "[autodiff][grad_check]") { run_ops(ops_between(OpId::neg, OpId::cast)); }
-TEST_CASE("grad check: elementwise binary and ternary", "[autodiff][grad_check]") {
-  run_ops(ops_between(OpId::add, OpId::clip_by_value));
-}
-TEST_CASE("grad check: reductions", "[autodiff][grad_check]") { run_ops(ops_between(OpId::reduce_sum, OpId::argmin)); }
-TEST_CASE("grad check: matmul", "[autodiff][grad_check]") { run_ops({OpId::matmul}); }
-TEST_CASE("grad check: shape and indexing", "[autodiff][grad_check]") {
-  run_ops(ops_between(OpId::reshape, OpId::broadcast_to));
-}
-TEST_CASE("grad check: neural network", "[autodiff][grad_check]") {
-  run_ops(ops_between(OpId::softmax, OpId::avg_pool2d_grad));
+// One test case per section of op_list.def (tests/support/op_sections.h): the sections cover the whole
+// table, so every differentiable op's cases run, matmul_bias's (Dense's backward) among them.
+#define GRAD_CHECK_SECTION(title, first) \
+  EMBER_OP_SECTION_TEST_CASE("grad check: " title, "[autodiff][grad_check]", first, run_section)
+GRAD_CHECK_SECTION("elementwise unary", OpId::neg)
+GRAD_CHECK_SECTION("elementwise binary and ternary", OpId::add)
+GRAD_CHECK_SECTION("reductions", OpId::reduce_sum)
+GRAD_CHECK_SECTION("linear algebra", OpId::matmul)
+GRAD_CHECK_SECTION("shape and indexing", OpId::reshape)
+GRAD_CHECK_SECTION("creation", OpId::fill)
+GRAD_CHECK_SECTION("neural network", OpId::softmax)
+GRAD_CHECK_SECTION("optimizer updates", OpId::apply_adam)
+
+TEST_CASE("the grad-check sections cover op_list.def, each with its test case", "[autodiff][grad_check]") {
+  const auto& sections = testing::op_sections();
+  REQUIRE_FALSE(sections.empty());
+  CHECK(static_cast<int>(sections.front().first) == 0);
+  for (size_t k = 1; k < sections.size(); ++k) CHECK(sections[k - 1].first < sections[k].first);
+  size_t walked = 0;
+  for (const auto& s : sections) {
+    INFO("section " << s.name);
+    CHECK(testing::sections_with_a_test_case().count(s.first) == 1);
+    walked += testing::ops_of_section(s.first).size();
+  }
+  CHECK(walked == static_cast<size_t>(kNumOps));
+  CHECK(testing::sections_with_a_test_case().size() == sections.size());
+  // The fused Dense ops sit in a section, so their cases run.
+  const std::vector<OpId> linalg = testing::ops_of_section(OpId::matmul);
+  CHECK(std::count(linalg.begin(), linalg.end(), OpId::matmul_bias) == 1);
 }
 
 // Backward formulas are eager ops, so a nested tape differentiates them again.

@@ -23,6 +23,7 @@
 #include "framework/ember.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/op.h"
+#include "tests/support/op_sections.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -939,12 +940,13 @@ Run run_case(OpId op, const Case& c, DType dt, bool compare_gpu, std::set<OpId>*
   return r;
 }
 
-// Runs every case of the ops in [first, last] of op_list.def on both devices, one failure per (case, dtype).
-void run_ops(OpId first, OpId last) {
+// Runs every case of the ops of the op_list.def section headed by `first` (tests/support/op_sections.h) on
+// both devices, one failure per (case, dtype).
+void run_section(OpId first) {
   Tf32Scope tf32(false);
   int comparisons = 0, failures = 0;
-  for (int i = static_cast<int>(first); i <= static_cast<int>(last); ++i) {
-    const OpId op = static_cast<OpId>(i);
+  const std::vector<OpId> section = testing::ops_of_section(first);
+  for (OpId op : section) {
     auto it = table().find(op);
     if (it == table().end()) continue;  // reported by the table check
     if (!has_kernel(op, DeviceType::CUDA)) {
@@ -963,7 +965,7 @@ void run_ops(OpId first, OpId last) {
       }
   }
   CHECK(comparisons > 0);
-  WARN("ops " << op_name(first) << " .. " << op_name(last) << ": " << comparisons << " CPU/CUDA comparisons, " << failures
+  WARN("ops " << op_name(section.front()) << " .. " << op_name(section.back()) << ": " << comparisons << " CPU/CUDA comparisons, " << failures
               << " (case, dtype) failures");
 }
 
@@ -1061,37 +1063,34 @@ TEST_CASE("CUDA builds load cuBLASLt on first use, not at start", "[ops][cuda_bu
     return;                                                                     \
   }
 
-TEST_CASE("cuda backend matches the CPU: elementwise unary and cast", "[cuda][ops]") {
+void run_section_on_gpu(OpId first) {
   EMBER_CUDA_OR_SKIP();
-  run_ops(OpId::neg, OpId::cast);
+  run_section(first);
 }
-TEST_CASE("cuda backend matches the CPU: elementwise binary and ternary", "[cuda][ops]") {
-  EMBER_CUDA_OR_SKIP();
-  run_ops(OpId::add, OpId::clip_by_value);
-}
-TEST_CASE("cuda backend matches the CPU: reductions", "[cuda][ops]") {
-  EMBER_CUDA_OR_SKIP();
-  run_ops(OpId::reduce_sum, OpId::argmin);
-}
-TEST_CASE("cuda backend matches the CPU: matmul (TF32 off)", "[cuda][ops]") {
-  EMBER_CUDA_OR_SKIP();
-  run_ops(OpId::matmul, OpId::matmul);
-}
-TEST_CASE("cuda backend matches the CPU: shape and indexing", "[cuda][ops]") {
-  EMBER_CUDA_OR_SKIP();
-  run_ops(OpId::reshape, OpId::broadcast_to);
-}
-TEST_CASE("cuda backend matches the CPU: creation and random ops", "[cuda][ops]") {
-  EMBER_CUDA_OR_SKIP();
-  run_ops(OpId::fill, OpId::truncated_normal);
-}
-TEST_CASE("cuda backend matches the CPU: neural network (TF32 off)", "[cuda][ops]") {
-  EMBER_CUDA_OR_SKIP();
-  run_ops(OpId::softmax, OpId::avg_pool2d_grad);
-}
-TEST_CASE("cuda backend matches the CPU: optimizer updates", "[cuda][ops]") {
-  EMBER_CUDA_OR_SKIP();
-  run_ops(OpId::apply_adam, OpId::apply_adam_factored);
+
+// One test case per section of op_list.def: the sections cover the whole table, so every op's cases run,
+// matmul_bias's among them.
+#define CUDA_BACKEND_SECTION(title, first) \
+  EMBER_OP_SECTION_TEST_CASE("cuda backend matches the CPU: " title, "[cuda][ops]", first, run_section_on_gpu)
+CUDA_BACKEND_SECTION("elementwise unary and cast", OpId::neg)
+CUDA_BACKEND_SECTION("elementwise binary and ternary", OpId::add)
+CUDA_BACKEND_SECTION("reductions", OpId::reduce_sum)
+CUDA_BACKEND_SECTION("linear algebra (TF32 off)", OpId::matmul)
+CUDA_BACKEND_SECTION("shape and indexing", OpId::reshape)
+CUDA_BACKEND_SECTION("creation and random ops", OpId::fill)
+CUDA_BACKEND_SECTION("neural network (TF32 off)", OpId::softmax)
+CUDA_BACKEND_SECTION("optimizer updates", OpId::apply_adam)
+
+TEST_CASE("the CPU/CUDA sections cover op_list.def, each with its test case", "[ops][backend_cases]") {
+  const auto& sections = testing::op_sections();
+  size_t walked = 0;
+  for (const auto& s : sections) {
+    INFO("section " << s.name);
+    CHECK(testing::sections_with_a_test_case().count(s.first) == 1);
+    walked += testing::ops_of_section(s.first).size();
+  }
+  CHECK(walked == static_cast<size_t>(kNumOps));
+  CHECK(testing::sections_with_a_test_case().size() == sections.size());
 }
 
 // TF's default: float32 matmul and convolutions on tensor cores in TF32 (10-bit mantissa inputs).
