@@ -109,6 +109,190 @@ struct BackwardScope {
   }
 };
 
+void check_backward_arguments(const GradientTape::Impl& tape, const std::vector<Tensor>& targets,
+                              const std::vector<Tensor>& sources, const GradientOptions& options) {
+  EMBER_CHECK(!tape.used, FailedPrecondition)
+      << "GradientTape.gradient: a non-persistent tape can only compute gradients once; create it with "
+         "{.persistent = true} to call gradient several times";
+  EMBER_CHECK(options.output_gradients.empty() || options.output_gradients.size() == targets.size(), InvalidArgument)
+      << "GradientTape.gradient: got " << options.output_gradients.size() << " output_gradients for "
+      << targets.size() << " target(s)";
+  for (const Tensor& s : sources) EMBER_CHECK(s.defined(), InvalidArgument) << "GradientTape.gradient: a source is undefined";
+}
+
+// One backward pass over a tape, run_backward's steps: the nodes on a path from a source, the gradients
+// accumulated so far by tensor id, and, when factored, the sources whose gradient is still a product left
+// unmultiplied.
+class BackwardPass {
+ public:
+  BackwardPass(GradientTape::Impl& tape, const std::vector<Tensor>& sources, bool factored)
+      : tape_(tape), factored_(factored) {
+    mark_reachable(sources);
+    for (const Tensor& s : sources) source_ids_.insert(s.id());
+  }
+
+  // The targets' gradients: output_gradients, or ones.
+  void seed(const std::vector<Tensor>& targets, const GradientOptions& options) {
+    for (size_t k = 0; k < targets.size(); ++k) {
+      const Tensor& t = targets[k];
+      EMBER_CHECK(t.defined(), InvalidArgument) << "GradientTape.gradient: a target is undefined";
+      Tensor seed = options.output_gradients.empty() ? ops::ones_like(t) : options.output_gradients[k];
+      EMBER_CHECK(seed.shape() == t.shape() && seed.dtype() == t.dtype(), InvalidArgument)
+          << "GradientTape.gradient: output_gradients[" << k << "] is " << seed.dtype() << " " << seed.shape()
+          << " but target " << k << " is " << t.dtype() << " " << t.shape();
+      accumulate(grads_, t.id(), seed);
+    }
+  }
+
+  // The tape's nodes last to first, each needed one turning its outputs' gradients into its inputs'.
+  void run() {
+    for (size_t i = tape_.nodes.size(); i-- > 0;) {
+      if (!needed_[i]) continue;
+      TapeNode& n = tape_.nodes[i];
+      std::vector<Tensor> out_grads;
+      if (!gather_output_gradients(n, out_grads)) continue;
+      if (!n.differentiable) {
+        check_no_gradient_through(n);
+        continue;  // floor, round, sign...: zero almost everywhere, no gradient (TF returns None)
+      }
+      for (size_t j = 0; j < out_grads.size(); ++j)
+        if (!out_grads[j].defined()) out_grads[j] = ops::zeros_like(n.outputs[j]);
+      add_input_gradients(n, n.custom ? custom_gradients(n, out_grads) : formula_gradients(n, out_grads));
+      release(n);
+    }
+  }
+
+  // Each source's gradient: factored, whole, zeros or none (options.unconnected_gradients).
+  std::vector<SourceGradient> results(const std::vector<Tensor>& sources, const GradientOptions& options) const {
+    std::vector<SourceGradient> result(sources.size());
+    for (size_t k = 0; k < sources.size(); ++k) {
+      const Tensor& s = sources[k];
+      if (auto d = deferred_.find(s.id()); d != deferred_.end()) {
+        result[k].a = d->second.a;
+        result[k].b = d->second.b;
+      } else if (auto it = grads_.find(s.id()); it != grads_.end()) {
+        result[k].value = it->second;
+      } else if (options.unconnected_gradients == UnconnectedGradients::Zero) {
+        result[k].value = ops::zeros_like(s);
+      }
+    }
+    return result;
+  }
+
+ private:
+  // Only nodes on a path from a source can contribute: mark them going forward.
+  void mark_reachable(const std::vector<Tensor>& sources) {
+    for (const Tensor& s : sources) reach_.insert(s.id());
+    needed_.assign(tape_.nodes.size(), 0);
+    for (size_t i = 0; i < tape_.nodes.size(); ++i) {
+      const TapeNode& n = tape_.nodes[i];
+      const auto in_ids = n.input_ids(), out_ids = n.output_ids();
+      if (std::none_of(in_ids.begin(), in_ids.end(), [&](uint64_t id) { return reach_.count(id); })) continue;
+      needed_[i] = 1;
+      reach_.insert(out_ids.begin(), out_ids.end());
+    }
+  }
+
+  // A further contribution to a deferred source, or a node that needs its gradient (the source is also an
+  // op's output), multiplies the product out first, so the sums run in the order and to the bits of
+  // gradient().
+  void materialize(uint64_t id) {
+    auto it = deferred_.find(id);
+    if (it == deferred_.end()) return;
+    accumulate(grads_, id, SourceGradient{{}, it->second.a, it->second.b}.materialize());
+    deferred_.erase(it);
+  }
+
+  // The gradients that reached n's outputs (undefined where none did); false when none did.
+  bool gather_output_gradients(const TapeNode& n, std::vector<Tensor>& out_grads) {
+    const auto out_ids = n.output_ids();
+    out_grads.assign(out_ids.size(), Tensor());
+    bool any = false;
+    for (size_t j = 0; j < out_ids.size(); ++j) {
+      materialize(out_ids[j]);
+      auto it = grads_.find(out_ids[j]);
+      if (it != grads_.end()) {
+        out_grads[j] = it->second;
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  static void check_no_gradient_through(const TapeNode& n) {
+    for (size_t j = 0; j < n.output_dtypes.size(); ++j)
+      EMBER_CHECK(is_floating(n.output_dtypes[j]), InvalidArgument)
+          << "GradientTape.gradient: a gradient was asked through op '" << op_name(n.op) << "', whose output is "
+          << n.output_dtypes[j] << ": integer and bool tensors carry no gradient";
+  }
+
+  static std::vector<Tensor> custom_gradients(const TapeNode& n, const std::vector<Tensor>& out_grads) {
+    std::vector<Tensor> in_grads = n.custom(out_grads[0]);
+    EMBER_CHECK(in_grads.size() == n.num_inputs, InvalidArgument)
+        << "custom_gradient: backward returned " << in_grads.size() << " gradient(s) for " << n.num_inputs
+        << " input(s)";
+    return in_grads;
+  }
+
+  // The op's registered formula; when factored, it may leave one source input's gradient as a product.
+  std::vector<Tensor> formula_gradients(const TapeNode& n, const std::vector<Tensor>& out_grads) {
+    const auto in_ids = n.input_ids();
+    GradFn fn = gradient_function(n.op);
+    EMBER_CHECK(fn, Unimplemented) << "GradientTape.gradient: op '" << op_name(n.op) << "' has no gradient formula";
+    wanted_.resize(in_ids.size());
+    deferrable_.assign(in_ids.size(), 0);
+    for (size_t j = 0; j < wanted_.size(); ++j) {
+      wanted_[j] = reach_.count(in_ids[j]) ? 1 : 0;
+      deferrable_[j] = factored_ && source_ids_.count(in_ids[j]) && !grads_.count(in_ids[j]) &&
+                       !deferred_.count(in_ids[j]) && std::count(in_ids.begin(), in_ids.end(), in_ids[j]) == 1;
+    }
+    DeferredProduct product{in_ids.size(), {}, {}};
+    std::vector<Tensor> in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads, wanted_, deferrable_,
+                                                  factored_ ? &product : nullptr});
+    if (product.input < in_ids.size()) {
+      EMBER_CHECK(deferrable_[product.input] && !in_grads[product.input].defined(), Internal)
+          << "gradient of op '" << op_name(n.op) << "' left input " << product.input << "'s gradient factored";
+      deferred_.emplace(in_ids[product.input], std::move(product));
+    }
+    return in_grads;
+  }
+
+  void add_input_gradients(const TapeNode& n, const std::vector<Tensor>& in_grads) {
+    const auto in_ids = n.input_ids();
+    for (size_t j = 0; j < in_ids.size() && j < in_grads.size(); ++j) {
+      if (!in_grads[j].defined() || !reach_.count(in_ids[j])) continue;
+      EMBER_CHECK(in_grads[j].shape() == n.inputs[j].shape(), Internal)
+          << "gradient of op '" << (n.custom ? "custom_gradient" : op_name(n.op)) << "' for input " << j
+          << " has shape " << in_grads[j].shape() << ", expected " << n.inputs[j].shape();
+      materialize(in_ids[j]);
+      accumulate(grads_, in_ids[j], in_grads[j]);
+    }
+  }
+
+  // Every consumer of n's outputs comes later on the tape, so their gradients are complete: drop those not
+  // asked for, and their buffers go back to the allocator (still in cache) for the next node's gradients
+  // instead of staying alive to the end of the pass.
+  void release(TapeNode& n) {
+    for (uint64_t id : n.output_ids())
+      if (!source_ids_.count(id)) grads_.erase(id);
+    if (!tape_.options.persistent) {
+      n.inputs.clear();
+      n.outputs.clear();
+      n.custom = nullptr;
+    }
+  }
+
+  GradientTape::Impl& tape_;
+  const bool factored_;
+  std::unordered_set<uint64_t> reach_;  // sources and what ops produced from them
+  std::vector<char> needed_;            // per node: on a path from a source
+  std::unordered_set<uint64_t> source_ids_;
+  std::unordered_map<uint64_t, Tensor> grads_;
+  std::unordered_map<uint64_t, DeferredProduct> deferred_;  // factored sources whose gradient is one product
+  std::vector<char> wanted_;      // per input of the node at hand: does it lead to a source (reused across nodes)
+  std::vector<char> deferrable_;  // per input: a factored source with no gradient yet
+};
+
 }  // namespace
 
 GradientTape::GradientTape(TapeOptions options) : impl_(std::make_unique<Impl>()) {
@@ -167,134 +351,12 @@ std::vector<SourceGradient> GradientTape::run_backward(const std::vector<Tensor>
                                                        const std::vector<Tensor>& sources,
                                                        const GradientOptions& options, bool factored) {
   Impl& tape = *impl_;
-  EMBER_CHECK(!tape.used, FailedPrecondition)
-      << "GradientTape.gradient: a non-persistent tape can only compute gradients once; create it with "
-         "{.persistent = true} to call gradient several times";
-  EMBER_CHECK(options.output_gradients.empty() || options.output_gradients.size() == targets.size(), InvalidArgument)
-      << "GradientTape.gradient: got " << options.output_gradients.size() << " output_gradients for "
-      << targets.size() << " target(s)";
-  for (const Tensor& s : sources) EMBER_CHECK(s.defined(), InvalidArgument) << "GradientTape.gradient: a source is undefined";
-
+  check_backward_arguments(tape, targets, sources, options);
   BackwardScope scope(tape);
-  // Only nodes on a path from a source can contribute: mark them going forward.
-  std::unordered_set<uint64_t> reach;
-  for (const Tensor& s : sources) reach.insert(s.id());
-  std::vector<char> needed(tape.nodes.size(), 0);
-  for (size_t i = 0; i < tape.nodes.size(); ++i) {
-    const TapeNode& n = tape.nodes[i];
-    const auto in_ids = n.input_ids(), out_ids = n.output_ids();
-    if (std::none_of(in_ids.begin(), in_ids.end(), [&](uint64_t id) { return reach.count(id); })) continue;
-    needed[i] = 1;
-    reach.insert(out_ids.begin(), out_ids.end());
-  }
-
-  std::unordered_map<uint64_t, Tensor> grads;
-  std::unordered_set<uint64_t> source_ids;
-  for (const Tensor& s : sources) source_ids.insert(s.id());
-  for (size_t k = 0; k < targets.size(); ++k) {
-    const Tensor& t = targets[k];
-    EMBER_CHECK(t.defined(), InvalidArgument) << "GradientTape.gradient: a target is undefined";
-    Tensor seed = options.output_gradients.empty() ? ops::ones_like(t) : options.output_gradients[k];
-    EMBER_CHECK(seed.shape() == t.shape() && seed.dtype() == t.dtype(), InvalidArgument)
-        << "GradientTape.gradient: output_gradients[" << k << "] is " << seed.dtype() << " " << seed.shape()
-        << " but target " << k << " is " << t.dtype() << " " << t.shape();
-    accumulate(grads, t.id(), seed);
-  }
-
-  // factored: sources whose whole gradient so far is one product left unmultiplied. A further contribution,
-  // or a node that needs the gradient (the source is also an op's output), multiplies it out first, so the
-  // sums run in the order and to the bits of gradient().
-  std::unordered_map<uint64_t, DeferredProduct> deferred;
-  auto materialize = [&](uint64_t id) {
-    auto it = deferred.find(id);
-    if (it == deferred.end()) return;
-    accumulate(grads, id, SourceGradient{{}, it->second.a, it->second.b}.materialize());
-    deferred.erase(it);
-  };
-  std::vector<char> wanted;      // per input of the node at hand: does it lead to a source (reused across nodes)
-  std::vector<char> deferrable;  // per input: a factored source with no gradient yet
-  for (size_t i = tape.nodes.size(); i-- > 0;) {
-    if (!needed[i]) continue;
-    TapeNode& n = tape.nodes[i];
-    const auto in_ids = n.input_ids(), out_ids = n.output_ids();
-    std::vector<Tensor> out_grads(out_ids.size());
-    bool any = false;
-    for (size_t j = 0; j < out_ids.size(); ++j) {
-      materialize(out_ids[j]);
-      auto it = grads.find(out_ids[j]);
-      if (it != grads.end()) {
-        out_grads[j] = it->second;
-        any = true;
-      }
-    }
-    if (!any) continue;
-    if (!n.differentiable) {
-      for (size_t j = 0; j < n.output_dtypes.size(); ++j)
-        EMBER_CHECK(is_floating(n.output_dtypes[j]), InvalidArgument)
-            << "GradientTape.gradient: a gradient was asked through op '" << op_name(n.op) << "', whose output is "
-            << n.output_dtypes[j] << ": integer and bool tensors carry no gradient";
-      continue;  // floor, round, sign...: zero almost everywhere, no gradient (TF returns None)
-    }
-    for (size_t j = 0; j < out_grads.size(); ++j)
-      if (!out_grads[j].defined()) out_grads[j] = ops::zeros_like(n.outputs[j]);
-    std::vector<Tensor> in_grads;
-    if (n.custom) {
-      in_grads = n.custom(out_grads[0]);
-      EMBER_CHECK(in_grads.size() == in_ids.size(), InvalidArgument)
-          << "custom_gradient: backward returned " << in_grads.size() << " gradient(s) for " << in_ids.size()
-          << " input(s)";
-    } else {
-      GradFn fn = gradient_function(n.op);
-      EMBER_CHECK(fn, Unimplemented) << "GradientTape.gradient: op '" << op_name(n.op) << "' has no gradient formula";
-      wanted.resize(in_ids.size());
-      deferrable.assign(in_ids.size(), 0);
-      for (size_t j = 0; j < wanted.size(); ++j) {
-        wanted[j] = reach.count(in_ids[j]) ? 1 : 0;
-        deferrable[j] = factored && source_ids.count(in_ids[j]) && !grads.count(in_ids[j]) &&
-                        !deferred.count(in_ids[j]) &&
-                        std::count(in_ids.begin(), in_ids.end(), in_ids[j]) == 1;
-      }
-      DeferredProduct product{in_ids.size(), {}, {}};
-      in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads, wanted, deferrable,
-                                factored ? &product : nullptr});
-      if (product.input < in_ids.size()) {
-        EMBER_CHECK(deferrable[product.input] && !in_grads[product.input].defined(), Internal)
-            << "gradient of op '" << op_name(n.op) << "' left input " << product.input << "'s gradient factored";
-        deferred.emplace(in_ids[product.input], std::move(product));
-      }
-    }
-    for (size_t j = 0; j < in_ids.size() && j < in_grads.size(); ++j) {
-      if (!in_grads[j].defined() || !reach.count(in_ids[j])) continue;
-      EMBER_CHECK(in_grads[j].shape() == n.inputs[j].shape(), Internal)
-          << "gradient of op '" << (n.custom ? "custom_gradient" : op_name(n.op)) << "' for input " << j
-          << " has shape " << in_grads[j].shape() << ", expected " << n.inputs[j].shape();
-      materialize(in_ids[j]);
-      accumulate(grads, in_ids[j], in_grads[j]);
-    }
-    // Every consumer of this node's outputs comes later on the tape, so their gradients are complete:
-    // drop those not asked for, and their buffers go back to the allocator (still in cache) for the next
-    // node's gradients instead of staying alive to the end of the pass.
-    for (uint64_t id : out_ids)
-      if (!source_ids.count(id)) grads.erase(id);
-    if (!tape.options.persistent) {
-      n.inputs.clear();
-      n.outputs.clear();
-      n.custom = nullptr;
-    }
-  }
-
-  std::vector<SourceGradient> result(sources.size());
-  for (size_t k = 0; k < sources.size(); ++k) {
-    const Tensor& s = sources[k];
-    if (auto d = deferred.find(s.id()); d != deferred.end()) {
-      result[k].a = d->second.a;
-      result[k].b = d->second.b;
-    } else if (auto it = grads.find(s.id()); it != grads.end()) {
-      result[k].value = it->second;
-    } else if (options.unconnected_gradients == UnconnectedGradients::Zero) {
-      result[k].value = ops::zeros_like(s);
-    }
-  }
+  BackwardPass pass(tape, sources, factored);
+  pass.seed(targets, options);
+  pass.run();
+  std::vector<SourceGradient> result = pass.results(sources, options);
   if (!tape.options.persistent) {
     tape.used = true;
     tape.nodes.clear();

@@ -121,6 +121,156 @@ FcfgCall fcfg_read_node(const json& node, const std::string& layer) {
   return call;
 }
 
+void fcfg_check_top_level(const json& c) {
+  EMBER_CHECK(c.is_object() && c.contains("layers") && c["layers"].is_array() && c.contains("input_layers") &&
+                  c.contains("output_layers"),
+              InvalidArgument)
+      << "Model.from_config: a functional model config needs \"layers\", \"input_layers\" and \"output_layers\", got keys "
+      << [&] {
+           std::string keys;
+           if (c.is_object())
+             for (const auto& [k, v] : c.items()) keys += (keys.empty() ? "" : ", ") + k;
+           return keys.empty() ? c.dump().substr(0, 100) : keys;
+         }();
+}
+
+// Model.from_config's graph rebuilt from a config's "layers": each layer created, then its calls replayed
+// on the outputs of the calls they refer to. Keras 2 writes nested-list nodes and counts a nested model's
+// (Functional, Model, Sequential) own creation as its node 0 everywhere; Keras 3 writes dict nodes and adds
+// that 1 only for Functional layers, only in input/output_layers.
+class FcfgRebuild {
+ public:
+  // Creates the layer of one "layers" entry; an InputLayer makes its tensor, others queue their calls.
+  void add_layer(const json& entry) {
+    EMBER_CHECK(entry.is_object() && entry.contains("class_name"), InvalidArgument)
+        << "Model.from_config: each layer must be {\"class_name\", \"config\", \"name\", \"inbound_nodes\"}, got "
+        << entry.dump().substr(0, 200);
+    std::string lname = entry.contains("name") && entry["name"].is_string() ? entry["name"].get<std::string>()
+                        : entry.contains("config") && entry["config"].is_object()
+                            ? entry["config"].value("name", std::string())
+                            : std::string();
+    EMBER_CHECK(!lname.empty(), InvalidArgument) << "Model.from_config: a layer entry has no name: " << entry.dump().substr(0, 200);
+    EMBER_CHECK(!created_.count(lname), InvalidArgument)
+        << "Model.from_config: the layer name '" << lname << "' appears twice; layer names in a model must be unique";
+    LayerPtr l = deserialize_layer(entry);
+    created_[lname] = l;
+    classes_[lname] = entry["class_name"].get<std::string>();
+    order_.push_back(lname);
+    if (auto in = std::dynamic_pointer_cast<layers::InputLayer>(l)) {
+      auto node = std::make_shared<Node>(Node{in, {}, in->batch_shape(), in->input_dtype(), std::nullopt});
+      produced_[lname].push_back(
+          Tensor::symbolic(in->batch_shape(), in->input_dtype(), std::make_shared<detail::KerasHistory>(detail::KerasHistory{node})));
+      return;
+    }
+    const json nodes = entry.value("inbound_nodes", json::array());
+    EMBER_CHECK(nodes.is_array(), InvalidArgument)
+        << "Model.from_config: layer '" << lname << "': inbound_nodes must be a list, got " << nodes.dump().substr(0, 200);
+    for (const json& n : nodes) {
+      keras2_ = keras2_ || n.is_array();
+      pending_[lname].push_back(n);
+    }
+  }
+
+  // Replays the calls, layer by layer, as often as needed: a layer shared at several depths has calls
+  // that wait for later layers (Keras's functional_from_config does the same).
+  void replay_calls() {
+    while (!pending_.empty()) {
+      bool progress = false;
+      for (const std::string& lname : order_) {
+        auto it = pending_.find(lname);
+        if (it == pending_.end()) continue;
+        const size_t done = replay_ready_calls(lname, it->second);
+        if (done > 0) progress = true;
+        if (done == it->second.size()) {
+          pending_.erase(it);
+        } else {
+          it->second.erase(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(done));
+        }
+      }
+      if (!progress) {
+        std::string stuck;
+        for (const auto& [n, v] : pending_) stuck += (stuck.empty() ? "" : ", ") + n;
+        throw InvalidArgument("Model.from_config: the graph has loops or calls on outputs that no layer makes; unresolved "
+                              "calls of layers: " + stuck);
+      }
+    }
+  }
+
+  // The tensors c[key] ("input_layers" or "output_layers") refers to.
+  std::vector<Tensor> tensors(const json& c, const char* key) {
+    std::vector<Tensor> out;
+    for (const FcfgRef& r : fcfg_refs(c[key], key)) {
+      const std::string who = std::string("\"") + key + "\"";
+      int64_t offset = 0;
+      if (created_.count(r.layer) && is_model_class(r.layer, keras2_)) offset = 1;
+      std::optional<Tensor> t = resolve(r, who, offset);
+      EMBER_CHECK(t.has_value(), InvalidArgument) << "Model.from_config: " << who << " refers to call " << r.node
+                                                  << " of layer '" << r.layer << "', which the config never makes";
+      out.push_back(*t);
+    }
+    return out;
+  }
+
+ private:
+  // Replays lname's queued calls in order up to the first whose inputs are not made yet; returns how many ran.
+  size_t replay_ready_calls(const std::string& lname, const std::vector<json>& calls) {
+    size_t done = 0;
+    for (; done < calls.size(); ++done) {
+      const json& node = calls[done];
+      const std::string who = "layer '" + lname + "' call " + std::to_string(produced_[lname].size());
+      FcfgCall call = fcfg_read_node(node, lname);
+      EMBER_CHECK(!call.inputs.empty(), InvalidArgument) << "Model.from_config: " << who << " has no inputs";
+      std::vector<Tensor> args;
+      for (const FcfgRef& r : call.inputs) {
+        std::optional<Tensor> t = resolve(r, who, node.is_array() && is_model_class(r.layer, true) ? 1 : 0);
+        if (!t) break;
+        args.push_back(*t);
+      }
+      if (args.size() < call.inputs.size()) break;
+      Layer& layer = *created_[lname];
+      Tensor y = call.as_list ? layer(args) : layer(args[0]);
+      if (call.training) y.keras_history()->node->training = call.training;
+      produced_[lname].push_back(y);
+    }
+    return done;
+  }
+
+  bool is_model_class(const std::string& lname, bool keras2_rule) const {
+    auto it = classes_.find(lname);
+    if (it == classes_.end()) return false;  // resolve() reports the unknown name
+    const std::string& cls = it->second;
+    return cls == "Functional" || cls == "Model" || (keras2_rule && cls == "Sequential");
+  }
+
+  std::string layer_names() const {
+    std::string s;
+    for (const std::string& n : order_) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  }
+
+  // The output of a reference, or nothing while the call it names has not been replayed yet.
+  std::optional<Tensor> resolve(const FcfgRef& r, const std::string& who, int64_t offset) {
+    EMBER_CHECK(created_.count(r.layer), InvalidArgument)
+        << "Model.from_config: " << who << " refers to layer '" << r.layer << "', which is not in the config; layers: "
+        << layer_names();
+    EMBER_CHECK(r.tensor == 0, Unimplemented) << "Model.from_config: " << who << " uses output " << r.tensor << " of layer '"
+                                              << r.layer << "'; Ember layers have one output";
+    const int64_t k = r.node - offset;
+    EMBER_CHECK(k >= 0, InvalidArgument) << "Model.from_config: " << who << " refers to node " << r.node << " of layer '"
+                                         << r.layer << "', which does not exist";
+    const auto& outs = produced_[r.layer];
+    if (k >= static_cast<int64_t>(outs.size())) return std::nullopt;
+    return outs[k];
+  }
+
+  std::vector<std::string> order_;
+  std::map<std::string, LayerPtr> created_;
+  std::map<std::string, std::string> classes_;
+  std::map<std::string, std::vector<Tensor>> produced_;  // per layer, the outputs of its calls so far
+  std::map<std::string, std::vector<json>> pending_;
+  bool keras2_ = false;
+};
+
 }  // namespace
 
 json Model::get_config() const {
@@ -172,132 +322,11 @@ json Model::get_config() const {
 }
 
 LayerPtr Model::from_config(const json& c) {
-  EMBER_CHECK(c.is_object() && c.contains("layers") && c["layers"].is_array() && c.contains("input_layers") &&
-                  c.contains("output_layers"),
-              InvalidArgument)
-      << "Model.from_config: a functional model config needs \"layers\", \"input_layers\" and \"output_layers\", got keys "
-      << [&] {
-           std::string keys;
-           if (c.is_object())
-             for (const auto& [k, v] : c.items()) keys += (keys.empty() ? "" : ", ") + k;
-           return keys.empty() ? c.dump().substr(0, 100) : keys;
-         }();
-  // Keras 2 writes nested-list nodes and counts a nested model's (Functional, Model, Sequential) own
-  // creation as its node 0 everywhere; Keras 3 writes dict nodes and adds that 1 only for Functional
-  // layers, only in input/output_layers.
-  std::vector<std::string> order;
-  std::map<std::string, LayerPtr> created;
-  std::map<std::string, std::string> classes;
-  std::map<std::string, std::vector<Tensor>> produced;  // per layer, the outputs of its calls so far
-  std::map<std::string, std::vector<json>> pending;
-  bool keras2 = false;
-  for (const json& entry : c["layers"]) {
-    EMBER_CHECK(entry.is_object() && entry.contains("class_name"), InvalidArgument)
-        << "Model.from_config: each layer must be {\"class_name\", \"config\", \"name\", \"inbound_nodes\"}, got "
-        << entry.dump().substr(0, 200);
-    std::string lname = entry.contains("name") && entry["name"].is_string() ? entry["name"].get<std::string>()
-                        : entry.contains("config") && entry["config"].is_object()
-                            ? entry["config"].value("name", std::string())
-                            : std::string();
-    EMBER_CHECK(!lname.empty(), InvalidArgument) << "Model.from_config: a layer entry has no name: " << entry.dump().substr(0, 200);
-    EMBER_CHECK(!created.count(lname), InvalidArgument)
-        << "Model.from_config: the layer name '" << lname << "' appears twice; layer names in a model must be unique";
-    LayerPtr l = deserialize_layer(entry);
-    created[lname] = l;
-    classes[lname] = entry["class_name"].get<std::string>();
-    order.push_back(lname);
-    if (auto in = std::dynamic_pointer_cast<layers::InputLayer>(l)) {
-      auto node = std::make_shared<Node>(Node{in, {}, in->batch_shape(), in->input_dtype(), std::nullopt});
-      produced[lname].push_back(
-          Tensor::symbolic(in->batch_shape(), in->input_dtype(), std::make_shared<detail::KerasHistory>(detail::KerasHistory{node})));
-      continue;
-    }
-    const json nodes = entry.value("inbound_nodes", json::array());
-    EMBER_CHECK(nodes.is_array(), InvalidArgument)
-        << "Model.from_config: layer '" << lname << "': inbound_nodes must be a list, got " << nodes.dump().substr(0, 200);
-    for (const json& n : nodes) {
-      keras2 = keras2 || n.is_array();
-      pending[lname].push_back(n);
-    }
-  }
-  auto is_model_class = [&](const std::string& lname, bool keras2_rule) {
-    auto it = classes.find(lname);
-    if (it == classes.end()) return false;  // resolve() reports the unknown name
-    const std::string& cls = it->second;
-    return cls == "Functional" || cls == "Model" || (keras2_rule && cls == "Sequential");
-  };
-  auto layer_names = [&] {
-    std::string s;
-    for (const std::string& n : order) s += (s.empty() ? "" : ", ") + n;
-    return s;
-  };
-  // The output of a reference, or nothing while the call it names has not been replayed yet.
-  auto resolve = [&](const FcfgRef& r, const std::string& who, int64_t offset) -> std::optional<Tensor> {
-    EMBER_CHECK(created.count(r.layer), InvalidArgument)
-        << "Model.from_config: " << who << " refers to layer '" << r.layer << "', which is not in the config; layers: "
-        << layer_names();
-    EMBER_CHECK(r.tensor == 0, Unimplemented) << "Model.from_config: " << who << " uses output " << r.tensor << " of layer '"
-                                              << r.layer << "'; Ember layers have one output";
-    const int64_t k = r.node - offset;
-    EMBER_CHECK(k >= 0, InvalidArgument) << "Model.from_config: " << who << " refers to node " << r.node << " of layer '"
-                                         << r.layer << "', which does not exist";
-    const auto& outs = produced[r.layer];
-    if (k >= static_cast<int64_t>(outs.size())) return std::nullopt;
-    return outs[k];
-  };
-  // Replays the calls, layer by layer, as often as needed: a layer shared at several depths has calls
-  // that wait for later layers (Keras's functional_from_config does the same).
-  while (!pending.empty()) {
-    bool progress = false;
-    for (const std::string& lname : order) {
-      auto it = pending.find(lname);
-      if (it == pending.end()) continue;
-      size_t done = 0;
-      for (; done < it->second.size(); ++done) {
-        const json& node = it->second[done];
-        const std::string who = "layer '" + lname + "' call " + std::to_string(produced[lname].size());
-        FcfgCall call = fcfg_read_node(node, lname);
-        EMBER_CHECK(!call.inputs.empty(), InvalidArgument) << "Model.from_config: " << who << " has no inputs";
-        std::vector<Tensor> args;
-        for (const FcfgRef& r : call.inputs) {
-          std::optional<Tensor> t = resolve(r, who, node.is_array() && is_model_class(r.layer, true) ? 1 : 0);
-          if (!t) break;
-          args.push_back(*t);
-        }
-        if (args.size() < call.inputs.size()) break;
-        Layer& layer = *created[lname];
-        Tensor y = call.as_list ? layer(args) : layer(args[0]);
-        if (call.training) y.keras_history()->node->training = call.training;
-        produced[lname].push_back(y);
-      }
-      if (done > 0) progress = true;
-      if (done == it->second.size()) {
-        pending.erase(it);
-      } else {
-        it->second.erase(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(done));
-      }
-    }
-    if (!progress) {
-      std::string stuck;
-      for (const auto& [n, v] : pending) stuck += (stuck.empty() ? "" : ", ") + n;
-      throw InvalidArgument("Model.from_config: the graph has loops or calls on outputs that no layer makes; unresolved "
-                            "calls of layers: " + stuck);
-    }
-  }
-  auto tensors = [&](const char* key) {
-    std::vector<Tensor> out;
-    for (const FcfgRef& r : fcfg_refs(c[key], key)) {
-      const std::string who = std::string("\"") + key + "\"";
-      int64_t offset = 0;
-      if (created.count(r.layer) && is_model_class(r.layer, keras2)) offset = 1;
-      std::optional<Tensor> t = resolve(r, who, offset);
-      EMBER_CHECK(t.has_value(), InvalidArgument) << "Model.from_config: " << who << " refers to call " << r.node
-                                                  << " of layer '" << r.layer << "', which the config never makes";
-      out.push_back(*t);
-    }
-    return out;
-  };
-  std::vector<Tensor> inputs = tensors("input_layers"), outputs = tensors("output_layers");
+  fcfg_check_top_level(c);
+  FcfgRebuild graph;
+  for (const json& entry : c["layers"]) graph.add_layer(entry);
+  graph.replay_calls();
+  std::vector<Tensor> inputs = graph.tensors(c, "input_layers"), outputs = graph.tensors(c, "output_layers");
   // Keras passes a missing or null name/trainable on as None (the defaults).
   json base_keys = json::object();
   for (const char* k : {"name", "trainable", "dtype"})
