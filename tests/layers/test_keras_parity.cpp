@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/ember.h"
-#include "tests/support/fixtures.h"
+#include "tests/support/json_fixtures.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -36,12 +36,6 @@ fs::path fixtures_dir() { return ember::testing::fixture_path("layers"); }
 
 constexpr double kAbsTol = 1e-5;
 constexpr double kRelTol = 1e-5;
-
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path.string());
-  return json::parse(in);
-}
 
 // Fixture files grouped by the Keras class they hold, read once (the class is needed at registration).
 const std::map<std::string, std::vector<fs::path>>& fixtures_by_class() {
@@ -56,7 +50,7 @@ const std::map<std::string, std::vector<fs::path>>& fixtures_by_class() {
     for (const fs::path& f : files) {
       std::string cls = "(unreadable fixture)";
       try {
-        cls = read_json(f).at("layer").at("class_name").get<std::string>();
+        cls = ember::testing::read_json_file(f).at("layer").at("class_name").get<std::string>();
       } catch (const std::exception&) {
         // Reported by the test case of that name, with the parse error.
       }
@@ -65,15 +59,6 @@ const std::map<std::string, std::vector<fs::path>>& fixtures_by_class() {
     return out;
   }();
   return by_class;
-}
-
-Tensor to_tensor(const json& t) {
-  const Shape shape(t.at("shape").get<std::vector<int64_t>>());
-  const std::string dtype = t.at("dtype").get<std::string>();
-  if (dtype == "float32") return Tensor::from_vector<float>(t.at("values").get<std::vector<float>>(), shape);
-  if (dtype == "int32") return Tensor::from_vector<int32_t>(t.at("values").get<std::vector<int32_t>>(), shape);
-  if (dtype == "int64") return Tensor::from_vector<int64_t>(t.at("values").get<std::vector<int64_t>>(), shape);
-  throw std::runtime_error("fixture tensor of unsupported dtype " + dtype);
 }
 
 // One assertion per tensor (not per element), listing the first mismatches and the largest error.
@@ -107,7 +92,7 @@ void check_close(const Tensor& got, const json& expected, const std::string& wha
 }
 
 void replay_fixture(const fs::path& path) {
-  const json fx = read_json(path);
+  const json fx = ember::testing::read_json_file(path);
   const std::string cls = fx.at("layer").at("class_name").get<std::string>();
   const std::vector<std::string> known = registered_layers();
   if (std::find(known.begin(), known.end(), cls) == known.end()) {
@@ -118,7 +103,7 @@ void replay_fixture(const fs::path& path) {
   LayerPtr layer = deserialize_layer(fx.at("layer"));
 
   std::vector<Tensor> xs;
-  for (const json& t : fx.at("inputs")) xs.push_back(to_tensor(t));
+  for (const json& t : fx.at("inputs")) xs.push_back(ember::testing::tensor_from_json(t));
   const bool as_list = fx.at("inputs_as_list").get<bool>();
   auto call = [&](bool training) { return as_list ? (*layer)(xs, training) : (*layer)(xs.at(0), training); };
 
@@ -136,7 +121,7 @@ void replay_fixture(const fs::path& path) {
     // Weight names match Keras's ("<layer>/kernel"): checkpoints rely on them.
     const std::string keras_name = layer->name() + "/" + wj[i].at("name").get<std::string>();
     CHECK(vars[i].name() == keras_name);
-    values.push_back(to_tensor(wj[i]));
+    values.push_back(ember::testing::tensor_from_json(wj[i]));
   }
   layer->set_weights(values);
 

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/ember.h"
-#include "tests/support/fixtures.h"
+#include "tests/support/json_fixtures.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -30,26 +30,11 @@ constexpr double kRel = 1e-6;
 constexpr double kAbs = 1e-7;
 
 const json& fixtures() {
-  static const json j = [] {
-    const fs::path path = ember::testing::fixture_path("losses/losses.json");
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot open " + path.string());
-    return json::parse(in);
-  }();
+  static const json j = ember::testing::load_json_fixture("losses/losses.json");
   return j;
 }
 
-Tensor to_tensor(const json& t) {
-  const Shape shape(t.at("shape").get<std::vector<int64_t>>());
-  const std::string dtype = t.at("dtype").get<std::string>();
-  if (dtype == "float32") return Tensor::from_vector<float>(t.at("values").get<std::vector<float>>(), shape);
-  if (dtype == "int32") return Tensor::from_vector<int32_t>(t.at("values").get<std::vector<int32_t>>(), shape);
-  if (dtype == "int64") return Tensor::from_vector<int64_t>(t.at("values").get<std::vector<int64_t>>(), shape);
-  if (dtype == "uint8") return Tensor::from_vector<uint8_t>(t.at("values").get<std::vector<uint8_t>>(), shape);
-  throw std::runtime_error("fixture dtype " + dtype);
-}
-
-Tensor tensor_at(const json& index) { return to_tensor(fixtures().at("tensors").at(index.get<size_t>())); }
+Tensor tensor_at(const json& index) { return ember::testing::tensor_from_json(fixtures().at("tensors").at(index.get<size_t>())); }
 
 void check_values(const std::string& what, const Tensor& got, const json& expected, double abs_tol = kAbs) {
   INFO(what << ": " << got.to_string());

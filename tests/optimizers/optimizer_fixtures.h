@@ -11,15 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/support/fixtures.h"
+#include "tests/support/json_fixtures.h"
 #include "tests/support/tensor_testing.h"
 
 namespace ember::testing {
 
 inline nlohmann::json load_optimizer_fixture(const std::string& file, const std::string& dir = "optimizers") {
-  std::ifstream in(fixture_path(dir + "/" + file));
-  REQUIRE(in.good());
-  return nlohmann::json::parse(in);
+  return load_json_fixture(dir + "/" + file);
 }
 
 inline std::vector<double> json_values(const nlohmann::json& j) { return j.get<std::vector<double>>(); }

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/support/fixtures.h"
+#include "tests/support/json_fixtures.h"
 #include "framework/ember.h"
 
 using namespace ember;
@@ -17,34 +17,12 @@ namespace fs = std::filesystem;
 namespace {
 
 const json& golden() {
-  static const json j = [] {
-    const fs::path path = ember::testing::fixture_path("training/fit_golden.json");
-    std::ifstream in(path);
-    REQUIRE(in.good());
-    return json::parse(in);
-  }();
+  static const json j = ember::testing::load_json_fixture("training/fit_golden.json");
   return j;
 }
 
-// A float32 tensor from a nested JSON list.
-Tensor from_json(const json& j, DType dtype = DType::Float32) {
-  std::vector<int64_t> dims;
-  const json* p = &j;
-  while (p->is_array()) {
-    dims.push_back(static_cast<int64_t>(p->size()));
-    if (p->empty()) break;
-    p = &(*p)[0];
-  }
-  std::vector<double> flat;
-  std::function<void(const json&)> walk = [&](const json& v) {
-    if (v.is_array())
-      for (const auto& e : v) walk(e);
-    else
-      flat.push_back(v.get<double>());
-  };
-  walk(j);
-  return ops::cast(Tensor::from_vector(flat, Shape(dims)), dtype);
-}
+// The fixtures' tensors are nested lists, float32 unless a dtype is given.
+Tensor from_json(const json& j, DType dtype = DType::Float32) { return ember::testing::tensor_from_nested_json(j, dtype); }
 
 // The fixtures' model: Input(4) -> Dense(3, tanh, L2(0.01) on the kernel) -> Dense(2).
 Model fixture_mlp(const json& c) {
