@@ -110,6 +110,10 @@ void remove_op_hook(int id) {
 namespace {
 void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<Tensor> outputs,
              const Attrs& attrs, Device fallback) {
+  // The table's arity: a front end passing another number of tensors would hand its kernel the wrong ones.
+  const int arity = op_info(op).arity;
+  EMBER_CHECK(arity < 0 || static_cast<size_t>(arity) == inputs.size(), Internal)
+      << op << ": called with " << inputs.size() << " tensor input(s); op_list.def gives it " << arity;
   for (const Tensor& t : inputs)
     if (t.defined() && t.is_symbolic()) t.check_concrete(op_info(op).name);
   Device device = resolve_device(op, inputs, fallback);

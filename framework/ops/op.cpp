@@ -6,7 +6,7 @@ namespace ember {
 
 namespace {
 constexpr OpInfo kOps[] = {
-#define EMBER_OP(name, arity, autocast, grad) {#name, arity, AutocastCategory::autocast, grad == 1},
+#define EMBER_OP(name, arity, grad) {#name, arity, grad == 1},
 #define Diff 1
 #define NoDiff 0
 #include "framework/ops/op_list.def"

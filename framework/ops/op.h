@@ -6,24 +6,21 @@
 namespace ember {
 
 enum class OpId : uint16_t {
-#define EMBER_OP(name, arity, autocast, grad) name,
+#define EMBER_OP(name, arity, grad) name,
 #include "framework/ops/op_list.def"
 #undef EMBER_OP
 };
 
 inline constexpr int kNumOps = 0
-#define EMBER_OP(name, arity, autocast, grad) +1
+#define EMBER_OP(name, arity, grad) +1
 #include "framework/ops/op_list.def"
 #undef EMBER_OP
     ;
 
-enum class AutocastCategory : uint8_t { Allow, Deny, Infer, None };
-
 // One row of op_list.def.
 struct OpInfo {
   const char* name;
-  int arity;  // -1 variadic
-  AutocastCategory autocast;
+  int arity;  // tensor inputs: -1 variadic, 0 creation ops
   bool differentiable;
 };
 

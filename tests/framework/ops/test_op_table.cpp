@@ -24,11 +24,22 @@ TEST_CASE("every op in the table has a CPU kernel", "[ops][table]") {
 TEST_CASE("op_info reflects op_list.def", "[ops][table]") {
   CHECK(std::string(op_name(OpId::add)) == "add");
   CHECK(op_info(OpId::add).arity == 2);
-  CHECK(op_info(OpId::matmul).autocast == AutocastCategory::Allow);
-  CHECK(op_info(OpId::reduce_sum).autocast == AutocastCategory::Deny);
   CHECK(op_info(OpId::argmax).differentiable == false);
   CHECK(op_info(OpId::conv2d).differentiable == true);
   CHECK(op_info(OpId::concat).arity == -1);
+}
+
+TEST_CASE("run_op checks the number of tensor inputs against the table's arity", "[ops][table]") {
+  const Tensor a = Tensor::from_vector<float>({1, 2}, {2});
+  const OutputSpec out{Shape({2}), DType::Float32};
+  CHECK_THROWS_AS(run_op(OpId::add, std::vector<Tensor>{a}, out), Internal);
+  CHECK_THROWS_WITH(run_op(OpId::exp, std::vector<Tensor>{a, a}, out),
+                    Catch::Contains("exp: called with 2 tensor input(s); op_list.def gives it 1"));
+  CHECK_THROWS_AS(run_op(OpId::fill, std::vector<Tensor>{a}, out), Internal);
+  // Variadic ops take any number.
+  CHECK(run_op(OpId::concat, std::vector<Tensor>{a, a, a}, OutputSpec{Shape({6}), DType::Float32}, AxisAttrs{0})
+            .num_elements() == 6);
+  CHECK(run_op(OpId::add, std::vector<Tensor>{a, a}, out).to_vector<float>() == std::vector<float>{2, 4});
 }
 
 TEST_CASE("supports answers per dtype", "[ops][table]") {
