@@ -1,9 +1,9 @@
 // BinaryFocalCrossentropy (keras/src/losses/losses.py binary_focal_crossentropy).
 #include "losses/binary_focal_crossentropy.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -30,7 +30,7 @@ Tensor BinaryFocalCrossentropy::call(const Tensor& y_true, const Tensor& y_pred)
   const Tensor p = options_.from_logits ? ops::sigmoid(x) : x;
   const Tensor bce = detail::binary_crossentropy(z, x, options_.from_logits);
   const Tensor p_t = z * p + (1.0 - z) * (1.0 - p);
-  const Tensor focal_factor = ops::pow(1.0 - p_t, metrics::f32(options_.gamma));
+  const Tensor focal_factor = ops::pow(1.0 - p_t, ops::f32(options_.gamma));
   Tensor focal_bce = focal_factor * bce;
   if (options_.apply_class_balancing) {
     const double a = options_.alpha;

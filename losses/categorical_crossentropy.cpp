@@ -2,10 +2,10 @@
 // keras/src/backend/tensorflow/nn.py categorical_crossentropy; TF's softmax_cross_entropy_with_logits).
 #include "losses/categorical_crossentropy.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {

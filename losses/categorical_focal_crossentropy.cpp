@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -53,13 +53,13 @@ Tensor CategoricalFocalCrossentropy::call(const Tensor& y_true, const Tensor& y_
   // Keras renormalises along the class axis after the softmax too.
   const Tensor output = detail::clipped_class_probabilities(p, axis);
   const Tensor cce = -t * ops::log(output);
-  const Tensor modulating_factor = ops::pow(1.0 - output, metrics::f32(options_.gamma));
+  const Tensor modulating_factor = ops::pow(1.0 - output, ops::f32(options_.gamma));
   Tensor alpha_t;
   if (options_.alpha.per_class) {
     std::vector<float> a(alpha.begin(), alpha.end());
     alpha_t = Tensor::from_vector<float>(a, {static_cast<int64_t>(a.size())}, p.device());
   } else {
-    alpha_t = metrics::f32(alpha[0]);
+    alpha_t = ops::f32(alpha[0]);
   }
   return ops::reduce_sum((modulating_factor * alpha_t) * cce, axis);
 }

@@ -3,10 +3,10 @@
 
 #include <vector>
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -32,7 +32,7 @@ Tensor CategoricalGeneralizedCrossEntropy::call(const Tensor& y_true, const Tens
       << kGceWho << ": y_true must hold integer class indices (an integer or float type), got bool";
   EMBER_CHECK(y_pred.rank() >= 1, InvalidArgument)
       << kGceWho << ": y_pred must be at least rank 1 (..., num_classes), got shape " << y_pred.shape();
-  const Tensor p = metrics::to_float32(y_pred);
+  const Tensor p = ops::to_float32(y_pred);
   const int64_t num_classes = p.shape()[p.rank() - 1];
   Tensor labels = y_true;
   // Keras documents labels of shape [batch] or [batch, 1]; it would broadcast the latter into a
@@ -47,7 +47,7 @@ Tensor CategoricalGeneralizedCrossEntropy::call(const Tensor& y_true, const Tens
   // Keras casts the labels to int (truncating floats); one_hot gives an all-zero row outside the range.
   const Tensor one_hot = ops::one_hot(ops::cast(labels, DType::Int64), num_classes);
   const Tensor prob = ops::reduce_sum(p * one_hot, -1);
-  return (1.0 - ops::pow(prob, metrics::f32(q_))) / q_;
+  return (1.0 - ops::pow(prob, ops::f32(q_))) / q_;
 }
 
 nlohmann::json CategoricalGeneralizedCrossEntropy::get_config() const {

@@ -1,9 +1,9 @@
 // CategoricalHinge (keras/src/losses/losses.py categorical_hinge).
 #include "losses/categorical_hinge.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -24,7 +24,7 @@ Tensor CategoricalHinge::call(const Tensor& y_true, const Tensor& y_pred) const 
       << p.shape();
   const Tensor pos = ops::reduce_sum(t * p, -1);
   const Tensor neg = ops::reduce_max((1.0 - t) * p, -1);
-  return ops::maximum((neg - pos) + 1.0, metrics::f32(0));
+  return ops::maximum((neg - pos) + 1.0, ops::f32(0));
 }
 
 LossPtr CategoricalHinge::from_config(const nlohmann::json& config) {

@@ -3,12 +3,12 @@
 
 #include <limits>
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/linalg.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -36,30 +36,30 @@ Tensor Circle::call_with_mask(const Tensor& y_true, const Tensor& y_pred, Tensor
       << ", 1) for y_pred of shape " << y_pred.shape() << ", got " << y_true.dtype() << " of shape " << ts;
   // Keras casts the labels to int32 (truncating floats) and compares every pair of them.
   const Tensor labels = ops::reshape(ops::cast(y_true, DType::Int32), Shape{n, 1});
-  const Tensor p = metrics::to_float32(y_pred);
+  const Tensor p = ops::to_float32(y_pred);
 
   Tensor distances = 1.0 - ops::matmul(p, p, {.transpose_b = true});
-  distances = ops::maximum(distances, metrics::f32(0));
+  distances = ops::maximum(distances, ops::f32(0));
   Tensor positive = ops::equal(labels, ops::transpose(labels));
   const Tensor negative = ops::logical_not(positive);
-  if (options_.remove_diagonal) positive = ops::logical_and(positive, ops::equal(ops::eye(n, n), metrics::f32(0)));
+  if (options_.remove_diagonal) positive = ops::logical_and(positive, ops::equal(ops::eye(n, n), ops::f32(0)));
 
   // Keras's constants: the optima and margins are Python floats, rounded to float32 where they meet a tensor.
   const double m = options_.margin, gamma = options_.gamma;
-  const Tensor pos_weights = ops::maximum((m + distances) * ops::cast(positive, DType::Float32), metrics::f32(0));
-  const Tensor neg_weights = ops::maximum(((1 + m) - distances) * ops::cast(negative, DType::Float32), metrics::f32(0));
+  const Tensor pos_weights = ops::maximum((m + distances) * ops::cast(positive, DType::Float32), ops::f32(0));
+  const Tensor neg_weights = ops::maximum(((1 + m) - distances) * ops::cast(negative, DType::Float32), ops::f32(0));
   const Tensor pos_dists = m - distances;
   const Tensor neg_dists = (1 - m) - distances;
   const Tensor pos_wdists = ((-1 * gamma) * pos_weights) * pos_dists;
   const Tensor neg_wdists = (gamma * neg_weights) * neg_dists;
 
-  const Tensor minus_inf = metrics::f32(-std::numeric_limits<double>::infinity());
+  const Tensor minus_inf = ops::f32(-std::numeric_limits<double>::infinity());
   const Tensor p_loss = ops::reduce_logsumexp(ops::where(positive, pos_wdists, minus_inf), 1);
   const Tensor n_loss = ops::reduce_logsumexp(ops::where(negative, neg_wdists, minus_inf), 1);
   const Tensor loss = ops::softplus(p_loss + n_loss);
   // A sample without a positive pair has p_loss = -inf and a loss of 0: Keras masks those out (the mask,
   // a comparison, carries no gradient).
-  if (mask) *mask = ops::greater(loss, metrics::f32(0));
+  if (mask) *mask = ops::greater(loss, ops::f32(0));
   return loss;
 }
 

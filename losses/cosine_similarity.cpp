@@ -1,9 +1,9 @@
 // CosineSimilarity (keras/src/losses/losses.py cosine_similarity; keras/src/ops/nn.py _normalize).
 #include "losses/cosine_similarity.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -16,7 +16,7 @@ constexpr const char* kCosineSimilarityName = "cosine_similarity";
 // Keras's L2 normalize: x * min(rsqrt(sum(x^2)), 1/epsilon).
 Tensor l2_normalize(const Tensor& x, int64_t axis) {
   const Tensor inv_norm = ops::rsqrt(ops::reduce_sum(ops::square(x), axis, /*keepdims=*/true));
-  return x * ops::minimum(inv_norm, metrics::f32(1.0 / 1e-7));
+  return x * ops::minimum(inv_norm, ops::f32(1.0 / 1e-7));
 }
 }  // namespace
 

@@ -1,9 +1,9 @@
 // Huber (keras/src/losses/losses.py huber).
 #include "losses/huber.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -25,7 +25,7 @@ Tensor Huber::call(const Tensor& y_true, const Tensor& y_pred) const {
   const Tensor abs_error = ops::abs(error);
   const Tensor quadratic = ops::square(error) * 0.5;
   const Tensor linear = abs_error * static_cast<double>(d) - static_cast<double>(half_d2);
-  return ops::reduce_mean(ops::where(ops::less_equal(abs_error, metrics::f32(d)), quadratic, linear), -1);
+  return ops::reduce_mean(ops::where(ops::less_equal(abs_error, ops::f32(d)), quadratic, linear), -1);
 }
 
 nlohmann::json Huber::get_config() const {

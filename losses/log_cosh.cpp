@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -21,7 +21,7 @@ Tensor LogCosh::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
   const Tensor x = p - t;
   // log(cosh(x)) = x + softplus(-2x) - log(2): no overflow of cosh for large |x|.
-  return ops::reduce_mean((x + ops::softplus(x * -2.0)) - metrics::f32(std::log(2.0)), -1);
+  return ops::reduce_mean((x + ops::softplus(x * -2.0)) - ops::f32(std::log(2.0)), -1);
 }
 
 LossPtr LogCosh::from_config(const nlohmann::json& config) {

@@ -8,11 +8,12 @@
 
 #include "framework/core/error.h"
 #include "framework/core/strings.h"
-#include "framework/model/metrics/metrics_utils.h"
+#include "framework/model/loss_values.h"
 #include "framework/ops/array.h"
 #include "framework/ops/broadcast.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -28,18 +29,18 @@ bool is_mean(const std::string& r) { return r == "sum_over_batch_size" || r == "
 // Keras's apply_mask: the mask as weights (total/valid per valid entry for the mean reductions, so
 // the mean runs over the valid entries), multiplied into the sample weights.
 Tensor apply_mask(Tensor sample_weight, const Tensor& mask, const std::string& reduction) {
-  const Tensor mask_f = metrics::to_float32(mask);
+  const Tensor mask_f = ops::to_float32(mask);
   Tensor float_mask;
   if (is_mean(reduction)) {
-    const Tensor total = metrics::f32(static_cast<double>(mask.num_elements()));
+    const Tensor total = ops::f32(static_cast<double>(mask.num_elements()));
     const Tensor valid = ops::reduce_sum(mask_f);
     const Tensor mask_weight = ops::div_no_nan(total, valid);
-    float_mask = ops::where(ops::cast(mask_f, DType::Bool), mask_weight, metrics::f32(0));
+    float_mask = ops::where(ops::cast(mask_f, DType::Bool), mask_weight, ops::f32(0));
   } else {
     float_mask = mask_f;
   }
   if (!sample_weight.defined()) return float_mask;
-  auto [m, w] = metrics::squeeze_or_expand_to_same_rank(float_mask, metrics::to_float32(sample_weight));
+  auto [m, w] = ops::squeeze_or_expand_to_same_rank(float_mask, ops::to_float32(sample_weight));
   return w * m;
 }
 
@@ -56,12 +57,12 @@ void validate_reduction(const std::string& reduction, const std::string& who) {
 Tensor reduce_weighted_values(const Tensor& values_in, const Tensor& sample_weight_in, const Tensor& mask,
                               const std::string& reduction, const std::string& who) {
   validate_reduction(reduction, who);
-  Tensor values = metrics::to_float32(values_in);
-  Tensor sample_weight = sample_weight_in.defined() ? metrics::to_float32(sample_weight_in) : Tensor();
+  Tensor values = ops::to_float32(values_in);
+  Tensor sample_weight = sample_weight_in.defined() ? ops::to_float32(sample_weight_in) : Tensor();
   if (mask.defined()) sample_weight = apply_mask(sample_weight, mask, reduction);
 
   if (sample_weight.defined()) {
-    auto [v, w] = metrics::squeeze_or_expand_to_same_rank(values, sample_weight);
+    auto [v, w] = ops::squeeze_or_expand_to_same_rank(values, sample_weight);
     try {
       (void)broadcast_shapes("multiply", v.shape(), w.shape());
     } catch (const InvalidArgument&) {
@@ -175,6 +176,13 @@ bool register_loss(const char* class_name, LossFactory factory, std::initializer
   std::lock_guard<std::mutex> lock(loss_registry_mutex());
   loss_registry()[class_name] = LossEntry{class_name, factory, false};
   for (const char* a : aliases) loss_registry()[a] = LossEntry{class_name, factory, true};
+  // The loss-based metrics reach each loss's values through framework/, which knows no loss class.
+  ::ember::detail::register_loss_values(class_name, [factory](const json& config) -> ::ember::detail::LossValuesFn {
+    std::shared_ptr<const Loss> loss = factory(config);
+    return [loss](const Tensor& y_true, const Tensor& y_pred, Tensor* mask) {
+      return loss->call_with_mask(y_true, y_pred, mask);
+    };
+  });
   return true;
 }
 }  // namespace detail

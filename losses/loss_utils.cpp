@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "framework/core/error.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::losses::detail {
 
@@ -28,21 +28,21 @@ void check_same_shape(const std::string& who, const Shape& y_true, const Shape& 
 std::pair<Tensor, Tensor> prepare_same_shape(const std::string& who, const Tensor& y_true, const Tensor& y_pred) {
   check_input(who, y_true, "y_true");
   check_input(who, y_pred, "y_pred");
-  auto [t, p] = metrics::squeeze_or_expand_to_same_rank(metrics::to_float32(y_true), metrics::to_float32(y_pred));
+  auto [t, p] = ops::squeeze_or_expand_to_same_rank(ops::to_float32(y_true), ops::to_float32(y_pred));
   if (t.shape() != p.shape()) check_same_shape(who, y_true.shape(), y_pred.shape());
   return {t, p};
 }
 
 Tensor convert_binary_labels_to_hinge(const Tensor& y_true) {
   const Tensor is_binary = ops::reduce_all(
-      ops::logical_or(ops::equal(y_true, metrics::f32(0)), ops::equal(y_true, metrics::f32(1))));
+      ops::logical_or(ops::equal(y_true, ops::f32(0)), ops::equal(y_true, ops::f32(1))));
   return ops::where(is_binary, y_true * 2.0 - 1.0, y_true);
 }
 
 Tensor sigmoid_cross_entropy_with_logits(const Tensor& z, const Tensor& x) {
   // TF's where-based form rather than relu/abs: at x == 0 its gradient is sigmoid(0) - z, where
   // relu'(0) = |x|'(0) = 0 would give -z (and zero logits are common at initialisation).
-  const Tensor zero = metrics::f32(0);
+  const Tensor zero = ops::f32(0);
   const Tensor cond = ops::greater_equal(x, zero);
   const Tensor relu_logits = ops::where(cond, x, zero);
   const Tensor neg_abs_logits = ops::where(cond, -x, x);

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "framework/core/config_reader.h"
 #include "framework/core/tensor.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/ops/reduce.h"
 #include "losses/loss.h"
 

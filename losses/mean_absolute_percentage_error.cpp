@@ -1,9 +1,9 @@
 // MeanAbsolutePercentageError (keras/src/losses/losses.py mean_absolute_percentage_error).
 #include "losses/mean_absolute_percentage_error.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -20,7 +20,7 @@ MeanAbsolutePercentageError::MeanAbsolutePercentageError(LossOptions options)
 
 Tensor MeanAbsolutePercentageError::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
-  const Tensor diff = ops::abs((t - p) / ops::maximum(ops::abs(t), metrics::f32(1e-7)));
+  const Tensor diff = ops::abs((t - p) / ops::maximum(ops::abs(t), ops::f32(1e-7)));
   return ops::reduce_mean(diff, -1) * 100.0;  // Keras scales after the mean
 }
 

@@ -1,9 +1,9 @@
 // MeanSquaredLogarithmicError (keras/src/losses/losses.py mean_squared_logarithmic_error).
 #include "losses/mean_squared_logarithmic_error.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -22,7 +22,7 @@ MeanSquaredLogarithmicError::MeanSquaredLogarithmicError(LossOptions options)
 Tensor MeanSquaredLogarithmicError::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
   // Keras floors both sides at epsilon (not at 0), so negative values count as 1e-7.
-  const Tensor epsilon = metrics::f32(1e-7);
+  const Tensor epsilon = ops::f32(1e-7);
   const Tensor first_log = ops::log(ops::maximum(p, epsilon) + 1.0);
   const Tensor second_log = ops::log(ops::maximum(t, epsilon) + 1.0);
   return ops::reduce_mean(ops::square(first_log - second_log), -1);

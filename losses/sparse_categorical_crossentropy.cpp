@@ -3,10 +3,10 @@
 // sparse_softmax_cross_entropy_with_logits).
 #include "losses/sparse_categorical_crossentropy.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -38,8 +38,8 @@ Tensor SparseCategoricalCrossentropy::call_with_mask(const Tensor& y_true, const
       << kWho << ": only axis=-1 is supported (as Keras's TensorFlow backend), got axis=" << options_.axis
       << " for y_pred of shape " << y_pred.shape();
 
-  Tensor p = metrics::to_float32(y_pred);
-  auto [labels, pred] = metrics::squeeze_or_expand_to_same_rank(y_true, p);  // Keras's wrapper does this first
+  Tensor p = ops::to_float32(y_pred);
+  auto [labels, pred] = ops::squeeze_or_expand_to_same_rank(y_true, p);  // Keras's wrapper does this first
   if (labels.rank() == pred.rank() && labels.rank() > 0 && labels.shape()[labels.rank() - 1] == 1)
     labels = ops::squeeze(labels, {-1});
   bool ok = labels.rank() == pred.rank() - 1;
@@ -53,10 +53,10 @@ Tensor SparseCategoricalCrossentropy::call_with_mask(const Tensor& y_true, const
   if (options_.ignore_class) {
     // Keras compares the float32 labels with the ignored class, then zeroes both the ignored labels
     // and their predictions (so no NaN or out-of-range index can come from them).
-    const Tensor labels_f = metrics::to_float32(labels);
-    valid = ops::not_equal(labels_f, metrics::f32(static_cast<double>(*options_.ignore_class)));
-    labels = ops::where(valid, labels_f, metrics::f32(0));
-    pred = ops::where(ops::expand_dims(valid, -1), pred, metrics::f32(0));
+    const Tensor labels_f = ops::to_float32(labels);
+    valid = ops::not_equal(labels_f, ops::f32(static_cast<double>(*options_.ignore_class)));
+    labels = ops::where(valid, labels_f, ops::f32(0));
+    pred = ops::where(ops::expand_dims(valid, -1), pred, ops::f32(0));
   }
   if (labels.dtype() != DType::Int32 && labels.dtype() != DType::Int64) labels = ops::cast(labels, DType::Int64);
 
@@ -72,7 +72,7 @@ Tensor SparseCategoricalCrossentropy::call_with_mask(const Tensor& y_true, const
   }
 
   if (options_.ignore_class) {
-    result = ops::where(valid, result, metrics::f32(0));
+    result = ops::where(valid, result, ops::f32(0));
     if (mask) *mask = valid;
   } else if (mask) {
     *mask = Tensor();

@@ -1,9 +1,9 @@
 // SquaredHinge (keras/src/losses/losses.py squared_hinge and convert_binary_labels_to_hinge).
 #include "losses/squared_hinge.h"
 
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 #include "losses/loss_utils.h"
 
 namespace ember::losses {
@@ -20,7 +20,7 @@ SquaredHinge::SquaredHinge(LossOptions options)
 Tensor SquaredHinge::call(const Tensor& y_true, const Tensor& y_pred) const {
   auto [t, p] = detail::prepare_same_shape(class_name(), y_true, y_pred);
   t = detail::convert_binary_labels_to_hinge(t);
-  return ops::reduce_mean(ops::square(ops::maximum(1.0 - t * p, metrics::f32(0))), -1);
+  return ops::reduce_mean(ops::square(ops::maximum(1.0 - t * p, ops::f32(0))), -1);
 }
 
 LossPtr SquaredHinge::from_config(const nlohmann::json& config) {

@@ -2,13 +2,13 @@
 // (keras/src/metrics/accuracy_metrics.py).
 #include "framework/model/metrics/accuracy_metrics.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/metrics.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics {
 
@@ -22,7 +22,7 @@ void check_comparable(const char* who, const Tensor& a, const Tensor& b, const T
       << who << ": y_true has shape " << y_true.shape() << " but y_pred has shape " << y_pred.shape() << "; " << hint;
 }
 
-Tensor matches(const Tensor& a, const Tensor& b) { return to_float32(ops::equal(a, b)); }
+Tensor matches(const Tensor& a, const Tensor& b) { return ops::to_float32(ops::equal(a, b)); }
 
 template <class M>
 MetricPtr make_plain(const nlohmann::json& c, const char* cls, const char* default_name) {
@@ -50,22 +50,22 @@ MetricPtr make_plain(const nlohmann::json& c, const char* cls, const char* defau
 }  // namespace
 
 Tensor accuracy(const Tensor& y_true, const Tensor& y_pred) {
-  auto [t, p] = squeeze_or_expand_to_same_rank(to_float32(y_true), to_float32(y_pred));
+  auto [t, p] = ops::squeeze_or_expand_to_same_rank(ops::to_float32(y_true), ops::to_float32(y_pred));
   check_comparable("Accuracy", t, p, y_true, y_pred, "they must be equal (up to a trailing 1)");
   return matches(t, p);
 }
 
 Tensor binary_accuracy(const Tensor& y_true, const Tensor& y_pred, double threshold) {
-  auto [t, p] = squeeze_or_expand_to_same_rank(to_float32(y_true), to_float32(y_pred));
+  auto [t, p] = ops::squeeze_or_expand_to_same_rank(ops::to_float32(y_true), ops::to_float32(y_pred));
   check_comparable("BinaryAccuracy", t, p, y_true, y_pred, "they must be equal (up to a trailing 1)");
-  return matches(t, to_float32(ops::greater(p, f32(threshold))));
+  return matches(t, ops::to_float32(ops::greater(p, ops::f32(threshold))));
 }
 
 Tensor categorical_accuracy(const Tensor& y_true, const Tensor& y_pred) {
   EMBER_CHECK(y_true.rank() >= 1 && y_pred.rank() >= 1, InvalidArgument)
       << "CategoricalAccuracy: y_true and y_pred must be at least rank 1, got shapes " << y_true.shape() << " and "
       << y_pred.shape();
-  Tensor t = to_float32(ops::argmax(y_true, -1));
+  Tensor t = ops::to_float32(ops::argmax(y_true, -1));
   const Shape original = t.shape();
   bool reshape = false;
   if (t.rank() == y_pred.rank()) {  // y_true had an extra trailing axis: (N, C, 1) against (N, C)
@@ -75,7 +75,7 @@ Tensor categorical_accuracy(const Tensor& y_true, const Tensor& y_pred) {
     t = ops::squeeze(t, {-1});
     reshape = true;
   }
-  const Tensor p = to_float32(ops::argmax(y_pred, -1));
+  const Tensor p = ops::to_float32(ops::argmax(y_pred, -1));
   check_comparable("CategoricalAccuracy", t, p, y_true, y_pred,
                    "one-hot y_true must have y_pred's shape (for integer labels use SparseCategoricalAccuracy)");
   Tensor m = matches(t, p);
@@ -85,14 +85,14 @@ Tensor categorical_accuracy(const Tensor& y_true, const Tensor& y_pred) {
 Tensor sparse_categorical_accuracy(const Tensor& y_true, const Tensor& y_pred) {
   EMBER_CHECK(y_pred.rank() >= 1, InvalidArgument)
       << "SparseCategoricalAccuracy: y_pred must be at least rank 1 (..., num_classes), got shape " << y_pred.shape();
-  Tensor t = to_float32(y_true);
+  Tensor t = ops::to_float32(y_true);
   const Shape original = t.shape();
   bool reshape = false;
   if (t.rank() == y_pred.rank() && t.rank() > 0 && t.shape()[t.rank() - 1] == 1) {
     t = ops::squeeze(t, {-1});
     reshape = true;
   }
-  const Tensor p = to_float32(ops::argmax(y_pred, -1));
+  const Tensor p = ops::to_float32(ops::argmax(y_pred, -1));
   check_comparable("SparseCategoricalAccuracy", t, p, y_true, y_pred,
                    "integer labels must have y_pred's shape without its class axis (for one-hot labels use "
                    "CategoricalAccuracy)");

@@ -3,15 +3,15 @@
 
 #include <algorithm>
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/confusion_matrix.h"
 #include "framework/model/metrics/metrics.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics {
 
@@ -172,7 +172,7 @@ void AUC::update(const Tensor& y_true, const Tensor& y_pred, const Tensor& sampl
         << who << ": y_pred of shape " << y_pred.shape() << " has " << labels << " labels, but the state holds "
         << num_labels_ << "; expected shape (batch, " << num_labels_ << ")";
   }
-  const Tensor pred = options_.from_logits ? ops::sigmoid(to_float32(y_pred)) : y_pred;
+  const Tensor pred = options_.from_logits ? ops::sigmoid(ops::to_float32(y_pred)) : y_pred;
   // Multi-label: the label weights weight the mean of the label AUCs (result), not the counts.
   detail::update_confusion_matrix_variables(
       {.true_positives = &true_positives_, .false_positives = &false_positives_, .true_negatives = &true_negatives_,
@@ -193,7 +193,7 @@ Tensor AUC::interpolate_pr_auc() const {
   const Tensor& tp = true_positives_.value();
   const Tensor& fp = false_positives_.value();
   const Tensor& fn = false_negatives_.value();
-  const Tensor zero = f32(0);
+  const Tensor zero = ops::f32(0);
   const Tensor dtp = head(tp) - tail(tp);
   const Tensor p = tp + fp;
   const Tensor dp = head(p) - tail(p);
@@ -208,7 +208,7 @@ Tensor AUC::interpolate_pr_auc() const {
 }
 
 Tensor AUC::result() const {
-  if (!built_) return f32(0);  // a multi-label AUC before its first update (Keras has no state to read yet)
+  if (!built_) return ops::f32(0);  // a multi-label AUC before its first update (Keras has no state to read yet)
   const std::string& curve = options_.curve;
   const std::string& method = options_.summation_method;
   if (curve == "PR" && method == "interpolation") return interpolate_pr_auc();
@@ -225,11 +225,11 @@ Tensor AUC::result() const {
     y = ops::div_no_nan(tp, tp + fp);
   } else {  // PRGAIN
     const Tensor scaling = ops::div_no_nan(tp + fn, tn + fp);
-    const Tensor no_tp = ops::equal(tp, f32(0));
+    const Tensor no_tp = ops::equal(tp, ops::f32(0));
     Tensor recall_gain = 1.0 - scaling * ops::div_no_nan(fn, tp);
     Tensor precision_gain = 1.0 - scaling * ops::div_no_nan(fp, tp);
-    recall_gain = ops::maximum(ops::where(no_tp, f32(0), recall_gain), f32(0));
-    precision_gain = ops::where(no_tp, f32(1), precision_gain);
+    recall_gain = ops::maximum(ops::where(no_tp, ops::f32(0), recall_gain), ops::f32(0));
+    precision_gain = ops::where(no_tp, ops::f32(1), precision_gain);
     x = recall_gain;
     y = precision_gain;
   }

@@ -6,12 +6,12 @@
 #include <cmath>
 
 #include "framework/core/error.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/broadcast.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics::detail {
 
@@ -53,7 +53,7 @@ Tensor broadcast_weights(const Tensor& sample_weight, const Shape& pred_shape, c
 // L (or L == 1); InvalidArgument naming both shapes otherwise.
 Tensor broadcast_label_weights(const Tensor& label_weights, const Tensor& y_pred, const Shape& given_pred,
                                const std::string& who) {
-  const Tensor row = ops::expand_dims(to_float32(label_weights).to(y_pred.device()), 0);
+  const Tensor row = ops::expand_dims(ops::to_float32(label_weights).to(y_pred.device()), 0);
   EMBER_CHECK(broadcasts_to(row.shape(), y_pred.shape()), InvalidArgument)
       << who << ": label_weights of shape " << label_weights.shape() << " do not fit predictions of shape "
       << given_pred << " (compared as " << y_pred.shape()
@@ -81,7 +81,7 @@ void update_evenly(const ConfusionVariables& vars, const Tensor& y_true, const T
                    int64_t num_thresholds, bool with_epsilon, bool multi_label) {
   auto flat = [&](const Tensor& x) { return multi_label ? x : ops::reshape(x, Shape{-1}); };
   const Tensor pred = flat(ops::clip_by_value(y_pred, 0.0, 1.0));
-  Tensor truth = flat(to_float32(ops::not_equal(y_true, f32(0))));
+  Tensor truth = flat(ops::to_float32(ops::not_equal(y_true, ops::f32(0))));
   Tensor true_labels = weights.defined() ? truth * weights : truth;
   Tensor false_labels = weights.defined() ? (1.0 - truth) * weights : 1.0 - truth;
   // A prediction must be strictly above a threshold: values in (t_{b}, t_{b+1}] land in bucket b.
@@ -96,15 +96,15 @@ void update_evenly(const ConfusionVariables& vars, const Tensor& y_true, const T
     const Tensor t_idx = ops::reshape(ops::range(0, static_cast<double>(num_thresholds), 1, DType::Float32),
                                       multi_label ? Shape{num_thresholds, 1, 1} : Shape{num_thresholds, 1});
     const Tensor at_or_above = ops::greater_equal(ops::expand_dims(bucket, 0), t_idx);
-    tp = ops::reduce_sum(ops::where(at_or_above, ops::expand_dims(true_labels, 0), f32(0)), 1);
-    fp = ops::reduce_sum(ops::where(at_or_above, ops::expand_dims(false_labels, 0), f32(0)), 1);
+    tp = ops::reduce_sum(ops::where(at_or_above, ops::expand_dims(true_labels, 0), ops::f32(0)), 1);
+    fp = ops::reduce_sum(ops::where(at_or_above, ops::expand_dims(false_labels, 0), ops::f32(0)), 1);
   } else {
     // Bucket sums by one segment sum ([T, L]; L = 1 single-label): label l's bucket b is segment
     // l * (T + 1) + b, and bucket -1 (a prediction of exactly 0 without the epsilon end) goes to b = T,
     // which is sliced off, as TF's segment sum drops negative ids.
     const int64_t labels = multi_label ? pred.shape()[1] : 1;
     const Tensor in_range =
-        ops::cast(ops::where(ops::less(bucket, f32(0)), f32(static_cast<double>(num_thresholds)), bucket), DType::Int32);
+        ops::cast(ops::where(ops::less(bucket, ops::f32(0)), ops::f32(static_cast<double>(num_thresholds)), bucket), DType::Int32);
     const Tensor ids =
         multi_label ? ops::reshape(in_range + ops::range(0, static_cast<double>(labels * (num_thresholds + 1)),
                                                          static_cast<double>(num_thresholds + 1), DType::Int32),
@@ -121,7 +121,7 @@ void update_evenly(const ConfusionVariables& vars, const Tensor& y_true, const T
       if (multi_label) return reverse_cumsum_rows(sums);
       const Tensor idx = ops::range(0, static_cast<double>(num_thresholds), 1, DType::Int32);
       const Tensor upper = ops::greater_equal(ops::expand_dims(idx, 0), ops::expand_dims(idx, 1));  // [t, b]: b >= t
-      return ops::reduce_sum(ops::where(upper, ops::reshape(sums, Shape{1, num_thresholds}), f32(0)), 1);
+      return ops::reduce_sum(ops::where(upper, ops::reshape(sums, Shape{1, num_thresholds}), ops::f32(0)), 1);
     };
     tp = reverse_cumsum(bucket_sums(true_labels));
     fp = reverse_cumsum(bucket_sums(false_labels));
@@ -139,13 +139,13 @@ void update_general(const ConfusionVariables& vars, const Tensor& y_true, const 
                     const std::vector<double>& thresholds, bool multi_label) {
   const Shape data_shape = multi_label ? Shape{1, y_pred.shape()[0], y_pred.shape()[1]} : Shape{1, -1};
   const Tensor pred = ops::reshape(y_pred, data_shape);
-  const Tensor label_pos = ops::reshape(ops::not_equal(y_true, f32(0)), data_shape);
+  const Tensor label_pos = ops::reshape(ops::not_equal(y_true, ops::f32(0)), data_shape);
   const Tensor pred_pos = ops::greater(pred, thresholds_column(thresholds, pred.device(), multi_label));
   const Tensor w = weights.defined() ? ops::reshape(weights, data_shape) : Tensor();
   auto count = [&](Variable* v, const Tensor& label, const Tensor& predicted) {
     if (!v) return;
     const Tensor both = ops::logical_and(label, predicted);
-    v->assign_add(ops::reduce_sum(w.defined() ? ops::where(both, w, f32(0)) : to_float32(both), 1));
+    v->assign_add(ops::reduce_sum(w.defined() ? ops::where(both, w, ops::f32(0)) : ops::to_float32(both), 1));
   };
   count(vars.true_positives, label_pos, pred_pos);
   if (vars.false_negatives || vars.true_negatives) {
@@ -215,8 +215,8 @@ Tensor filter_top_k(const Tensor& x, int64_t k) {
   const Tensor idx = ops::range(0, static_cast<double>(classes), 1, DType::Int32);
   const Tensor j_before_i = ops::less(ops::expand_dims(idx, 0), ops::expand_dims(idx, 1));  // [i, j]: j < i
   const Tensor ahead = ops::logical_or(ops::greater(xj, xi), ops::logical_and(ops::equal(xj, xi), j_before_i));
-  const Tensor rank = ops::reduce_sum(to_float32(ahead), -1);
-  const Tensor mask = to_float32(ops::less(rank, f32(static_cast<double>(k))));
+  const Tensor rank = ops::reduce_sum(ops::to_float32(ahead), -1);
+  const Tensor mask = ops::to_float32(ops::less(rank, ops::f32(static_cast<double>(k))));
   return x * mask + (1.0 - mask) * kNegInf;
 }
 
@@ -231,7 +231,7 @@ void update_confusion_matrix_variables(const ConfusionVariables& vars, const Ten
       << who << ": label_weights for multi-label data are applied outside update_confusion_matrix_variables";
   y_true_in.check_concrete(who.c_str());
   y_pred_in.check_concrete(who.c_str());
-  auto [y_pred, y_true] = squeeze_or_expand_to_same_rank(to_float32(y_pred_in), to_float32(y_true_in));
+  auto [y_pred, y_true] = ops::squeeze_or_expand_to_same_rank(ops::to_float32(y_pred_in), ops::to_float32(y_true_in));
   if (multi_label && y_pred.rank() == 1 && y_pred_in.rank() == 2) {
     // A y_pred of [N, 1] against a y_true of [N] was squeezed: one label (Keras counts it as one too).
     y_pred = ops::expand_dims(y_pred, -1);
@@ -244,8 +244,8 @@ void update_confusion_matrix_variables(const ConfusionVariables& vars, const Ten
       << who << ": with multi_label, y_pred must have rank 2 (samples, labels), got shape " << y_pred_in.shape();
   Tensor sample_weight;
   if (sample_weight_in.defined()) {
-    sample_weight = ops::expand_dims(to_float32(sample_weight_in), -1);
-    sample_weight = squeeze_or_expand_to_same_rank(y_true, sample_weight, /*expand_rank_1=*/false).second;
+    sample_weight = ops::expand_dims(ops::to_float32(sample_weight_in), -1);
+    sample_weight = ops::squeeze_or_expand_to_same_rank(y_true, sample_weight, /*expand_rank_1=*/false).second;
   }
   if (top_k) {
     EMBER_CHECK(y_pred.rank() >= 1, InvalidArgument) << who << ": top_k needs predictions with a class axis";

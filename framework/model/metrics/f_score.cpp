@@ -1,13 +1,13 @@
 // FBetaScore and F1Score (keras/src/metrics/f_score_metrics.py).
 #include "framework/model/metrics/f_score.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/metrics.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics {
 
@@ -106,20 +106,20 @@ void FBetaScore::update(const Tensor& y_true_in, const Tensor& y_pred_in, const 
     EMBER_CHECK(sample_weight_in.rank() == 1 && sample_weight_in.shape()[0] == y_pred_in.shape()[0], InvalidArgument)
         << who << ": sample_weight of shape " << sample_weight_in.shape() << " for y_pred of shape "
         << y_pred_in.shape() << "; expected one weight per sample, shape (" << y_pred_in.shape()[0] << ",)";
-    sample_weight = ops::expand_dims(to_float32(sample_weight_in), 1);
+    sample_weight = ops::expand_dims(ops::to_float32(sample_weight_in), 1);
   }
 
-  const Tensor y_pred_f = to_float32(y_pred_in);
+  const Tensor y_pred_f = ops::to_float32(y_pred_in);
   Tensor positive;
   if (options_.threshold) {
-    positive = ops::greater(y_pred_f, f32(*options_.threshold));
+    positive = ops::greater(y_pred_f, ops::f32(*options_.threshold));
   } else {
     // The row's maximum (every tied one), but never an all-zero row's zeros.
     const Tensor row_max = ops::reduce_max(y_pred_f, -1, /*keepdims=*/true);
-    positive = ops::logical_and(ops::greater_equal(y_pred_f, row_max), ops::greater(ops::abs(y_pred_f), f32(1e-9)));
+    positive = ops::logical_and(ops::greater_equal(y_pred_f, row_max), ops::greater(ops::abs(y_pred_f), ops::f32(1e-9)));
   }
-  const Tensor pred = to_float32(positive);
-  const Tensor truth = to_float32(y_true_in);
+  const Tensor pred = ops::to_float32(positive);
+  const Tensor truth = ops::to_float32(y_true_in);
   auto weighted_sum = [&](const Tensor& v) {
     const Tensor w = sample_weight.defined() ? v * sample_weight : v;
     return micro ? ops::reduce_sum(w) : ops::reduce_sum(w, 0);
@@ -131,14 +131,14 @@ void FBetaScore::update(const Tensor& y_true_in, const Tensor& y_pred_in, const 
 }
 
 Tensor FBetaScore::result() const {
-  if (!built_) return f32(0);
-  const Tensor eps = f32(kFScoreEpsilon);
+  if (!built_) return ops::f32(0);
+  const Tensor eps = ops::f32(kFScoreEpsilon);
   const Tensor tp = true_positives_.value();
   const Tensor precision = tp / ((tp + false_positives_.value()) + eps);
   const Tensor recall = tp / ((tp + false_negatives_.value()) + eps);
   const double beta2 = options_.beta * options_.beta;  // Python's beta ** 2, then float32
-  const Tensor mean = (precision * recall) / ((f32(beta2) * precision + recall) + eps);
-  Tensor score = mean * f32(1.0 + beta2);
+  const Tensor mean = (precision * recall) / ((ops::f32(beta2) * precision + recall) + eps);
+  Tensor score = mean * ops::f32(1.0 + beta2);
   if (options_.average == "weighted") {
     const Tensor iw = intermediate_weights_.value();
     score = ops::reduce_sum(score * (iw / (ops::reduce_sum(iw) + eps)));

@@ -12,9 +12,9 @@
 #include <mutex>
 #include <sstream>
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
 #include "framework/core/strings.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/metrics.h"
 #include "losses/loss.h"
 

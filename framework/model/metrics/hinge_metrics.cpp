@@ -3,9 +3,6 @@
 #include "framework/model/metrics/hinge_metrics.h"
 
 #include "framework/model/metrics/metrics.h"
-#include "losses/categorical_hinge.h"
-#include "losses/hinge.h"
-#include "losses/squared_hinge.h"
 
 namespace ember::metrics {
 
@@ -29,13 +26,13 @@ namespace {
 }  // namespace
 
 Hinge::Hinge(MetricOptions options)
-    : LossMeanMetric(options.name.empty() ? "hinge" : options.name, std::make_shared<losses::Hinge>()) {}
+    : LossMeanMetric(options.name.empty() ? "hinge" : options.name, ::ember::detail::make_loss_values("Hinge")) {}
 
 SquaredHinge::SquaredHinge(MetricOptions options)
-    : LossMeanMetric(options.name.empty() ? "squared_hinge" : options.name, std::make_shared<losses::SquaredHinge>()) {}
+    : LossMeanMetric(options.name.empty() ? "squared_hinge" : options.name, ::ember::detail::make_loss_values("SquaredHinge")) {}
 
 CategoricalHinge::CategoricalHinge(MetricOptions options)
     : LossMeanMetric(options.name.empty() ? "categorical_hinge" : options.name,
-                     std::make_shared<losses::CategoricalHinge>()) {}
+                     ::ember::detail::make_loss_values("CategoricalHinge")) {}
 
 }  // namespace ember::metrics

@@ -1,12 +1,10 @@
 // LossMeanMetric (keras/src/metrics/reduction_metrics.py MeanMetricWrapper over a loss function).
 #include "framework/model/metrics/loss_metric.h"
 
-#include "losses/loss.h"
-
 namespace ember::metrics {
 
-LossMeanMetric::LossMeanMetric(std::string name, std::shared_ptr<const losses::Loss> loss)
-    : MeanMetricWrapper(std::move(name)), loss_(std::move(loss)) {}
+LossMeanMetric::LossMeanMetric(std::string name, ::ember::detail::LossValuesFn loss_values)
+    : MeanMetricWrapper(std::move(name)), loss_values_(std::move(loss_values)) {}
 
 Tensor LossMeanMetric::values(const Tensor& y_true, const Tensor& y_pred) const {
   Tensor mask;
@@ -14,7 +12,7 @@ Tensor LossMeanMetric::values(const Tensor& y_true, const Tensor& y_pred) const 
 }
 
 Tensor LossMeanMetric::masked_values(const Tensor& y_true, const Tensor& y_pred, Tensor& mask) const {
-  return loss_->call_with_mask(y_true, y_pred, &mask);
+  return loss_values_(y_true, y_pred, &mask);
 }
 
 }  // namespace ember::metrics

@@ -1,13 +1,13 @@
 // Precision and Recall (keras/src/metrics/confusion_metrics.py).
 #include "framework/model/metrics/precision_recall.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/confusion_matrix.h"
 #include "framework/model/metrics/metrics.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics {
 

@@ -2,13 +2,8 @@
 // (keras/src/metrics/probabilistic_metrics.py), over the losses of the same names.
 #include "framework/model/metrics/probabilistic_metrics.h"
 
-#include "framework/model/metrics/config_reader.h"
+#include "framework/core/config_reader.h"
 #include "framework/model/metrics/metrics.h"
-#include "losses/binary_crossentropy.h"
-#include "losses/categorical_crossentropy.h"
-#include "losses/kl_divergence.h"
-#include "losses/poisson.h"
-#include "losses/sparse_categorical_crossentropy.h"
 
 namespace ember::metrics {
 
@@ -61,8 +56,9 @@ using ::ember::detail::config_int;
 
 BinaryCrossentropy::BinaryCrossentropy(BinaryCrossentropyOptions options)
     : LossMeanMetric(options.name.empty() ? "binary_crossentropy" : options.name,
-                     std::make_shared<losses::BinaryCrossentropy>(losses::BinaryCrossentropyOptions{
-                         .from_logits = options.from_logits, .label_smoothing = options.label_smoothing})),
+                     ::ember::detail::make_loss_values("BinaryCrossentropy",
+                                                       {{"from_logits", options.from_logits},
+                                                        {"label_smoothing", options.label_smoothing}})),
       options_(std::move(options)) {}
 
 nlohmann::json BinaryCrossentropy::get_config() const {
@@ -74,8 +70,10 @@ nlohmann::json BinaryCrossentropy::get_config() const {
 
 CategoricalCrossentropy::CategoricalCrossentropy(CategoricalCrossentropyOptions options)
     : LossMeanMetric(options.name.empty() ? "categorical_crossentropy" : options.name,
-                     std::make_shared<losses::CategoricalCrossentropy>(losses::CategoricalCrossentropyOptions{
-                         .from_logits = options.from_logits, .label_smoothing = options.label_smoothing, .axis = options.axis})),
+                     ::ember::detail::make_loss_values("CategoricalCrossentropy",
+                                                       {{"from_logits", options.from_logits},
+                                                        {"label_smoothing", options.label_smoothing},
+                                                        {"axis", options.axis}})),
       options_(std::move(options)) {}
 
 nlohmann::json CategoricalCrossentropy::get_config() const {
@@ -88,8 +86,11 @@ nlohmann::json CategoricalCrossentropy::get_config() const {
 
 SparseCategoricalCrossentropy::SparseCategoricalCrossentropy(SparseCategoricalCrossentropyOptions options)
     : LossMeanMetric(options.name.empty() ? "sparse_categorical_crossentropy" : options.name,
-                     std::make_shared<losses::SparseCategoricalCrossentropy>(losses::SparseCategoricalCrossentropyOptions{
-                         .from_logits = options.from_logits, .ignore_class = options.ignore_class, .axis = options.axis})),
+                     ::ember::detail::make_loss_values(
+                         "SparseCategoricalCrossentropy",
+                         {{"from_logits", options.from_logits},
+                          {"ignore_class", options.ignore_class ? nlohmann::json(*options.ignore_class) : nlohmann::json(nullptr)},
+                          {"axis", options.axis}})),
       options_(std::move(options)) {}
 
 nlohmann::json SparseCategoricalCrossentropy::get_config() const {
@@ -101,9 +102,9 @@ nlohmann::json SparseCategoricalCrossentropy::get_config() const {
 }
 
 KLDivergence::KLDivergence(MetricOptions options)
-    : LossMeanMetric(options.name.empty() ? "kl_divergence" : options.name, std::make_shared<losses::KLDivergence>()) {}
+    : LossMeanMetric(options.name.empty() ? "kl_divergence" : options.name, ::ember::detail::make_loss_values("KLDivergence")) {}
 
 Poisson::Poisson(MetricOptions options)
-    : LossMeanMetric(options.name.empty() ? "poisson" : options.name, std::make_shared<losses::Poisson>()) {}
+    : LossMeanMetric(options.name.empty() ? "poisson" : options.name, ::ember::detail::make_loss_values("Poisson")) {}
 
 }  // namespace ember::metrics

@@ -3,15 +3,15 @@
 
 #include <iostream>
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/metrics.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/broadcast.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics {
 
@@ -53,7 +53,7 @@ void R2Score::update(const Tensor& y_true_in, const Tensor& y_pred_in, const Ten
       << who << ": y_true and y_pred must be defined tensors";
   y_true_in.check_concrete(who.c_str());
   y_pred_in.check_concrete(who.c_str());
-  auto [y_true, y_pred] = squeeze_or_expand_to_same_rank(to_float32(y_true_in), to_float32(y_pred_in));
+  auto [y_true, y_pred] = ops::squeeze_or_expand_to_same_rank(ops::to_float32(y_true_in), ops::to_float32(y_pred_in));
   EMBER_CHECK(y_true.rank() == 2 && y_pred.rank() == 2, InvalidArgument)
       << who << ": expects 2D inputs with shape (batch_size, output_dim); got y_pred of shape " << y_pred_in.shape()
       << " and y_true of shape " << y_true_in.shape();
@@ -77,7 +77,7 @@ void R2Score::update(const Tensor& y_true_in, const Tensor& y_pred_in, const Ten
 
   // Weights: none is 1 (made on y_true's device); a rank-1 weight per sample gets the output axis; then
   // broadcast to y_true.
-  Tensor sw = sample_weight_in.defined() ? to_float32(sample_weight_in) : ops::ones_like(y_true);
+  Tensor sw = sample_weight_in.defined() ? ops::to_float32(sample_weight_in) : ops::ones_like(y_true);
   if (sw.rank() == 1) sw = ops::expand_dims(sw, 1);
   bool fits = sw.rank() <= 2;
   if (fits) {
@@ -96,18 +96,18 @@ void R2Score::update(const Tensor& y_true_in, const Tensor& y_pred_in, const Ten
   squared_sum_.assign_add(ops::reduce_sum(y_true * weighted_y_true, 0));
   residual_.assign_add(ops::reduce_sum(ops::square(y_true - y_pred) * sw, 0));
   count_.assign_add(ops::reduce_sum(sw, 0));
-  num_samples_.assign_add(f32(static_cast<double>(y_true.num_elements())));
+  num_samples_.assign_add(ops::f32(static_cast<double>(y_true.num_elements())));
 }
 
 Tensor R2Score::result() const {
-  if (!built_) return f32(0);
+  if (!built_) return ops::f32(0);
   const Tensor sum = sum_.value();
   const Tensor mean = sum / count_.value();
   const Tensor total = squared_sum_.value() - sum * mean;
   Tensor raw = 1.0 - residual_.value() / total;
   // Keras: where(isinf(raw), 0, raw); NaN (0 / 0) stays.
   const Tensor is_inf = ops::logical_and(ops::logical_not(ops::is_finite(raw)), ops::equal(raw, raw));
-  raw = ops::where(is_inf, f32(0), raw);
+  raw = ops::where(is_inf, ops::f32(0), raw);
 
   Tensor r2;
   if (options_.class_aggregation == "uniform_average")
@@ -130,7 +130,7 @@ Tensor R2Score::result() const {
         warned_ = true;
       }
     } else {
-      const Tensor nt = f32(n), pt = f32(p);
+      const Tensor nt = ops::f32(n), pt = ops::f32(p);
       const Tensor num = (1.0 - r2) * (nt - 1.0);
       const Tensor den = (nt - pt) - 1.0;
       r2 = 1.0 - num / den;

@@ -6,11 +6,11 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/error.h"
 #include "framework/model/metrics/metrics.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/broadcast.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics {
 
@@ -48,10 +48,10 @@ Tensor sum_of(const Tensor& x) { return x.rank() == 0 ? x : ops::reduce_sum(x); 
 
 std::pair<Tensor, Tensor> reduce_to_samplewise_values(const Tensor& values_in, const Tensor& sample_weight_in,
                                                       bool use_sum, const std::string& who) {
-  Tensor values = to_float32(values_in);
+  Tensor values = ops::to_float32(values_in);
   Tensor sample_weight;
   if (sample_weight_in.defined()) {
-    auto [v, w] = squeeze_or_expand_to_same_rank(values, to_float32(sample_weight_in));
+    auto [v, w] = ops::squeeze_or_expand_to_same_rank(values, ops::to_float32(sample_weight_in));
     const int64_t weight_ndim = w.rank();
     if (v.rank() > weight_ndim) v = reduce_samplewise(v, axes_from(weight_ndim, v.rank()), use_sum);
     // broadcast_to only widens the weights; weights of a larger rank or shape are an error.
@@ -81,7 +81,7 @@ void accumulate_mean(Variable& total, Variable& count, const Tensor& values, con
   if (w.defined())
     count.assign_add(sum_of(w));
   else
-    count.assign_add(f32(v.rank() >= 1 ? static_cast<double>(v.shape()[0]) : 1.0));
+    count.assign_add(ops::f32(v.rank() >= 1 ? static_cast<double>(v.shape()[0]) : 1.0));
 }
 }  // namespace detail
 
@@ -129,7 +129,7 @@ void MeanMetricWrapper::update(const Tensor& y_true, const Tensor& y_pred, const
   Tensor weights = sample_weight;
   if (mask.defined() && weights.defined()) {
     // Keras's apply_mask(reduction="sum"): the weights times the mask, after the squeeze/expand rule.
-    auto [m, w] = squeeze_or_expand_to_same_rank(to_float32(mask), to_float32(weights));
+    auto [m, w] = ops::squeeze_or_expand_to_same_rank(ops::to_float32(mask), ops::to_float32(weights));
     try {
       (void)broadcast_shapes("multiply", m.shape(), w.shape());
     } catch (const InvalidArgument&) {

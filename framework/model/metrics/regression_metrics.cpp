@@ -2,16 +2,12 @@
 // MeanSquaredLogarithmicError, CosineSimilarity and LogCoshError (keras/src/metrics/regression_metrics.py).
 #include "framework/model/metrics/regression_metrics.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/metrics.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
-#include "losses/cosine_similarity.h"
-#include "losses/log_cosh.h"
-#include "losses/mean_absolute_percentage_error.h"
-#include "losses/mean_squared_logarithmic_error.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics {
 
@@ -21,7 +17,7 @@ namespace {
 // broadcast other shapes; here they are an InvalidArgument naming the metric).
 std::pair<Tensor, Tensor> prepare(const char* who, const Tensor& y_true, const Tensor& y_pred) {
   EMBER_CHECK(y_true.defined() && y_pred.defined(), InvalidArgument) << who << ": y_true and y_pred must be defined";
-  auto [t, p] = squeeze_or_expand_to_same_rank(to_float32(y_true), to_float32(y_pred));
+  auto [t, p] = ops::squeeze_or_expand_to_same_rank(ops::to_float32(y_true), ops::to_float32(y_pred));
   EMBER_CHECK(t.shape() == p.shape(), InvalidArgument)
       << who << ": y_true has shape " << y_true.shape() << " but y_pred has shape " << y_pred.shape()
       << "; they must be equal (up to a trailing 1)";
@@ -93,15 +89,15 @@ Tensor RootMeanSquaredError::result() const { return ops::sqrt(ops::div_no_nan(t
 
 MeanAbsolutePercentageError::MeanAbsolutePercentageError(MetricOptions options)
     : LossMeanMetric(options.name.empty() ? "mean_absolute_percentage_error" : options.name,
-                     std::make_shared<losses::MeanAbsolutePercentageError>()) {}
+                     ::ember::detail::make_loss_values("MeanAbsolutePercentageError")) {}
 
 MeanSquaredLogarithmicError::MeanSquaredLogarithmicError(MetricOptions options)
     : LossMeanMetric(options.name.empty() ? "mean_squared_logarithmic_error" : options.name,
-                     std::make_shared<losses::MeanSquaredLogarithmicError>()) {}
+                     ::ember::detail::make_loss_values("MeanSquaredLogarithmicError")) {}
 
 CosineSimilarity::CosineSimilarity(CosineSimilarityOptions options)
     : LossMeanMetric(options.name.empty() ? "cosine_similarity" : options.name,
-                     std::make_shared<losses::CosineSimilarity>(losses::CosineSimilarityOptions{.axis = options.axis})),
+                     ::ember::detail::make_loss_values("CosineSimilarity", {{"axis", options.axis}})),
       axis_(options.axis) {}
 
 // Keras's metric is the loss's formula without its minus sign (negation is exact in floating point).
@@ -116,6 +112,6 @@ nlohmann::json CosineSimilarity::get_config() const {
 }
 
 LogCoshError::LogCoshError(MetricOptions options)
-    : LossMeanMetric(options.name.empty() ? "logcosh" : options.name, std::make_shared<losses::LogCosh>()) {}
+    : LossMeanMetric(options.name.empty() ? "logcosh" : options.name, ::ember::detail::make_loss_values("LogCosh")) {}
 
 }  // namespace ember::metrics

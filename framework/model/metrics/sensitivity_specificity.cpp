@@ -2,13 +2,13 @@
 // (keras/src/metrics/confusion_metrics.py SensitivitySpecificityBase and subclasses).
 #include "framework/model/metrics/sensitivity_specificity.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/confusion_matrix.h"
 #include "framework/model/metrics/metrics.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics {
 
@@ -88,8 +88,8 @@ void SensitivitySpecificityBase::update(const Tensor& y_true, const Tensor& y_pr
 }
 
 Tensor SensitivitySpecificityBase::max_under_constraint(const Tensor& constrained, const Tensor& dependent) const {
-  const Tensor feasible = ops::greater_equal(constrained, f32(value_));
-  return ops::maximum(ops::reduce_max(ops::where(feasible, dependent, f32(0))), f32(0));
+  const Tensor feasible = ops::greater_equal(constrained, ops::f32(value_));
+  return ops::maximum(ops::reduce_max(ops::where(feasible, dependent, ops::f32(0))), ops::f32(0));
 }
 
 Tensor SensitivitySpecificityBase::sensitivities() const {

@@ -2,14 +2,14 @@
 // TF's in_top_k (tensorflow/core/kernels/in_topk_op.h), built from eager ops.
 #include "framework/model/metrics/top_k_accuracy.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
-#include "framework/model/metrics/config_reader.h"
 #include "framework/model/metrics/metrics.h"
-#include "framework/model/metrics/metrics_utils.h"
 #include "framework/ops/array.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
+#include "framework/ops/tensor_helpers.h"
 
 namespace ember::metrics {
 
@@ -48,7 +48,7 @@ Tensor top_k_matches(const char* who, Tensor labels, Tensor pred, const Tensor& 
   EMBER_CHECK(labels.shape()[0] == pred.shape()[0], InvalidArgument)
       << who << ": y_true has shape " << y_true.shape() << " but y_pred has shape " << y_pred.shape()
       << "; there must be one label per row of predictions";
-  Tensor m = to_float32(in_top_k(labels, pred, k));
+  Tensor m = ops::to_float32(in_top_k(labels, pred, k));
   return labels_shape.rank() > 1 ? ops::reshape(m, labels_shape) : m;
 }
 
@@ -60,14 +60,14 @@ Tensor in_top_k(const Tensor& targets, const Tensor& predictions, int64_t k) {
       << "in_top_k: expected targets [batch] and predictions [batch, classes], got " << targets.shape() << " and "
       << predictions.shape();
   const int64_t classes = predictions.shape()[1];
-  const Tensor p = to_float32(predictions);
+  const Tensor p = ops::to_float32(predictions);
   const Tensor t = targets.dtype() == DType::Int64 ? targets : ops::cast(targets, DType::Int64);
   const Tensor is_target = ops::equal(ops::expand_dims(t, -1), ops::range(0, static_cast<double>(classes), 1, DType::Int64));
   const Tensor in_range = ops::reduce_any(is_target, -1);
-  const Tensor target_score = ops::reduce_sum(ops::where(is_target, p, f32(0)), -1);
-  const Tensor larger = ops::reduce_sum(to_float32(ops::greater(p, ops::expand_dims(target_score, -1))), -1);
+  const Tensor target_score = ops::reduce_sum(ops::where(is_target, p, ops::f32(0)), -1);
+  const Tensor larger = ops::reduce_sum(ops::to_float32(ops::greater(p, ops::expand_dims(target_score, -1))), -1);
   return ops::logical_and(ops::logical_and(in_range, ops::is_finite(target_score)),
-                          ops::less(larger, f32(static_cast<double>(k))));
+                          ops::less(larger, ops::f32(static_cast<double>(k))));
 }
 
 Tensor top_k_categorical_accuracy(const Tensor& y_true, const Tensor& y_pred, int64_t k) {
@@ -76,7 +76,7 @@ Tensor top_k_categorical_accuracy(const Tensor& y_true, const Tensor& y_pred, in
   EMBER_CHECK(y_true.shape() == y_pred.shape(), InvalidArgument)
       << who << ": y_true has shape " << y_true.shape() << " but y_pred has shape " << y_pred.shape()
       << "; one-hot y_true must have y_pred's shape (for integer labels use SparseTopKCategoricalAccuracy)";
-  const Tensor labels = ops::cast(ops::argmax(to_float32(y_true), -1), DType::Int32);
+  const Tensor labels = ops::cast(ops::argmax(ops::to_float32(y_true), -1), DType::Int32);
   return top_k_matches(who, labels, y_pred, y_true, y_pred, k);
 }
 

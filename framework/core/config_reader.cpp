@@ -1,5 +1,5 @@
 // Keras config readers shared by metrics and losses.
-#include "framework/model/metrics/config_reader.h"
+#include "framework/core/config_reader.h"
 
 #include <sstream>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Reading Keras configs (metrics and losses): a missing key, or null where Keras writes None, gives
+// Reading Keras configs (metrics, losses and layers): a missing key, or null where Keras writes None, gives
 // the fallback; a wrong type is an InvalidArgument naming who and the key.
 #include <initializer_list>
 #include <optional>
