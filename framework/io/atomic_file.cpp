@@ -64,9 +64,11 @@ void write_atomically(const std::string& path, const std::function<void(const st
   EMBER_CHECK(fs::is_directory(dir, ec), NotFound) << prefix << "the directory '" << dir.string() << "' does not exist";
   EMBER_CHECK(!fs::is_directory(target, ec), InvalidArgument) << prefix << "it is a directory";
 
-  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                                  std::to_string(counter.fetch_add(1))))
-                              .string();
+  // Appended piecewise: GCC 12's -Wrestrict misreads "." + std::string once this is inlined (a false positive).
+  std::string tmp_name = ".";
+  tmp_name += target.filename().string();
+  tmp_name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
+  const std::string tmp = (dir / tmp_name).string();
   auto remove_tmp = [&] { ::unlink(tmp.c_str()); };
   try {
     writer(tmp);
