@@ -18,9 +18,13 @@ nlohmann::json Activation::get_config() const {
 }
 
 LayerPtr Activation::from_config(const nlohmann::json& c) {
-  const nlohmann::json& a = c.at("activation");
+  EMBER_CHECK(c.is_object() && c.contains("activation"), InvalidArgument)
+      << "Activation: config \"activation\" is required, got " << c.dump();
+  const nlohmann::json& a = c["activation"];
   // Keras 3 serialises built-in activations as their name; a registered-function dict carries it in "config".
-  std::string name = a.is_string() ? a.get<std::string>() : a.at("config").get<std::string>();
+  EMBER_CHECK(a.is_string() || (a.is_object() && a.contains("config") && a["config"].is_string()), InvalidArgument)
+      << "Activation: config \"activation\" must be a name or {\"config\": name}, got " << a.dump();
+  std::string name = a.is_string() ? a.get<std::string>() : a["config"].get<std::string>();
   return std::make_shared<Activation>(name, options_from_config(c));
 }
 

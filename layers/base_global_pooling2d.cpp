@@ -1,8 +1,11 @@
 #include "layers/base_global_pooling2d.h"
 
+#include "framework/core/config_reader.h"
 #include "layers/conv_utils.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_bool;
 
 using conv_utils::who;
 
@@ -37,11 +40,12 @@ nlohmann::json GlobalPooling2D::get_config() const {
   return c;
 }
 
-GlobalPooling2DOptions GlobalPooling2D::parse_config(const nlohmann::json& c) {
+GlobalPooling2DOptions GlobalPooling2D::parse_config(const nlohmann::json& c, const std::string& class_name) {
   LayerOptions base = options_from_config(c);
+  const std::string who = class_name + " '" + base.name + "'";
   GlobalPooling2DOptions o;
   o.data_format = conv_utils::data_format_from_config(c);
-  o.keepdims = c.value("keepdims", false);
+  o.keepdims = config_bool(c, "keepdims", false, who);
   o.name = base.name;
   o.dtype = base.dtype;
   o.trainable = base.trainable;

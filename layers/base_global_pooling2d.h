@@ -32,7 +32,7 @@ class GlobalPooling2D : public Layer {
   virtual Tensor reduce(const Tensor& x) const = 0;
   // Checks and standardises the arguments; each subclass constructor calls it (who() needs the subclass).
   void validate();
-  static GlobalPooling2DOptions parse_config(const nlohmann::json& c);
+  static GlobalPooling2DOptions parse_config(const nlohmann::json& c, const std::string& class_name);
 
   GlobalPooling2DOptions options_;
 };

@@ -1,6 +1,9 @@
+#include "framework/core/config_reader.h"
 #include "layers/base_pooling2d.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_string;
 
 using conv_utils::who;
 
@@ -50,7 +53,7 @@ std::pair<Size2, Pooling2DOptions> Pooling2D::parse_config(const nlohmann::json&
   Pooling2DOptions o;
   Size2 pool_size = c.contains("pool_size") ? conv_utils::size2_from_json(c["pool_size"], w, "pool_size") : Size2(2);
   if (c.contains("strides") && !c["strides"].is_null()) o.strides = conv_utils::size2_from_json(c["strides"], w, "strides");
-  o.padding = c.value("padding", std::string("valid"));
+  o.padding = config_string(c, "padding", "valid", w);
   o.data_format = conv_utils::data_format_from_config(c);
   o.name = base.name;
   o.dtype = base.dtype;

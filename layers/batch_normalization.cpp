@@ -1,11 +1,15 @@
 #include "layers/batch_normalization.h"
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/core/config_reader.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_bool;
+using ::ember::detail::config_double;
 
 namespace {
 
@@ -114,18 +118,19 @@ nlohmann::json BatchNormalization::get_config() const {
 
 LayerPtr BatchNormalization::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
+  const std::string who = "BatchNormalization '" + base.name + "'";
   BatchNormalizationOptions o;
   if (c.contains("axis")) {
     // tf-keras may write the axis as a one-element list.
     const nlohmann::json& a = c["axis"];
-    EMBER_CHECK(a.is_number_integer() || (a.is_array() && a.size() == 1), InvalidArgument)
+    EMBER_CHECK(a.is_number_integer() || (a.is_array() && a.size() == 1 && a[0].is_number_integer()), InvalidArgument)
         << "BatchNormalization '" << base.name << "': axis must be an integer (or a one-element list), got " << a.dump();
     o.axis = a.is_array() ? a[0].get<int64_t>() : a.get<int64_t>();
   }
-  o.momentum = c.value("momentum", 0.99);
-  o.epsilon = c.value("epsilon", 1e-3);
-  o.center = c.value("center", true);
-  o.scale = c.value("scale", true);
+  o.momentum = config_double(c, "momentum", 0.99, who);
+  o.epsilon = config_double(c, "epsilon", 1e-3, who);
+  o.center = config_bool(c, "center", true, who);
+  o.scale = config_bool(c, "scale", true, who);
   if (c.contains("beta_initializer")) o.beta_initializer = Initializer::from_json(c["beta_initializer"]);
   if (c.contains("gamma_initializer")) o.gamma_initializer = Initializer::from_json(c["gamma_initializer"]);
   if (c.contains("moving_mean_initializer"))
@@ -134,8 +139,8 @@ LayerPtr BatchNormalization::from_config(const nlohmann::json& c) {
     o.moving_variance_initializer = Initializer::from_json(c["moving_variance_initializer"]);
   if (c.contains("beta_regularizer")) o.beta_regularizer = Regularizer::from_json(c["beta_regularizer"]);
   if (c.contains("gamma_regularizer")) o.gamma_regularizer = Regularizer::from_json(c["gamma_regularizer"]);
-  o.synchronized = c.value("synchronized", false);
-  EMBER_CHECK(!c.value("renorm", false), InvalidArgument)
+  o.synchronized = config_bool(c, "synchronized", false, who);
+  EMBER_CHECK(!config_bool(c, "renorm", false, who), InvalidArgument)
       << "BatchNormalization '" << base.name << "': renorm = true (batch renormalization) is not supported";
   o.name = base.name;
   o.dtype = base.dtype;

@@ -1,8 +1,11 @@
 #include "layers/concatenate.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/ops/array.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_int;
 
 namespace {
 
@@ -51,7 +54,7 @@ nlohmann::json Concatenate::get_config() const {
 }
 
 LayerPtr Concatenate::from_config(const nlohmann::json& c) {
-  return std::make_shared<Concatenate>(c.value("axis", int64_t{-1}), options_from_config(c));
+  return std::make_shared<Concatenate>(config_int(c, "axis", -1, "Concatenate"), options_from_config(c));
 }
 
 EMBER_REGISTER_LAYER(Concatenate);

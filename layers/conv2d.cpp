@@ -1,10 +1,16 @@
 #include "layers/conv2d.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/model/activations.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_bool;
+using ::ember::detail::config_int;
+using ::ember::detail::config_required_int;
+using ::ember::detail::config_string;
 
 using conv_utils::who;
 
@@ -101,13 +107,13 @@ LayerPtr Conv2D::from_config(const nlohmann::json& c) {
     conv_utils::reject_unsupported(c, key, w);
   Conv2DOptions o;
   if (c.contains("strides")) o.strides = conv_utils::size2_from_json(c["strides"], w, "strides");
-  o.padding = c.value("padding", std::string("valid"));
+  o.padding = config_string(c, "padding", "valid", w);
   o.data_format = conv_utils::data_format_from_config(c);
   if (c.contains("dilation_rate")) o.dilation_rate = conv_utils::size2_from_json(c["dilation_rate"], w, "dilation_rate");
-  o.groups = c.value("groups", int64_t{1});
-  if (c.contains("activation") && !c["activation"].is_null()) o.activation = c["activation"].get<std::string>();
+  o.groups = config_int(c, "groups", 1, w);
+  o.activation = config_string(c, "activation", o.activation, w);
   if (o.activation == "linear") o.activation.clear();
-  o.use_bias = c.value("use_bias", true);
+  o.use_bias = config_bool(c, "use_bias", true, w);
   if (c.contains("kernel_initializer")) o.kernel_initializer = Initializer::from_json(c["kernel_initializer"]);
   if (c.contains("bias_initializer")) o.bias_initializer = Initializer::from_json(c["bias_initializer"]);
   if (c.contains("kernel_regularizer")) o.kernel_regularizer = Regularizer::from_json(c["kernel_regularizer"]);
@@ -115,7 +121,7 @@ LayerPtr Conv2D::from_config(const nlohmann::json& c) {
   o.name = base.name;
   o.dtype = base.dtype;
   o.trainable = base.trainable;
-  return std::make_shared<Conv2D>(c.at("filters").get<int64_t>(),
+  return std::make_shared<Conv2D>(config_required_int(c, "filters", w),
                                   conv_utils::size2_from_json(c.at("kernel_size"), w, "kernel_size"), o);
 }
 

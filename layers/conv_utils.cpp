@@ -1,5 +1,6 @@
 #include "layers/conv_utils.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/core/strings.h"
 
 namespace ember::layers {
@@ -37,8 +38,8 @@ std::string standardize_data_format(const std::string& data_format, const std::s
 }
 
 std::string data_format_from_config(const nlohmann::json& c) {
-  if (!c.contains("data_format") || c["data_format"].is_null()) return "";
-  return c["data_format"].get<std::string>();
+  const std::string who = "Layer '" + ::ember::detail::config_string(c, "name", "", "Layer") + "'";
+  return ::ember::detail::config_string(c, "data_format", "", who);
 }
 
 void reject_unsupported(const nlohmann::json& c, const char* key, const std::string& who) {

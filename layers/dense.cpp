@@ -1,11 +1,16 @@
 #include "layers/dense.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/model/activations.h"
+#include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/linalg.h"
-#include "framework/ops/array.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_bool;
+using ::ember::detail::config_required_int;
+using ::ember::detail::config_string;
 
 Dense::Dense(int64_t units, DenseOptions options)
     : Layer("dense", {options.name, options.dtype, options.trainable}), units_(units), options_(std::move(options)) {
@@ -70,10 +75,11 @@ nlohmann::json Dense::get_config() const {
 
 LayerPtr Dense::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
+  const std::string who = "Dense '" + base.name + "'";
   DenseOptions o;
-  o.activation = c.value("activation", std::string("linear"));
+  o.activation = config_string(c, "activation", "linear", who);
   if (o.activation == "linear") o.activation.clear();
-  o.use_bias = c.value("use_bias", true);
+  o.use_bias = config_bool(c, "use_bias", true, who);
   if (c.contains("kernel_initializer")) o.kernel_initializer = Initializer::from_json(c["kernel_initializer"]);
   if (c.contains("bias_initializer")) o.bias_initializer = Initializer::from_json(c["bias_initializer"]);
   if (c.contains("kernel_regularizer")) o.kernel_regularizer = Regularizer::from_json(c["kernel_regularizer"]);
@@ -81,7 +87,7 @@ LayerPtr Dense::from_config(const nlohmann::json& c) {
   o.name = base.name;
   o.dtype = base.dtype;
   o.trainable = base.trainable;
-  return std::make_shared<Dense>(c.at("units").get<int64_t>(), o);
+  return std::make_shared<Dense>(config_required_int(c, "units", who), o);
 }
 
 EMBER_REGISTER_LAYER(Dense);

@@ -1,11 +1,16 @@
 #include "layers/depthwise_conv2d.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/model/activations.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_bool;
+using ::ember::detail::config_int;
+using ::ember::detail::config_string;
 
 using conv_utils::who;
 
@@ -97,13 +102,13 @@ LayerPtr DepthwiseConv2D::from_config(const nlohmann::json& c) {
     conv_utils::reject_unsupported(c, key, w);
   DepthwiseConv2DOptions o;
   if (c.contains("strides")) o.strides = conv_utils::size2_from_json(c["strides"], w, "strides");
-  o.padding = c.value("padding", std::string("valid"));
-  o.depth_multiplier = c.value("depth_multiplier", int64_t{1});
+  o.padding = config_string(c, "padding", "valid", w);
+  o.depth_multiplier = config_int(c, "depth_multiplier", 1, w);
   o.data_format = conv_utils::data_format_from_config(c);
   if (c.contains("dilation_rate")) o.dilation_rate = conv_utils::size2_from_json(c["dilation_rate"], w, "dilation_rate");
-  if (c.contains("activation") && !c["activation"].is_null()) o.activation = c["activation"].get<std::string>();
+  o.activation = config_string(c, "activation", o.activation, w);
   if (o.activation == "linear") o.activation.clear();
-  o.use_bias = c.value("use_bias", true);
+  o.use_bias = config_bool(c, "use_bias", true, w);
   if (c.contains("depthwise_initializer")) o.depthwise_initializer = Initializer::from_json(c["depthwise_initializer"]);
   if (c.contains("bias_initializer")) o.bias_initializer = Initializer::from_json(c["bias_initializer"]);
   if (c.contains("depthwise_regularizer")) o.depthwise_regularizer = Regularizer::from_json(c["depthwise_regularizer"]);

@@ -2,12 +2,17 @@
 
 #include <cmath>
 
+#include "framework/core/config_reader.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/random.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_optional_int;
+using ::ember::detail::config_required_double;
+
 
 namespace {
 
@@ -86,17 +91,28 @@ nlohmann::json Dropout::get_config() const {
 
 LayerPtr Dropout::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
+  const std::string who = "Dropout '" + base.name + "'";
   DropoutOptions o;
-  if (c.contains("seed") && !c["seed"].is_null()) o.seed = c["seed"].get<uint64_t>();
+  if (auto seed = config_optional_int(c, "seed", who)) {
+    EMBER_CHECK(*seed >= 0, InvalidArgument) << who << ": config \"seed\" must be >= 0, got " << *seed;
+    o.seed = static_cast<uint64_t>(*seed);
+  }
   if (c.contains("noise_shape") && !c["noise_shape"].is_null()) {
+    const nlohmann::json& n = c["noise_shape"];
+    EMBER_CHECK(n.is_array(), InvalidArgument)
+        << who << ": config \"noise_shape\" must be a list of integers (null for the input's), got " << n.dump();
     std::vector<int64_t> ns;
-    for (const nlohmann::json& d : c["noise_shape"]) ns.push_back(d.is_null() ? -1 : d.get<int64_t>());
+    for (const nlohmann::json& d : n) {
+      EMBER_CHECK(d.is_null() || d.is_number_integer(), InvalidArgument)
+          << who << ": config \"noise_shape\" must be a list of integers (null for the input's), got " << n.dump();
+      ns.push_back(d.is_null() ? -1 : d.get<int64_t>());
+    }
     o.noise_shape = ns;
   }
   o.name = base.name;
   o.dtype = base.dtype;
   o.trainable = base.trainable;
-  return std::make_shared<Dropout>(c.at("rate").get<double>(), o);
+  return std::make_shared<Dropout>(config_required_double(c, "rate", who), o);
 }
 
 EMBER_REGISTER_LAYER(Dropout);

@@ -1,9 +1,13 @@
 #include "layers/embedding.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_bool;
+using ::ember::detail::config_required_int;
 
 Embedding::Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options)
     : Layer("embedding", {options.name, options.dtype, options.trainable}),
@@ -55,16 +59,17 @@ nlohmann::json Embedding::get_config() const {
 
 LayerPtr Embedding::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
+  const std::string who = "Embedding '" + base.name + "'";
   EmbeddingOptions o;
   if (c.contains("embeddings_initializer"))
     o.embeddings_initializer = Initializer::from_json(c["embeddings_initializer"]);
   if (c.contains("embeddings_regularizer"))
     o.embeddings_regularizer = Regularizer::from_json(c["embeddings_regularizer"]);
-  o.mask_zero = c.value("mask_zero", false);
+  o.mask_zero = config_bool(c, "mask_zero", false, who);
   o.name = base.name;
   o.dtype = base.dtype;
   o.trainable = base.trainable;
-  return std::make_shared<Embedding>(c.at("input_dim").get<int64_t>(), c.at("output_dim").get<int64_t>(), o);
+  return std::make_shared<Embedding>(config_required_int(c, "input_dim", who), config_required_int(c, "output_dim", who), o);
 }
 
 EMBER_REGISTER_LAYER(Embedding);

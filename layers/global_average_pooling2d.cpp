@@ -14,7 +14,7 @@ Tensor GlobalAveragePooling2D::reduce(const Tensor& x) const {
 }
 
 LayerPtr GlobalAveragePooling2D::from_config(const nlohmann::json& c) {
-  return std::make_shared<GlobalAveragePooling2D>(parse_config(c));
+  return std::make_shared<GlobalAveragePooling2D>(parse_config(c, "GlobalAveragePooling2D"));
 }
 
 EMBER_REGISTER_LAYER(GlobalAveragePooling2D);

@@ -14,7 +14,7 @@ Tensor GlobalMaxPooling2D::reduce(const Tensor& x) const {
 }
 
 LayerPtr GlobalMaxPooling2D::from_config(const nlohmann::json& c) {
-  return std::make_shared<GlobalMaxPooling2D>(parse_config(c));
+  return std::make_shared<GlobalMaxPooling2D>(parse_config(c, "GlobalMaxPooling2D"));
 }
 
 EMBER_REGISTER_LAYER(GlobalMaxPooling2D);

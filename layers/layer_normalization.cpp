@@ -3,11 +3,16 @@
 #include <algorithm>
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/core/config_reader.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_bool;
+using ::ember::detail::config_double;
+using ::ember::detail::config_int_list;
 
 namespace {
 
@@ -109,13 +114,13 @@ nlohmann::json LayerNormalization::get_config() const {
 
 LayerPtr LayerNormalization::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
+  const std::string who = "LayerNormalization '" + base.name + "'";
   LayerNormalizationOptions o;
-  if (c.contains("axis") && !c["axis"].is_null())
-    o.axis = c["axis"].is_array() ? c["axis"].get<std::vector<int64_t>>() : std::vector<int64_t>{c["axis"].get<int64_t>()};
-  o.epsilon = c.value("epsilon", 1e-3);
-  o.center = c.value("center", true);
-  o.scale = c.value("scale", true);
-  o.rms_scaling = c.value("rms_scaling", false);
+  o.axis = config_int_list(c, "axis", o.axis, who);
+  o.epsilon = config_double(c, "epsilon", 1e-3, who);
+  o.center = config_bool(c, "center", true, who);
+  o.scale = config_bool(c, "scale", true, who);
+  o.rms_scaling = config_bool(c, "rms_scaling", false, who);
   if (c.contains("beta_initializer")) o.beta_initializer = Initializer::from_json(c["beta_initializer"]);
   if (c.contains("gamma_initializer")) o.gamma_initializer = Initializer::from_json(c["gamma_initializer"]);
   if (c.contains("beta_regularizer")) o.beta_regularizer = Regularizer::from_json(c["beta_regularizer"]);

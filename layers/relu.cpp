@@ -1,10 +1,13 @@
 #include "layers/relu.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/model/activations.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_optional_double;
 
 ReLU::ReLU(ReLUOptions options) : Layer("re_lu", {options.name, options.dtype, options.trainable}), options_(std::move(options)) {
   EMBER_CHECK(!options_.max_value || *options_.max_value >= 0, InvalidArgument)
@@ -48,11 +51,12 @@ nlohmann::json ReLU::get_config() const {
 
 LayerPtr ReLU::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
+  const std::string who = "ReLU '" + base.name + "'";
   ReLUOptions o;
-  if (c.contains("max_value") && !c["max_value"].is_null()) o.max_value = c["max_value"].get<double>();
+  if (auto v = config_optional_double(c, "max_value", who)) o.max_value = *v;
   // tf-keras spells the slope "negative_slope" too; null means the default.
-  if (c.contains("negative_slope") && !c["negative_slope"].is_null()) o.negative_slope = c["negative_slope"].get<double>();
-  if (c.contains("threshold") && !c["threshold"].is_null()) o.threshold = c["threshold"].get<double>();
+  if (auto v = config_optional_double(c, "negative_slope", who)) o.negative_slope = *v;
+  if (auto v = config_optional_double(c, "threshold", who)) o.threshold = *v;
   o.name = base.name;
   o.dtype = base.dtype;
   o.trainable = base.trainable;

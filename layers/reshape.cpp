@@ -55,7 +55,9 @@ nlohmann::json Reshape::get_config() const {
 
 LayerPtr Reshape::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
-  const nlohmann::json& t = c.at("target_shape");
+  EMBER_CHECK(c.contains("target_shape"), InvalidArgument)
+      << "Reshape '" << base.name << "': config \"target_shape\" is required";
+  const nlohmann::json& t = c["target_shape"];
   EMBER_CHECK(t.is_array(), InvalidArgument)
       << "Reshape '" << base.name << "': config key \"target_shape\" must be a list of ints, got " << t.dump();
   std::vector<int64_t> dims;

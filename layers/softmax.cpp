@@ -1,10 +1,13 @@
 #include "layers/softmax.h"
 
+#include "framework/core/config_reader.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
 #include "framework/ops/reduce.h"
 
 namespace ember::layers {
+
+using ::ember::detail::config_int_list;
 
 Softmax::Softmax(SoftmaxOptions options)
     : Layer("softmax", {options.name, options.dtype, options.trainable}), options_(std::move(options)) {
@@ -44,9 +47,9 @@ nlohmann::json Softmax::get_config() const {
 
 LayerPtr Softmax::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
+  const std::string who = "Softmax '" + base.name + "'";
   SoftmaxOptions o;
-  if (c.contains("axis") && !c["axis"].is_null())
-    o.axis = c["axis"].is_array() ? c["axis"].get<std::vector<int64_t>>() : std::vector<int64_t>{c["axis"].get<int64_t>()};
+  o.axis = config_int_list(c, "axis", o.axis, who);
   o.name = base.name;
   o.dtype = base.dtype;
   o.trainable = base.trainable;

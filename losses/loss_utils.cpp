@@ -115,19 +115,7 @@ std::string config_reduction(const json& config, const std::string& fallback, co
 
 BaseConfig read_base_config(const json& config, const std::string& class_name, const char* default_name,
                             std::initializer_list<const char*> extra) {
-  EMBER_CHECK(config.is_object(), InvalidArgument)
-      << class_name << ": config must be an object, got " << config.dump();
-  for (const auto& item : config.items()) {
-    const std::string& key = item.key();
-    bool known = key == "name" || key == "reduction" || key == "dtype";
-    for (const char* k : extra) known = known || key == k;
-    if (!known) {
-      std::ostringstream keys;
-      keys << "name, reduction, dtype";
-      for (const char* k : extra) keys << ", " << k;
-      throw InvalidArgument(class_name + ": unknown config key \"" + key + "\" (known keys: " + keys.str() + ")");
-    }
-  }
+  ::ember::detail::check_config_keys(config, class_name, {"name", "reduction", "dtype"}, extra);
   const std::string dtype = config_string(config, "dtype", "float32", class_name);
   EMBER_CHECK(dtype == "float32", InvalidArgument)
       << class_name << ": config \"dtype\" is \"" << dtype << "\"; Ember's losses compute in float32 only";

@@ -9,24 +9,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "framework/core/config_reader.h"
 #include "framework/core/error.h"
 
 namespace ember::optimizers::detail {
 
 using nlohmann::json;
 
-// Throws InvalidArgument for a key outside `known` and `more` (Keras: "Argument(s) not recognized");
-// keys that Keras itself accepts and ignores (tf-keras leftovers) pass.
-inline void check_config_keys(const json& config, const std::string& cls, std::initializer_list<const char*> known,
-                              std::initializer_list<const char*> more = {}) {
-  EMBER_CHECK(config.is_object(), InvalidArgument)
-      << cls << ".from_config: expected a JSON object, got " << config.dump();
-  for (const auto& [key, value] : config.items()) {
-    bool ok = key == "decay" || key == "jit_compile" || key == "is_legacy_optimizer";
-    for (const char* k : known) ok = ok || key == k;
-    for (const char* k : more) ok = ok || key == k;
-    EMBER_CHECK(ok, InvalidArgument) << cls << ".from_config: argument not recognized: '" << key << "'";
-  }
+// ::ember::detail::check_config_keys for "<cls>.from_config" (Keras: "Argument(s) not recognized"), after
+// dropping the keys that Keras itself accepts and ignores (tf-keras leftovers).
+inline void check_optimizer_config_keys(const json& config, const std::string& cls,
+                                        std::initializer_list<const char*> known,
+                                        std::initializer_list<const char*> more = {}) {
+  json kept = config;
+  if (kept.is_object())
+    for (const char* leftover : {"decay", "jit_compile", "is_legacy_optimizer"}) kept.erase(leftover);
+  ::ember::detail::check_config_keys(kept, cls + ".from_config", known, more);
 }
 
 inline double config_number(const json& c, const char* key, double fallback, const std::string& cls) {

@@ -1,6 +1,6 @@
 #include "optimizers/ftrl.h"
 
-#include "framework/model/callbacks/python_format.h"
+#include "framework/core/python_format.h"
 #include "framework/ops/elementwise.h"
 #include "optimizers/config_util.h"
 #include "optimizers/registry.h"
@@ -8,7 +8,6 @@
 
 namespace ember::optimizers {
 
-using callbacks::python_float_repr;
 using detail::Scalar;
 
 Ftrl::Ftrl(FtrlOptions o)

@@ -168,7 +168,7 @@ nlohmann::json LossScaleOptimizer::get_config() const {
 LossScaleOptimizer LossScaleOptimizer::from_config(const nlohmann::json& c) {
   const std::string cls = "LossScaleOptimizer";
   // Keras accepts the base optimizer's arguments at their defaults only (older files wrote them all).
-  detail::check_config_keys(c, cls, {"name", "inner_optimizer", "initial_scale", "dynamic_growth_steps", "dynamic"},
+  detail::check_optimizer_config_keys(c, cls, {"name", "inner_optimizer", "initial_scale", "dynamic_growth_steps", "dynamic"},
                             {"learning_rate", "weight_decay", "clipnorm", "global_clipnorm", "clipvalue", "use_ema",
                              "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
                              "gradient_accumulation_steps"});

@@ -1,6 +1,6 @@
 #include "optimizers/nadam.h"
 
-#include "framework/model/layer.h"  // unique_layer_name: Keras auto-names the unnamed u_product variable
+#include "framework/core/names.h"  // unique_layer_name: Keras auto-names the unnamed u_product variable
 #include "framework/ops/elementwise.h"
 #include "optimizers/config_util.h"
 #include "optimizers/registry.h"

@@ -1,7 +1,8 @@
 #include "optimizers/optimizer.h"
 
 #include "framework/autodiff/gradient_tape.h"
-#include "framework/model/layer.h"  // unique_layer_name, to_snake_case: Keras names optimizers like layers
+#include "framework/core/names.h"  // unique_layer_name: Keras names optimizers like layers
+#include "framework/core/strings.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "optimizers/clipping.h"

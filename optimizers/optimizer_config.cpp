@@ -9,7 +9,7 @@ using nlohmann::json;
 OptimizerOptions base_options_from_config(const json& c, const std::string& cls,
                                           std::initializer_list<const char*> own_keys,
                                           const OptimizerOptions& defaults) {
-  detail::check_config_keys(c, cls,
+  detail::check_optimizer_config_keys(c, cls,
                             {"name", "learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
                              "use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
                              "gradient_accumulation_steps"},

@@ -46,7 +46,7 @@ json ExponentialDecay::get_config() const {
 
 ExponentialDecay ExponentialDecay::from_config(const json& c) {
   const std::string cls = "ExponentialDecay";
-  detail::check_config_keys(c, cls, {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"});
+  detail::check_optimizer_config_keys(c, cls, {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"});
   return ExponentialDecay({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
                            .decay_steps = detail::config_required_int(c, "decay_steps", cls),
                            .decay_rate = detail::config_required_number(c, "decay_rate", cls),
@@ -89,7 +89,7 @@ json PiecewiseConstantDecay::get_config() const {
 
 PiecewiseConstantDecay PiecewiseConstantDecay::from_config(const json& c) {
   const std::string cls = "PiecewiseConstantDecay";
-  detail::check_config_keys(c, cls, {"boundaries", "values", "name"});
+  detail::check_optimizer_config_keys(c, cls, {"boundaries", "values", "name"});
   EMBER_CHECK(c.contains("boundaries") && c["boundaries"].is_array() && c.contains("values") && c["values"].is_array(),
               InvalidArgument)
       << cls << ".from_config: 'boundaries' and 'values' must be lists, got " << c.dump();
@@ -134,7 +134,7 @@ json PolynomialDecay::get_config() const {
 
 PolynomialDecay PolynomialDecay::from_config(const json& c) {
   const std::string cls = "PolynomialDecay";
-  detail::check_config_keys(c, cls,
+  detail::check_optimizer_config_keys(c, cls,
                             {"initial_learning_rate", "decay_steps", "end_learning_rate", "power", "cycle", "name"});
   return PolynomialDecay({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
                           .decay_steps = detail::config_required_int(c, "decay_steps", cls),
@@ -163,7 +163,7 @@ json InverseTimeDecay::get_config() const {
 
 InverseTimeDecay InverseTimeDecay::from_config(const json& c) {
   const std::string cls = "InverseTimeDecay";
-  detail::check_config_keys(c, cls, {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"});
+  detail::check_optimizer_config_keys(c, cls, {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"});
   return InverseTimeDecay({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
                            .decay_steps = detail::config_required_int(c, "decay_steps", cls),
                            .decay_rate = detail::config_required_number(c, "decay_rate", cls),
@@ -207,7 +207,7 @@ json CosineDecay::get_config() const {
 
 CosineDecay CosineDecay::from_config(const json& c) {
   const std::string cls = "CosineDecay";
-  detail::check_config_keys(c, cls,
+  detail::check_optimizer_config_keys(c, cls,
                             {"initial_learning_rate", "decay_steps", "alpha", "name", "warmup_target", "warmup_steps"});
   return CosineDecay({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
                       .decay_steps = detail::config_required_int(c, "decay_steps", cls),
@@ -251,7 +251,7 @@ json CosineDecayRestarts::get_config() const {
 
 CosineDecayRestarts CosineDecayRestarts::from_config(const json& c) {
   const std::string cls = "CosineDecayRestarts";
-  detail::check_config_keys(c, cls, {"initial_learning_rate", "first_decay_steps", "t_mul", "m_mul", "alpha", "name"});
+  detail::check_optimizer_config_keys(c, cls, {"initial_learning_rate", "first_decay_steps", "t_mul", "m_mul", "alpha", "name"});
   return CosineDecayRestarts({.initial_learning_rate = detail::config_required_number(c, "initial_learning_rate", cls),
                               .first_decay_steps = detail::config_required_int(c, "first_decay_steps", cls),
                               .t_mul = detail::config_number(c, "t_mul", 2.0, cls),

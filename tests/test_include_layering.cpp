@@ -63,3 +63,29 @@ TEST_CASE("metrics include no loss class", "[layering]") {
     CHECK((i.file == "framework/model/metrics/get.cpp" && i.header == "losses/loss.h"));
   }
 }
+
+TEST_CASE("framework/model includes framework/io only from the callbacks' file writers", "[layering]") {
+  // framework/io saves and reads models, so it knows framework/model; Model::save and friends are defined
+  // in framework/io/model_saving.cpp. TensorBoard and BackupAndRestore write through io's low-level
+  // writers, which include nothing of framework/model.
+  for (const Include& i : includes_under("framework/model")) {
+    if (!starts_with(i.header, "framework/io/")) continue;
+    INFO(i.file << " includes " << i.header);
+    CHECK(starts_with(i.file, "framework/model/callbacks/"));
+    CHECK((i.header == "framework/io/event_file.h" || i.header == "framework/io/atomic_file.h"));
+  }
+  for (const char* writer : {"framework/io/event_file", "framework/io/atomic_file"})
+    for (const Include& i : includes_under("framework/io"))
+      if (starts_with(i.file, writer)) {
+        INFO(i.file << " includes " << i.header);
+        CHECK_FALSE(starts_with(i.header, "framework/model/"));
+      }
+}
+
+TEST_CASE("optimizers take no helper from layers or callbacks", "[layering]") {
+  for (const Include& i : includes_under("optimizers")) {
+    INFO(i.file << " includes " << i.header);
+    CHECK_FALSE(starts_with(i.header, "framework/model/callbacks/"));
+    CHECK(i.header != "framework/model/layer.h");
+  }
+}

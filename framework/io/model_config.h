@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "framework/model/keras_object.h"
 #include "framework/model/layer.h"
 
 namespace ember {
@@ -16,10 +17,9 @@ class Model;
 
 namespace ember::io {
 
-// Keras 3 serialize_keras_object of a layer or model: {"module", "class_name", "config",
-// "registered_name", "build_config" (built layers whose Keras class has a build step),
-// "compile_config" (models; {} when not compiled)}.
-nlohmann::json serialize_keras_object(const Layer& layer);
+// Keras 3 serialize_keras_object of a layer or model (framework/model/keras_object.h, which model configs
+// use too).
+using ::ember::serialize_keras_object;
 // The Keras 3 form of a Sequential or functional model (what a .keras config.json holds); a subclassed
 // model is Unimplemented.
 nlohmann::json serialize_model(const Model& model);

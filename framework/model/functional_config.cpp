@@ -6,7 +6,7 @@
 #include <set>
 
 #include "framework/core/error.h"
-#include "framework/io/model_config.h"
+#include "framework/model/keras_object.h"
 #include "framework/model/model.h"
 
 namespace ember {
@@ -291,7 +291,7 @@ json Model::get_config() const {
   };
   json layer_configs = json::array();
   for (const LayerPtr& l : graph_layers_) {
-    json entry = io::serialize_keras_object(*l);
+    json entry = serialize_keras_object(*l);
     entry["name"] = l->name();
     json inbound = json::array();
     for (const auto& n : nodes_) {
@@ -341,7 +341,5 @@ static const bool ember_layer_registered_Functional = [] {
   register_layer("Functional", [](const json& c) -> LayerPtr { return Model::from_config(c); });
   return true;
 }();
-
-std::string Model::to_json(int indent) const { return io::serialize_model(*this).dump(indent); }
 
 }  // namespace ember

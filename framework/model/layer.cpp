@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/core/config_reader.h"
 #include "framework/core/strings.h"
 #include "framework/model/functional.h"
 #include "framework/ops/creation.h"
@@ -15,12 +16,6 @@
 namespace ember {
 
 namespace {
-
-std::mutex g_names_mutex;
-std::map<std::string, int64_t>& name_counts() {
-  static std::map<std::string, int64_t> counts;
-  return counts;
-}
 
 // The layers whose call() is running on this thread, innermost last: a layer called inside another's
 // call becomes its tracked sublayer (how subclassed models find their members).
@@ -47,36 +42,8 @@ std::vector<Shape> with_unknown_batch(std::vector<Shape> shapes) {
 
 }  // namespace
 
-std::string unique_layer_name(const std::string& base) {
-  std::lock_guard lock(g_names_mutex);
-  int64_t n = name_counts()[base]++;
-  return n == 0 ? base : base + "_" + std::to_string(n);
-}
-
-std::string to_snake_case(const std::string& name) {
-  // Keras 3: re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name) then re.sub("([a-z])([A-Z])", r"\1_\2", ...).lower()
-  std::string a;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (i > 0 && std::isupper(static_cast<unsigned char>(name[i])) && i + 1 < name.size() &&
-        std::islower(static_cast<unsigned char>(name[i + 1])))
-      a += '_';
-    a += name[i];
-  }
-  std::string b;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (i > 0 && std::isupper(static_cast<unsigned char>(a[i])) &&
-        std::islower(static_cast<unsigned char>(a[i - 1])))
-      b += '_';
-    b += a[i];
-  }
-  return ascii_lower(std::move(b));
-}
-
 namespace backend {
-void clear_session() {
-  std::lock_guard lock(g_names_mutex);
-  name_counts().clear();
-}
+void clear_session() { reset_unique_names(); }
 }  // namespace backend
 
 Layer::Layer(const std::string& base_name, const LayerOptions& options)
@@ -361,13 +328,18 @@ nlohmann::json Layer::base_config() const {
 nlohmann::json Layer::get_config() const { return base_config(); }
 
 LayerOptions Layer::options_from_config(const nlohmann::json& c) {
+  EMBER_CHECK(c.is_object(), InvalidArgument) << "Layer.from_config: the config must be an object, got " << c.dump();
   LayerOptions o;
-  o.name = c.value("name", std::string());
-  o.trainable = c.value("trainable", true);
+  o.name = detail::config_string(c, "name", "", "Layer.from_config");
+  const std::string who = "Layer '" + o.name + "'";
+  o.trainable = detail::config_bool(c, "trainable", true, who);
   if (c.contains("dtype") && !c["dtype"].is_null()) {
     const nlohmann::json& d = c["dtype"];
     // "float32" (Keras 2), {"class_name": "Policy"|"DTypePolicy", "config": {"name": ...}} (both).
-    o.dtype = d.is_string() ? d.get<std::string>() : d.at("config").at("name").get<std::string>();
+    const bool policy = d.is_object() && d.contains("config") && d["config"].is_object();
+    EMBER_CHECK(d.is_string() || policy, InvalidArgument)
+        << who << ": config \"dtype\" must be a dtype name or a DTypePolicy, got " << d.dump();
+    o.dtype = d.is_string() ? d.get<std::string>() : detail::config_string(d["config"], "name", "", who + " dtype policy");
   }
   return o;
 }

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/autodiff/variable.h"
+#include "framework/core/names.h"
+#include "framework/core/strings.h"
 #include "framework/core/tensor.h"
 #include "framework/model/initializers.h"
 #include "framework/model/regularizers.h"
@@ -164,11 +166,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void clear_call_losses();
 };
 
-// Makes names unique the Keras way: the first "dense", then "dense_1", ... (per process; reset by
-// backend::clear_session).
-std::string unique_layer_name(const std::string& base);
-// Keras's snake_case of a class name ("GlobalAveragePooling2D" -> "global_average_pooling2d").
-std::string to_snake_case(const std::string& class_name);
+// unique_layer_name (framework/core/names.h) and to_snake_case (framework/core/strings.h) name layers.
 
 namespace backend {
 // Resets automatic layer names (Keras: keras.backend.clear_session).

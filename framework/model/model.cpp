@@ -5,7 +5,7 @@
 #include <set>
 #include <typeinfo>
 
-#include "framework/io/model_config.h"
+#include "framework/model/keras_object.h"
 #include "framework/ops/elementwise.h"
 
 namespace ember {
@@ -289,8 +289,8 @@ namespace detail {
 nlohmann::json sequential_config(nlohmann::json base, const layers::InputLayer* input, const std::vector<LayerPtr>& layers) {
   nlohmann::json layers_json = nlohmann::json::array();
   // Keras 3's form: each layer wrapped with module, registered_name and build_config.
-  if (input) layers_json.push_back(io::serialize_keras_object(*input));
-  for (const LayerPtr& l : layers) layers_json.push_back(io::serialize_keras_object(*l));
+  if (input) layers_json.push_back(serialize_keras_object(*input));
+  for (const LayerPtr& l : layers) layers_json.push_back(serialize_keras_object(*l));
   base["layers"] = layers_json;
   if (input) {
     nlohmann::json shape = nlohmann::json::array();

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "framework/core/error.h"
-#include "framework/model/callbacks/python_format.h"
+#include "framework/core/python_format.h"
 
 namespace ember::callbacks {
 

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "framework/core/error.h"
-#include "framework/model/callbacks/python_format.h"
+#include "framework/core/python_format.h"
 #include "framework/model/model.h"
 
 namespace ember::callbacks {

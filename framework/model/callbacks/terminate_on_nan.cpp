@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "framework/core/error.h"
-#include "framework/model/callbacks/python_format.h"
+#include "framework/core/python_format.h"
 #include "framework/model/model.h"
 
 namespace ember::callbacks {

@@ -110,18 +110,7 @@ bool register_metric(const char* class_name, MetricFactory factory, std::initial
 
 std::string read_metric_base(const nlohmann::json& config, const std::string& class_name, const char* default_name,
                              std::initializer_list<const char*> extra) {
-  EMBER_CHECK(config.is_object(), InvalidArgument)
-      << class_name << ": config must be an object, got " << config.dump();
-  for (const auto& item : config.items()) {
-    bool known = item.key() == "name" || item.key() == "dtype";
-    for (const char* k : extra) known = known || item.key() == k;
-    if (!known) {
-      std::ostringstream keys;
-      keys << "name, dtype";
-      for (const char* k : extra) keys << ", " << k;
-      throw InvalidArgument(class_name + ": unknown config key \"" + item.key() + "\" (known keys: " + keys.str() + ")");
-    }
-  }
+  ::ember::detail::check_config_keys(config, class_name, {"name", "dtype"}, extra);
   const std::string dtype = ::ember::detail::config_string(config, "dtype", "float32", class_name);
   EMBER_CHECK(dtype == "float32", InvalidArgument)
       << class_name << ": config \"dtype\" is \"" << dtype << "\"; Ember's metrics keep float32 state only";

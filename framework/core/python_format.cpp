@@ -1,4 +1,4 @@
-#include "framework/model/callbacks/python_format.h"
+#include "framework/core/python_format.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 
 #include "framework/core/error.h"
 
-namespace ember::callbacks {
+namespace ember {
 
 std::string python_float_repr(double value) {
   if (std::isnan(value)) return "nan";
@@ -224,4 +224,4 @@ std::string python_str_format(const std::string& format, const std::map<std::str
   return out;
 }
 
-}  // namespace ember::callbacks
+}  // namespace ember

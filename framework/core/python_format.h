@@ -1,12 +1,12 @@
 #pragma once
-// Python's text for numbers, where Keras's callbacks print them with str()/repr(): CSVLogger's cells and
-// the learning rates in ReduceLROnPlateau's and LearningRateScheduler's messages.
+// Python's text for numbers, where Keras prints them with str()/repr(): CSVLogger's cells, the learning
+// rates in ReduceLROnPlateau's and LearningRateScheduler's messages, optimizers' argument errors.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <variant>
 
-namespace ember::callbacks {
+namespace ember {
 
 // A value for python_str_format: an int, a float or a string, as Python would hold it.
 using PythonFormatArg = std::variant<int64_t, double, std::string>;
@@ -23,4 +23,4 @@ std::string python_str_format(const std::string& format, const std::map<std::str
 // signed exponent of at least two digits ("1e-05", "1e+16", "1.5e+300"); "nan", "inf", "-inf".
 std::string python_float_repr(double value);
 
-}  // namespace ember::callbacks
+}  // namespace ember
