@@ -339,6 +339,16 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
   return result;
 }
 
+std::vector<Tensor> GradientTape::variable_values(const std::vector<Variable>& variables) {
+  std::vector<Tensor> values;
+  values.reserve(variables.size());
+  for (const Variable& v : variables) {
+    EMBER_CHECK(v.defined(), InvalidArgument) << "GradientTape.gradient: a source variable is default-constructed (holds no value)";
+    values.push_back(v.value());
+  }
+  return values;
+}
+
 std::vector<SourceGradient> GradientTape::factored_gradient(const Tensor& target, const std::vector<Tensor>& sources) {
   return run_backward({target}, sources, {}, /*factored=*/true);
 }

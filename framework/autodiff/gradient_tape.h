@@ -2,9 +2,11 @@
 // GradientTape (TF: tf.GradientTape): records the ops run on watched tensors while it lives, then
 // computes gradients by running each op's backward formula, itself made of eager ops (so nested
 // tapes give higher-order gradients).
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "framework/autodiff/variable.h"
@@ -52,6 +54,22 @@ class GradientTape {
   std::vector<Tensor> gradient(const Tensor& target, const std::vector<Tensor>& sources, GradientOptions options = {});
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
                                GradientOptions options = {});
+  // The same for variables, e.g. tape.gradient(loss, model.trainable_weights()). A template so that a braced
+  // list ({w}, {x, w}) still picks the overload above rather than being ambiguous with this one.
+  template <class Sources>
+    requires std::same_as<std::remove_cvref_t<Sources>, std::vector<Variable>>
+  std::vector<Tensor> gradient(const Tensor& target, const Sources& sources, GradientOptions options = {}) {
+    return gradient(target, variable_values(sources), std::move(options));
+  }
+  // One source, one gradient (TF: tape.gradient(y, x) returns a tensor when x is a single tensor or variable).
+  template <class Source>
+    requires std::same_as<std::remove_cvref_t<Source>, Tensor> || std::same_as<std::remove_cvref_t<Source>, Variable>
+  Tensor gradient(const Tensor& target, const Source& source, GradientOptions options = {}) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<Source>, Variable>)
+      return gradient(target, std::vector<Tensor>{source.value()}, std::move(options))[0];
+    else
+      return gradient(target, std::vector<Tensor>{source}, std::move(options))[0];
+  }
   // gradient() for a training step (Model::train_step): a source's gradient that is, whole, the kernel gradient
   // x^T @ dy of one x @ w with at most ops::kFactoredMaxRows rows comes back factored; the others as
   // gradient() gives them. Optimizer::apply_factored takes the result.
@@ -73,6 +91,8 @@ class GradientTape {
   struct Impl;
 
  private:
+  // The variables' current values: the tensors a tape watched when they were read.
+  static std::vector<Tensor> variable_values(const std::vector<Variable>& variables);
   std::vector<SourceGradient> run_backward(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
                                            const GradientOptions& options, bool factored);
   std::unique_ptr<Impl> impl_;

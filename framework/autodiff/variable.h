@@ -1,8 +1,11 @@
 #pragma once
 // Variable: a mutable, named tensor (TF: tf.Variable). Reading a trainable variable under an active
 // GradientTape watches it.
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "framework/core/tensor.h"
 
@@ -17,6 +20,11 @@ class Variable {
  public:
   Variable() = default;
   explicit Variable(Tensor initial_value, VariableOptions options = {});
+  // A scalar variable from a C++ number, typed as TF types a Python one: tf.Variable(3.0) is float32
+  // (float or double alike), tf.Variable(3) int32 (int64 when the value needs it), tf.Variable(True) bool.
+  template <class T>
+    requires std::is_arithmetic_v<T>
+  explicit Variable(T value, VariableOptions options = {}) : Variable(scalar_value(value), std::move(options)) {}
 
   // The current value; watched by active tapes when trainable (TF's watch_accessed_variables).
   Tensor read_value() const;
@@ -47,6 +55,17 @@ class Variable {
     std::string name;
     bool trainable;
   };
+  template <class T>
+  static Tensor scalar_value(T value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return Tensor::scalar_of(value ? 1.0 : 0.0, DType::Bool);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return Tensor::scalar<float>(static_cast<float>(value));
+    } else {
+      const bool fits32 = std::in_range<int32_t>(value);
+      return fits32 ? Tensor::scalar<int32_t>(static_cast<int32_t>(value)) : Tensor::scalar<int64_t>(static_cast<int64_t>(value));
+    }
+  }
   State& state() const;
   std::shared_ptr<State> state_;
 };

@@ -440,3 +440,60 @@ TEST_CASE("factored_gradient multiplies a source out when a node needs its gradi
   CHECK(same_bits(factored[0].value, plain[0]));
   CHECK(same_bits(factored[1].value, plain[1]));
 }
+
+TEST_CASE("gradient takes one source and gives one tensor, as TF's tape.gradient(y, x)", "[autodiff][tape]") {
+  Tensor x = scalar(3);
+  Variable w(2.0f, {.name = "w"});
+  GradientTape tape({.persistent = true});
+  tape.watch(x);
+  Tensor y = x * x * w;
+  Tensor dx = tape.gradient(y, x);
+  Tensor dw = tape.gradient(y, w);
+  CHECK(value(dx) == 12.0f);  // 2 * x * w
+  CHECK(value(dw) == 9.0f);   // x * x
+  // A braced list still means a list of sources.
+  std::vector<Tensor> both = tape.gradient(y, {x, w});
+  REQUIRE(both.size() == 2);
+  CHECK(value(both[1]) == 9.0f);
+  std::vector<Tensor> one = tape.gradient(y, {w});
+  REQUIRE(one.size() == 1);
+  CHECK(value(one[0]) == 9.0f);
+}
+
+TEST_CASE("gradient takes a model's trainable_weights, a std::vector<Variable>", "[autodiff][tape]") {
+  Tensor inputs = layers::Input({3});
+  Model model(inputs, layers::Dense(2)(inputs));
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3}, {1, 3});
+  GradientTape tape;
+  Tensor loss = ops::reduce_sum(model(x));
+  std::vector<Tensor> grads = tape.gradient(loss, model.trainable_weights());
+  REQUIRE(grads.size() == 2);
+  check_tensor(grads[0], DType::Float32, {3, 2}, {1, 1, 2, 2, 3, 3});  // d/dkernel = x^T ones
+  check_tensor(grads[1], DType::Float32, {2}, {1, 1});
+  std::vector<Variable> none_defined(1);
+  GradientTape tape2;
+  CHECK_THROWS_AS(tape2.gradient(ops::reduce_sum(model(x)), none_defined), InvalidArgument);
+}
+
+TEST_CASE("Variable from a C++ number is a scalar typed as tf.Variable types a Python number", "[autodiff][variable]") {
+  Variable f(3.0f);
+  CHECK(f.dtype() == DType::Float32);
+  CHECK(f.shape() == Shape{});
+  CHECK(f.read_value().item<float>() == 3.0f);
+  Variable d(0.5, {.name = "half", .trainable = false});
+  CHECK(d.dtype() == DType::Float32);  // tf.Variable(0.5) is float32, not float64
+  CHECK(d.name() == "half");
+  CHECK_FALSE(d.trainable());
+  Variable i(3);
+  CHECK(i.dtype() == DType::Int32);
+  CHECK(i.read_value().item<int32_t>() == 3);
+  Variable big(int64_t{1} << 40);
+  CHECK(big.dtype() == DType::Int64);
+  CHECK(big.read_value().item<int64_t>() == (int64_t{1} << 40));
+  Variable b(true);
+  CHECK(b.dtype() == DType::Bool);
+  // It trains like any variable.
+  GradientTape tape;
+  Tensor y = f.read_value() * f.read_value();
+  CHECK(tape.gradient(y, f).item<float>() == 6.0f);
+}
