@@ -86,6 +86,12 @@ Model::Model(const std::string& base_name, ModelOptions options)
 Model::Model(const Tensor& inputs, const Tensor& outputs, ModelOptions options)
     : Model(std::vector<Tensor>{inputs}, std::vector<Tensor>{outputs}, std::move(options)) {}
 
+Model::Model(const Tensor& input, const std::vector<Tensor>& outputs, ModelOptions options)
+    : Model(std::vector<Tensor>{input}, outputs, std::move(options)) {}
+
+Model::Model(const std::vector<Tensor>& inputs, const Tensor& output, ModelOptions options)
+    : Model(inputs, std::vector<Tensor>{output}, std::move(options)) {}
+
 Model::Model(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, ModelOptions options)
     : Model("functional", std::move(options)) {
   EMBER_CHECK(!inputs.empty() && !outputs.empty(), InvalidArgument)

@@ -50,6 +50,9 @@ class Model : public Layer {
   // A functional model from symbolic tensors made with layers::Input and layer calls.
   Model(const Tensor& inputs, const Tensor& outputs, ModelOptions options = {});
   Model(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, ModelOptions options = {});
+  // One input and several outputs, Model(input, {out1, out2}), and several inputs and one output.
+  Model(const Tensor& input, const std::vector<Tensor>& outputs, ModelOptions options = {});
+  Model(const std::vector<Tensor>& inputs, const Tensor& output, ModelOptions options = {});
   Model(Model&&) noexcept = default;
 
   std::string class_name() const override;

@@ -106,6 +106,31 @@ TEST_CASE("Functional model: DAG with a shared layer, two inputs and two outputs
   CHECK_THROWS_AS(model.get_layer("nope"), NotFound);
 }
 
+TEST_CASE("Functional model: one input and several outputs, or several inputs and one output, in braces", "[model]") {
+  backend::clear_session();
+  Tensor in = layers::Input({4});
+  Tensor h = layers::Dense(3)(in);
+  Tensor out1 = layers::Dense(2)(h), out2 = layers::Dense(1)(h);
+  Model one_in(in, {out1, out2});             // Keras: Model(inp, [out1, out2])
+  Model listed_in({in}, {out1, out2});        // Keras: Model([inp], [out1, out2])
+  Model plain(in, out1);                      // one of each stays as it was
+  CHECK(one_in.inputs().size() == 1);
+  CHECK(one_in.outputs().size() == 2);
+  CHECK(listed_in.outputs().size() == 2);
+  CHECK(plain.outputs().size() == 1);
+  const Tensor x = rand_input({5, 4}, 3);
+  std::vector<Tensor> outs = one_in.call_outputs({x});
+  REQUIRE(outs.size() == 2);
+  CHECK(outs[1].shape() == Shape{5, 1});
+
+  Tensor a = layers::Input({2}), b = layers::Input({2});
+  Model two_in({a, b}, layers::Add()({a, b}));
+  CHECK(two_in.inputs().size() == 2);
+  CHECK(two_in.outputs().size() == 1);
+  check_tensor(two_in({Tensor::from_vector<float>({1, 2}, {1, 2}), Tensor::from_vector<float>({3, 4}, {1, 2})}),
+               DType::Float32, {1, 2}, {4, 6});
+}
+
 TEST_CASE("Functional model from API.md trains; clone_model gives fresh weights", "[model]") {
   Tensor inputs = layers::Input({8});
   Tensor h = layers::Dense(16, {.activation = "relu"})(inputs);
