@@ -1,6 +1,8 @@
 // Compile configs (Keras 3: Trainer.get_compile_config / compile_from_config; the legacy .h5
 // training_config of legacy/saving/saving_utils.py model_metadata and compile_args_from_training_config,
 // and tf-keras 2.x's variant of it).
+#include <algorithm>
+#include <functional>
 #include <map>
 
 #include "framework/core/error.h"
@@ -28,10 +30,22 @@ json ccfg_metric(const MetricArg& a) {
   return a.ptr ? ccfg_keras3(metrics::serialize(*a.ptr), "keras.metrics") : json(a.name);
 }
 
-json ccfg_metric_list(const std::vector<MetricArg>& ms) {
-  if (ms.empty()) return nullptr;
+json ccfg_metric_entry(const MetricList& entry) {
+  if (!entry.is_list && entry.metrics.size() == 1) return ccfg_metric(entry.metrics[0]);
   json out = json::array();
-  for (const MetricArg& m : ms) out.push_back(ccfg_metric(m));
+  for (const MetricArg& m : entry.metrics) out.push_back(ccfg_metric(m));
+  return out;
+}
+
+// compile's metrics as Keras 3 keeps them: null, a list (of metrics or per-output lists) or a dict by output.
+json ccfg_metric_spec(const MetricsSpec& spec) {
+  if (spec.empty()) return nullptr;
+  json out = spec.is_map ? json::object() : json::array();
+  if (spec.is_map) {
+    for (const auto& [name, entry] : spec.by_output) out[name] = ccfg_metric_entry(entry);
+  } else {
+    for (const MetricList& entry : spec.entries) out.push_back(ccfg_metric_entry(entry));
+  }
   return out;
 }
 
@@ -68,22 +82,27 @@ json ccfg_by_output(const json& j, const Model& model, const std::string& who) {
   return out;
 }
 
-// Metrics for every output. Keras also takes one list per output; Ember applies one list to every
-// output, so per-output lists must agree.
-std::vector<MetricArg> ccfg_metrics(const json& j, const Model& model, const std::string& who) {
-  std::vector<MetricArg> out;
-  if (j.is_null()) return out;
-  json list = ccfg_by_output(j, model, who);
-  EMBER_CHECK(list.is_array(), InvalidArgument) << who << ": expected a list of metrics, got " << list.dump().substr(0, 200);
-  if (!list.empty() && list[0].is_array()) {
-    for (const json& per_output : list)
-      EMBER_CHECK(per_output == list[0], Unimplemented)
-          << who << ": different metrics per output are not supported (Ember applies one list to every output), got "
-          << list.dump().substr(0, 300);
-    list = list[0];
+// compile's metrics from their config: a list whose entries are metrics, lists of metrics or null (none
+// for that output), or a dict from output name to such entries. Matching them to the outputs is compile's.
+MetricList ccfg_metric_entry_arg(const json& j, const std::string& who) {
+  MetricList entry;
+  if (j.is_null()) return entry;
+  if (!j.is_array()) return MetricList(ccfg_metric_arg(j, who));
+  for (const json& m : j) entry.metrics.push_back(ccfg_metric_arg(m, who));
+  return entry;
+}
+
+MetricsSpec ccfg_metrics(const json& j, const std::string& who) {
+  if (j.is_null()) return {};
+  if (j.is_object() && !j.contains("class_name")) {
+    MetricsByOutput by_output;
+    for (const auto& [name, entry] : j.items()) by_output[name] = ccfg_metric_entry_arg(entry, who);
+    return by_output;
   }
-  for (const json& m : list) out.push_back(ccfg_metric_arg(m, who));
-  return out;
+  if (!j.is_array()) return std::vector<MetricList>{ccfg_metric_entry_arg(j, who)};
+  std::vector<MetricList> entries;
+  for (const json& entry : j) entries.push_back(ccfg_metric_entry_arg(entry, who));
+  return entries;
 }
 
 }  // namespace
@@ -102,8 +121,8 @@ json compile_args_config(const CompileOptions& o) {
     c["loss"] = ccfg_loss(given[0]);
   }
   c["loss_weights"] = o.loss_weights.empty() ? json(nullptr) : json(o.loss_weights);
-  c["metrics"] = ccfg_metric_list(o.metrics);
-  c["weighted_metrics"] = ccfg_metric_list(o.weighted_metrics);
+  c["metrics"] = ccfg_metric_spec(o.metrics);
+  c["weighted_metrics"] = ccfg_metric_spec(o.weighted_metrics);
   return c;
 }
 
@@ -157,9 +176,9 @@ void Model::compile_from_config(const json& c) {
       o.loss_weights.push_back(x.get<double>());
     }
   }
-  if (c.contains("metrics")) o.metrics = ccfg_metrics(c["metrics"], *this, who + " (metrics)");
-  if (c.contains("weighted_metrics")) o.weighted_metrics = ccfg_metrics(c["weighted_metrics"], *this, who + " (weighted_metrics)");
-  compile(std::move(o));
+  if (c.contains("metrics")) o.metrics = ccfg_metrics(c["metrics"], who + " (metrics)");
+  if (c.contains("weighted_metrics")) o.weighted_metrics = ccfg_metrics(c["weighted_metrics"], who + " (weighted_metrics)");
+  compile_impl(std::move(o), /*defer_metric_errors=*/true);
 }
 
 namespace io {
@@ -169,20 +188,17 @@ json legacy_training_config(const Model& model) {
       << "legacy_training_config: model '" << model.name() << "' is not compiled, so it has no training config";
   json c = model.get_compile_config();
   c.erase("optimizer");
-  // Keras 3's legacy writer serializes objects without module/registered_name.
-  auto strip = [](json& j) {
-    if (j.is_object()) {
+  // Keras 3's legacy writer serializes objects without module/registered_name, at any depth (per-output
+  // lists and dicts).
+  std::function<void(json&)> strip = [&](json& j) {
+    if (j.is_object() && j.contains("class_name")) {
       j.erase("module");
       j.erase("registered_name");
+    } else if (j.is_structured()) {
+      for (json& e : j) strip(e);
     }
   };
-  for (const char* k : {"loss", "metrics", "weighted_metrics"}) {
-    if (c[k].is_array()) {
-      for (json& e : c[k]) strip(e);
-    } else {
-      strip(c[k]);
-    }
-  }
+  for (const char* k : {"loss", "metrics", "weighted_metrics"}) strip(c[k]);
   const optimizers::Optimizer& opt = model.optimizer();
   c["optimizer_config"] = {{"class_name", opt.class_name()}, {"config", opt.get_config()}};
   return c;
@@ -252,18 +268,28 @@ void compile_from_training_config(Model& model, const json& tc) {
   const std::vector<std::string> outputs = ccfg_output_names(model);
   for (const char* k : {"metrics", "weighted_metrics"}) {
     if (!tc.contains(k) || tc[k].is_null()) continue;
-    json list = ccfg_by_output(tc[k], model, who);
-    EMBER_CHECK(list.is_array(), InvalidArgument) << who << ": " << k << " must be a list, got " << list.dump().substr(0, 200);
-    json fixed = json::array();
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (list[i].is_array()) {  // one list per output
-        json per_output = json::array();
-        for (const json& m : list[i]) per_output.push_back(ccfg_modern_metric(m, outputs, i));
-        fixed.push_back(per_output);
-      } else {
-        fixed.push_back(ccfg_modern_metric(list[i], outputs, 0));
+    const json& given = tc[k];
+    // One output's entry: a metric or a list of them.
+    auto fix_entry = [&](const json& entry, size_t output) {
+      if (!entry.is_array()) return ccfg_modern_metric(entry, outputs, output);
+      json per_output = json::array();
+      for (const json& m : entry) per_output.push_back(ccfg_modern_metric(m, outputs, output));
+      return per_output;
+    };
+    if (given.is_object() && !given.contains("class_name")) {  // by output name
+      json fixed = json::object();
+      for (const auto& [name, entry] : given.items()) {
+        const size_t output = static_cast<size_t>(std::find(outputs.begin(), outputs.end(), name) - outputs.begin());
+        fixed[name] = fix_entry(entry, output);
       }
+      c[k] = fixed;
+      continue;
     }
+    EMBER_CHECK(given.is_array(), InvalidArgument) << who << ": " << k << " must be a list, got " << given.dump().substr(0, 200);
+    json fixed = json::array();
+    for (size_t i = 0; i < given.size(); ++i) fixed.push_back(given[i].is_array() ? fix_entry(given[i], i) : fix_entry(given[i], 0));
+    // tf-keras writes one list per output, also for a model with one: that is the plain list.
+    if (outputs.size() == 1 && fixed.size() == 1 && fixed[0].is_array()) fixed = json(fixed[0]);
     c[k] = fixed;
   }
   if (tc.contains("loss_weights")) c["loss_weights"] = tc["loss_weights"];

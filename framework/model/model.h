@@ -198,6 +198,8 @@ class Model : public Layer {
   std::shared_ptr<detail::CompiledState> compiled_;
 
  private:
+  // compile; with defer_metric_errors, metrics that match no output throw at the first step instead.
+  void compile_impl(CompileOptions options, bool defer_metric_errors);
   Model(const std::string& base_name, ModelOptions options);
   friend class Sequential;
   friend MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle);

@@ -1,6 +1,7 @@
 // Model::compile and the per-step training logic (Keras 3: keras/src/trainers/trainer.py and the
 // TensorFlow backend's train_step/test_step/predict_step, compile_utils.CompileLoss). The epoch loops of
 // fit/evaluate/predict are in fit.cpp.
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -31,6 +32,44 @@ std::vector<std::string> output_names_of(const Model& model) {
   return names;
 }
 
+// The metrics of each output, from compile's `metrics` or `weighted_metrics` (`what`), as Keras 3.15's
+// CompileMetrics._build_metrics_set matches them (see MetricsSpec).
+std::vector<std::vector<MetricArg>> metrics_per_output(const MetricsSpec& spec, const std::vector<std::string>& outputs,
+                                                       const std::string& who, const char* what) {
+  const size_t n_out = outputs.size();
+  std::vector<std::vector<MetricArg>> per_output(n_out);
+  auto output_list = [&] {
+    std::string names;
+    for (const std::string& n : outputs) names += (names.empty() ? "'" : ", '") + n + "'";
+    return names;
+  };
+  if (spec.is_map) {
+    for (const auto& [name, list] : spec.by_output) {
+      const auto it = std::find(outputs.begin(), outputs.end(), name);
+      // Keras 3.15 ignores the keys with one output; a key naming no output is surely a mistake, so refuse it.
+      EMBER_CHECK(it != outputs.end(), InvalidArgument)
+          << who << ": `" << what << "` names output '" << name << "', but the model's outputs are " << output_list();
+      auto& dst = per_output[n_out == 1 ? 0 : static_cast<size_t>(it - outputs.begin())];
+      dst.insert(dst.end(), list.metrics.begin(), list.metrics.end());
+    }
+    return per_output;
+  }
+  if (n_out == 1) {  // every metric, however nested, goes to the one output
+    for (const MetricList& entry : spec.entries) per_output[0].insert(per_output[0].end(), entry.metrics.begin(), entry.metrics.end());
+    return per_output;
+  }
+  if (spec.entries.empty()) return per_output;
+  // Keras 3.15 reads a flat list on a model with several outputs as one entry per output, so "accuracy"
+  // for every output (tf-keras) must be spelled per output.
+  EMBER_CHECK(spec.entries.size() == n_out, InvalidArgument)
+      << who << ": `" << what << "` has " << spec.entries.size() << " entr" << (spec.entries.size() == 1 ? "y" : "ies")
+      << " but the model has " << n_out << " outputs (" << output_list()
+      << "); with several outputs give one entry per output, in output order, each a metric or a list of them "
+         "(e.g. {{}, {\"accuracy\"}} for none on the first), or a MetricsByOutput map from output name to metrics";
+  for (size_t i = 0; i < n_out; ++i) per_output[i] = spec.entries[i].metrics;
+  return per_output;
+}
+
 losses::LossPtr resolve_loss(const LossArg& arg) {
   if (arg.ptr) return arg.ptr->clone();
   return losses::get(arg.name);
@@ -38,7 +77,9 @@ losses::LossPtr resolve_loss(const LossArg& arg) {
 
 }  // namespace
 
-void Model::compile(CompileOptions options) {
+void Model::compile(CompileOptions options) { compile_impl(std::move(options), false); }
+
+void Model::compile_impl(CompileOptions options, bool defer_metric_errors) {
   auto state = std::make_shared<CompiledState>();
   state->compile_args = detail::compile_args_config(options);  // for get_compile_config
   const size_t n_out = num_outputs();
@@ -91,7 +132,7 @@ void Model::compile(CompileOptions options) {
   // weighted metric whose name is taken becomes "weighted_<name>".
   std::map<std::string, int> taken;
   auto make = [&](const MetricArg& arg, size_t output, bool weighted) {
-    metrics::MetricPtr m = arg.ptr ? (output == 0 ? arg.ptr : arg.ptr->clone()) : metrics::get(arg.name, state->losses[output].get());
+    metrics::MetricPtr m = arg.ptr ? arg.ptr : metrics::get(arg.name, state->losses[output].get());
     const std::string prefix = n_out > 1 ? state->output_names[output] + "_" : "";
     std::string name = prefix + m->name();
     if (taken.count(name) && weighted) name = prefix + "weighted_" + m->name();
@@ -101,10 +142,21 @@ void Model::compile(CompileOptions options) {
   };
   state->output_metrics.resize(n_out);
   state->output_weighted_metrics.resize(n_out);
-  for (size_t i = 0; i < n_out; ++i)
-    for (const MetricArg& arg : options.metrics) state->output_metrics[i].push_back(make(arg, i, false));
-  for (size_t i = 0; i < n_out; ++i)
-    for (const MetricArg& arg : options.weighted_metrics) state->output_weighted_metrics[i].push_back(make(arg, i, true));
+  try {
+    const std::string who = "Model '" + name() + "'.compile";
+    const auto plain = metrics_per_output(options.metrics, state->output_names, who, "metrics");
+    const auto weighted = metrics_per_output(options.weighted_metrics, state->output_names, who, "weighted_metrics");
+    for (size_t i = 0; i < n_out; ++i)
+      for (const MetricArg& arg : plain[i]) state->output_metrics[i].push_back(make(arg, i, false));
+    for (size_t i = 0; i < n_out; ++i)
+      for (const MetricArg& arg : weighted[i]) state->output_weighted_metrics[i].push_back(make(arg, i, true));
+  } catch (const InvalidArgument& e) {
+    // Keras 3 compiles a saved config whatever its metrics and raises at the first step that updates them.
+    if (!defer_metric_errors) throw;
+    state->output_metrics.assign(n_out, {});
+    state->output_weighted_metrics.assign(n_out, {});
+    state->metrics_error = e.what();
+  }
   compiled_ = std::move(state);
 }
 
@@ -201,6 +253,8 @@ MetricResults Model::compute_metrics(const std::vector<Tensor>& y, const std::ve
     const int64_t batch = y_pred.empty() || y_pred[0].shape().rank() == 0 ? 1 : y_pred[0].shape()[0];
     compiled_->loss_tracker->update_state(loss, Tensor::scalar(static_cast<float>(batch)));
   }
+  EMBER_CHECK(compiled_->metrics_error.empty(), InvalidArgument)
+      << compiled_->metrics_error << " (in the compile config this model was loaded with; compile it again)";
   // Keras: `metrics` ignore the sample weights, `weighted_metrics` use them.
   for (size_t i = 0; i < compiled_->output_metrics.size() && i < y.size() && i < y_pred.size(); ++i) {
     for (const auto& m : compiled_->output_metrics[i]) m->update_state(y[i], y_pred[i]);

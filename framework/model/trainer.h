@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -79,14 +80,50 @@ struct MetricArg {
   std::string name;
 };
 
+// One entry of compile's metrics: one metric, or a braced list of them ({} or {"mae", "mse"}).
+struct MetricList {
+  MetricList() = default;
+  template <class M>
+    requires std::is_constructible_v<MetricArg, M&&>
+  MetricList(M&& metric) : metrics{MetricArg(std::forward<M>(metric))}, is_list(false) {}
+  MetricList(std::initializer_list<MetricArg> metrics) : metrics(metrics) {}
+  MetricList(std::vector<MetricArg> metrics) : metrics(std::move(metrics)) {}
+  std::vector<MetricArg> metrics;
+  bool is_list = true;  // given as a list (how the compile config writes it)
+};
+
+// compile's metrics by output name (Keras: metrics={"cls": ["accuracy"], "reg": "mae"}); outputs not
+// named get none.
+using MetricsByOutput = std::map<std::string, MetricList>;
+
+// compile's metrics, as Keras 3.15's CompileMetrics reads them:
+// - a model with one output takes every metric given, whatever the nesting: {"accuracy", "mae"};
+// - a model with several outputs takes a list with exactly one entry per output, in output order, each
+//   entry a metric or a list of them ({{}, {"accuracy"}}: none for the first output), or a
+//   MetricsByOutput map. A flat list is such a list too: {"mae", "accuracy"} on two outputs gives the
+//   first output mae and the second accuracy; a list of any other length (even {"accuracy"} meant for
+//   every output, which tf-keras took) is an InvalidArgument, where Keras 3.15 raises a ValueError.
+// Logged as "<metric>" with one output and "<output>_<metric>" with several (Keras 3's names).
+struct MetricsSpec {
+  MetricsSpec() = default;
+  MetricsSpec(std::initializer_list<MetricList> entries) : entries(entries) {}
+  MetricsSpec(const std::vector<MetricArg>& metrics) : entries(metrics.begin(), metrics.end()) {}
+  MetricsSpec(std::vector<MetricList> entries) : entries(std::move(entries)) {}
+  MetricsSpec(MetricsByOutput by_output) : by_output(std::move(by_output)), is_map(true) {}
+  bool empty() const { return is_map ? by_output.empty() : entries.empty(); }
+  std::vector<MetricList> entries;  // the list form
+  MetricsByOutput by_output;        // the map form
+  bool is_map = false;
+};
+
 struct CompileOptions {
   OptimizerArg optimizer = "rmsprop";
   LossSpec loss;
-  // Applied to every output (named "<output layer>_<metric>" when there are several outputs); they
-  // ignore sample weights (and class weights), as Keras's `metrics` do.
-  std::vector<MetricArg> metrics;
+  // See MetricsSpec for how they are matched to outputs; they ignore sample weights (and class weights),
+  // as Keras's `metrics` do.
+  MetricsSpec metrics;
   // Like metrics, but weighted by the sample weights; a name already taken becomes "weighted_<name>".
-  std::vector<MetricArg> weighted_metrics;
+  MetricsSpec weighted_metrics;
   // One per output (one loss per output), or one for the one loss given for every output (Keras 3); the
   // total loss is the weighted sum of the outputs' losses. Empty: all 1.
   std::vector<double> loss_weights;

@@ -28,6 +28,9 @@ struct CompiledState {
   // compile's loss, loss_weights, metrics and weighted_metrics as Keras 3 serializes them (names stay
   // names), taken before compile renames the metric objects; the optimizer is serialized when asked.
   nlohmann::json compile_args;
+  // Why the metrics of a compile config could not be matched to the outputs; thrown at the first step that
+  // updates metrics, as Keras 3 does (set only by compile_from_config).
+  std::string metrics_error;
   // The training step's thread count (detail::tuned_train_step), made at the first step.
   std::unique_ptr<ModeTuner> step_tuner;
 };

@@ -243,7 +243,7 @@ TEST_CASE("several outputs: per-output losses, loss_weights and metrics", "[fit]
   Tensor b = layers::Dense(1, {.name = "b"})(in);
   Model model(std::vector<Tensor>{in}, std::vector<Tensor>{a, b});
   model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.0}), .loss = {"mse", "mae"},
-                 .metrics = {"mae"}, .loss_weights = {1.0, 0.5}});
+                 .metrics = {"mae", "mae"}, .loss_weights = {1.0, 0.5}});
   Tensor x = rand_input({6, 3}, 9), ya = rand_input({6, 2}, 10), yb = rand_input({6, 1}, 11);
   Logs logs = model.test_on_batch({x}, {ya, yb});
   std::vector<std::string> keys;
