@@ -35,14 +35,15 @@ std::string find_file(const fs::path& dir, const char* name) {
 
 // The four paths from the first directory holding them all; NotFound listing what each candidate lacked.
 std::array<std::string, 4> locate(const Source& src, const std::optional<std::string>& path) {
+  // A path the caller names is the only candidate: loading another copy in its place would hide the typo.
   std::vector<fs::path> dirs;
   if (path) dirs.emplace_back(*path);
   const char* env = std::getenv("EMBER_DATA_DIR");
-  if (env && *env) {
+  if (!path && env && *env) {
     dirs.push_back(fs::path(env) / src.subdir);
     if (src.data_dir_root) dirs.emplace_back(env);
   }
-  if (src.system_dir) dirs.emplace_back(src.system_dir);
+  if (!path && src.system_dir) dirs.emplace_back(src.system_dir);
 
   std::string tried;
   for (const fs::path& dir : dirs) {
@@ -56,6 +57,10 @@ std::array<std::string, 4> locate(const Source& src, const std::optional<std::st
     std::error_code ec;
     tried += "\n  " + dir.string() + (fs::is_directory(dir, ec) ? " (lacks " + missing + ")" : " (no such directory)");
   }
+  if (path)
+    throw NotFound(std::string(src.loader) + ": dataset files not found in the given path:" + tried +
+                   "\nPass the directory holding the four files, or no path to search $EMBER_DATA_DIR" +
+                   (src.system_dir ? std::string(" and ") + src.system_dir : std::string()));
   if (!env || !*env) tried += "\n  $EMBER_DATA_DIR (not set)";
   throw NotFound(std::string(src.loader) + ": dataset files not found. Tried:" + tried + "\n" + src.install_hint);
 }

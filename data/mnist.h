@@ -20,15 +20,16 @@ struct TrainTest {
 
 namespace fashion_mnist {
 // Loads the four files (train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-...; each .gz or plain)
-// from the first directory holding all of them: `path`, then $EMBER_DATA_DIR/fashion-mnist,
-// $EMBER_DATA_DIR, then /usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist). NotFound names
-// every directory tried and the apt-get command; DataLoss names a corrupt file and the byte offset.
+// from `path` when given (only there: NotFound names it and what it lacks), else from the first directory
+// holding all of them: $EMBER_DATA_DIR/fashion-mnist, $EMBER_DATA_DIR, then /usr/share/datasets/fashion-mnist
+// (Debian's dataset-fashion-mnist). NotFound names every directory tried and the apt-get command; DataLoss
+// names a corrupt file and the byte offset.
 TrainTest load_data(std::optional<std::string> path = std::nullopt);
 }  // namespace fashion_mnist
 
 namespace mnist {
-// As fashion_mnist::load_data, from `path`, then $EMBER_DATA_DIR/mnist (Debian packages no MNIST, so there
-// is no system directory; the NotFound says where to put the files).
+// As fashion_mnist::load_data, from `path` when given, else from $EMBER_DATA_DIR/mnist (Debian packages no
+// MNIST, so there is no system directory; the NotFound says where to put the files).
 TrainTest load_data(std::optional<std::string> path = std::nullopt);
 }  // namespace mnist
 

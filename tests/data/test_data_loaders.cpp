@@ -185,10 +185,21 @@ TEST_CASE("data: a missing dataset is a NotFound naming every place tried", "[da
   TempDir empty("empty");
   {
     EnvGuard env("EMBER_DATA_DIR", empty.path().string());
-    const std::string m = message_of<NotFound>([&] { datasets::mnist::load_data(empty.file("nowhere")); });
-    CHECK_THAT(m, Catch::Contains("mnist.load_data") && Catch::Contains(empty.file("nowhere")) &&
-                      Catch::Contains("no such directory") && Catch::Contains(empty.file("mnist")) &&
-                      Catch::Contains("$EMBER_DATA_DIR/mnist"));
+    const std::string m = message_of<NotFound>([&] { datasets::mnist::load_data(); });
+    CHECK_THAT(m, Catch::Contains("mnist.load_data") && Catch::Contains(empty.file("mnist")) &&
+                      Catch::Contains("no such directory") && Catch::Contains("$EMBER_DATA_DIR/mnist"));
+  }
+  // A path the caller names is the only place looked at, even when a copy exists elsewhere: the system
+  // copy of Fashion-MNIST, or one under $EMBER_DATA_DIR.
+  {
+    TempDir root("data_dir_elsewhere");
+    write_dataset(root);
+    EnvGuard env("EMBER_DATA_DIR", root.path().string());
+    for (auto load : {&datasets::fashion_mnist::load_data, &datasets::mnist::load_data}) {
+      const std::string m = message_of<NotFound>([&] { load("/nonexistent"); });
+      CHECK_THAT(m, Catch::Contains("load_data: dataset files not found in the given path") &&
+                        Catch::Contains("/nonexistent (no such directory)") && !Catch::Contains(root.path().string()));
+    }
   }
   // Only the Debian directory is left when it is absent too; the message names the package.
   if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist")) {
@@ -197,7 +208,7 @@ TEST_CASE("data: a missing dataset is a NotFound naming every place tried", "[da
     CHECK_THAT(m, Catch::Contains("/usr/share/datasets/fashion-mnist") &&
                       Catch::Contains("sudo apt-get install dataset-fashion-mnist"));
   }
-  // A directory with some of the files says which are missing; the search goes on past it.
+  // A directory with some of the files says which are missing.
   TempDir partial("partial");
   write_gzip(partial.file("train-images-idx3-ubyte.gz"), idx_bytes({1, 28, 28}, image_data(1)));
   EnvGuard env("EMBER_DATA_DIR", empty.path().string());
