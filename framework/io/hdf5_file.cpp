@@ -116,6 +116,7 @@ H5Group H5File::root() const {
 }
 
 const std::string& H5File::path() const { return state_->path; }
+void H5File::set_display_path(const std::string& shown) { state_->path = shown; }
 
 void H5File::close() {
   if (!state_ || state_->id < 0) return;

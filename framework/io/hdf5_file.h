@@ -98,6 +98,9 @@ class H5File {
 
   H5Group root() const;
   const std::string& path() const;
+  // Names the file `shown` in messages from now on (a file read through a scratch copy, such as a .keras
+  // archive's weights, is named after what the user opened).
+  void set_display_path(const std::string& shown);
   // Flushes and closes the file, throwing when HDF5 reports a failure (e.g. the disk is full). Groups
   // must not be used afterwards. The destructor closes silently.
   void close();

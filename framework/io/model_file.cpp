@@ -64,15 +64,45 @@ struct ScratchFile {
 };
 
 // An HDF5 file held in memory (a .keras archive's model.weights.h5), opened through a scratch copy; the
-// copy is gone on return (open_read keeps what it read, not the file).
-H5File open_archived_h5(const std::string& bytes) {
+// copy is gone on return (open_read keeps what it read, not the file). Messages name `archive`, the file
+// the user gave, never the scratch copy.
+H5File open_archived_h5(const std::string& bytes, const std::string& archive) {
   ScratchFile scratch("");
   {
     std::ofstream out(scratch.path, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     EMBER_CHECK(out.good(), Internal) << "load_model: cannot write a scratch copy of the weights at '" << scratch.path << "'";
   }
-  return H5File::open_read(scratch.path);
+  try {
+    H5File file = H5File::open_read(scratch.path);
+    file.set_display_path(archive);
+    return file;
+  } catch (const DataLoss& e) {
+    std::string message = e.what();
+    for (size_t at; (at = message.find(scratch.path)) != std::string::npos;)
+      message.replace(at, scratch.path.size(), archive + " (model.weights.h5)");
+    throw DataLoss(message);
+  }
+}
+
+// Runs fn (building a model from a file's config); an error it throws comes back as the same type with
+// the file named first, since the config readers know no file.
+template <class F>
+auto naming_file(const std::string& path, F&& fn) {
+  const std::string where = "load_model: '" + path + "': ";
+  try {
+    return fn();
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(where + e.what());
+  } catch (const NotFound& e) {
+    throw NotFound(where + e.what());
+  } catch (const Unimplemented& e) {
+    throw Unimplemented(where + e.what());
+  } catch (const FailedPrecondition& e) {
+    throw FailedPrecondition(where + e.what());
+  } catch (const OutOfRange& e) {
+    throw OutOfRange(where + e.what());
+  }
 }
 
 // "3.15.1" -> 3; unparsable -> 0.
@@ -153,9 +183,9 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
   } catch (const nlohmann::json::exception& e) {
     EMBER_CHECK(false, DataLoss) << "load_model: '" << path << "' holds invalid JSON: " << e.what();
   }
-  std::shared_ptr<Model> model = deserialize_model(config, compile);
+  std::shared_ptr<Model> model = naming_file(path, [&] { return deserialize_model(config, compile); });
   try {
-    H5File weights = open_archived_h5(files["model.weights.h5"]);
+    H5File weights = open_archived_h5(files["model.weights.h5"], path);
     read_keras3_weights(weights.root(), *model);
   } catch (const DataLoss& e) {
     EMBER_CHECK(false, DataLoss) << "load_model: '" << path << "': model.weights.h5 is damaged: " << e.what();
@@ -177,7 +207,7 @@ std::shared_ptr<Model> load_legacy_h5(const std::string& path, bool compile) {
   } catch (const nlohmann::json::exception& e) {
     EMBER_CHECK(false, DataLoss) << "load_model: '" << path << "' holds an invalid JSON config: " << e.what();
   }
-  std::shared_ptr<Model> model = deserialize_model(model_config, false);
+  std::shared_ptr<Model> model = naming_file(path, [&] { return deserialize_model(model_config, false); });
   read_legacy_model_weights(root.group("model_weights"), *model);
   if (!compile) return model;
   if (training_config.is_null()) {
@@ -185,7 +215,7 @@ std::shared_ptr<Model> load_legacy_h5(const std::string& path, bool compile) {
                  "Compile it manually.\n";
     return model;
   }
-  compile_from_training_config(*model, training_config);
+  naming_file(path, [&] { compile_from_training_config(*model, training_config); });
   if (root.has_group("optimizer_weights")) {
     H5Group group = root.group("optimizer_weights");
     std::vector<Tensor> values;
@@ -302,7 +332,7 @@ void describe_model_file(const std::string& path, std::ostream& os) {
     os << "\n";
     describe_model(path, os);
     EMBER_CHECK(files.count("model.weights.h5"), DataLoss) << "inspect: '" << path << "' has no model.weights.h5";
-    H5File weights = open_archived_h5(files["model.weights.h5"]);
+    H5File weights = open_archived_h5(files["model.weights.h5"], path);
     describe_weights(weights.root(), os);
     return;
   }

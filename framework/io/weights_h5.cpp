@@ -3,6 +3,7 @@
 #include "framework/io/weights_h5.h"
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -276,6 +277,16 @@ void weightsh5_load(Model& model, const std::string& path, bool by_name, bool sk
 
 void load_weights_file(Model& model, const std::string& path, bool by_name, bool skip_mismatch) {
   weightsh5_check_built(model, "Model.load_weights");
+  {
+    // A .keras file is a zip archive of a whole model, which HDF5 would only call "not an HDF5 file".
+    std::string magic(4, '\0');
+    std::ifstream in(path, std::ios::binary);
+    in.read(magic.data(), 4);
+    EMBER_CHECK(!(in.gcount() == 4 && magic == std::string("PK\x03\x04", 4)), InvalidArgument)
+        << "Model.load_weights: '" << path << "' is a .keras archive (a whole saved model), not an HDF5 weights "
+        << "file; load it with models::load_model(\"" << path << "\"), or save weights with "
+        << "save_weights(\"<name>.weights.h5\") to load them here";
+  }
   weightsh5_load(model, path, by_name, skip_mismatch);
 }
 

@@ -152,9 +152,15 @@ std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& xs, bool trai
     const Shape& got = xs[i].shape();
     bool ok = want.rank() == got.rank();
     for (int64_t d = 0; ok && d < got.rank(); ++d) ok = want[d] < 0 || want[d] == got[d];
-    EMBER_CHECK(ok, InvalidArgument) << "Model '" << name() << "': input " << i << " ('"
-                                     << node_of(inputs_[i])->layer->name() << "') expects shape " << want.to_keras_string()
-                                     << ", got " << got;
+    // One sample without its batch axis (typically a dataset not yet batched) fits the trailing dimensions.
+    bool one_sample = got.rank() + 1 == want.rank();
+    for (int64_t d = 0; one_sample && d < got.rank(); ++d) one_sample = want[d + 1] < 0 || want[d + 1] == got[d];
+    EMBER_CHECK(ok, InvalidArgument)
+        << "Model '" << name() << "': input " << i << " ('" << node_of(inputs_[i])->layer->name() << "') expects shape "
+        << want.to_keras_string() << ", got " << got
+        << (one_sample ? "; that is one sample without the batch dimension: batch the dataset with .batch(batch_size) "
+                         "(or give a single sample a batch axis with ops::expand_dims(x, 0))"
+                       : "");
     Tensor x = xs[i];
     const DType want_dtype = inputs_[i].dtype();
     if (x.dtype() != want_dtype && is_floating(x.dtype()) && is_floating(want_dtype)) x = ops::cast(x, want_dtype);

@@ -225,10 +225,19 @@ Tensor Model::compute_loss(const std::vector<Tensor>& y, const std::vector<Tenso
       try {
         value = (*s.losses[i])(y[i], y_pred[i], sample_weight);
       } catch (const InvalidArgument& e) {
+        // The shapes are a batch's, not the arrays the user passed; say so, and say what differs, since equal
+        // shapes with different dtypes would otherwise read as "(32, 10) vs (32, 10)".
+        const DType td = y[i].dtype(), pd = y_pred[i].dtype();
+        std::string differs;
+        if (ts != ps) differs = "their shapes differ";
+        if (td != pd) differs += std::string(differs.empty() ? "" : " and ") + "their dtypes differ (" + dtype_name(td) + " vs " + dtype_name(pd) + ")";
+        if (differs.empty()) differs = "shapes and dtypes agree, so the loss expects another form of target";
         std::ostringstream os;
         os << "Model '" << name() << "': loss '" << s.losses[i]->name() << "' for output '" << s.output_names[i]
-           << "' cannot compare targets of shape " << ts << " (" << dtype_name(y[i].dtype()) << ") with the output's shape "
-           << ps << "; make the targets match what this loss expects (" << e.what() << ")";
+           << "' failed on a batch: its targets have shape " << ts << " and dtype " << dtype_name(td)
+           << ", the output has shape " << ps << " and dtype " << dtype_name(pd) << " (shapes per batch, the first "
+           << "dimension the batch size); " << differs << ". Make the targets match what this loss expects: "
+           << e.what();
         throw InvalidArgument(os.str());
       }
       if (!s.output_loss_trackers.empty())

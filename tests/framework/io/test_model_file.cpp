@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <set>
 #include <sstream>
@@ -286,4 +287,57 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
     CHECK(mf_max_diff(mf_predict(back, x), expected) == 0);
     CHECK(mf_iterations(back) == 1);
   }
+}
+
+TEST_CASE("messages about files name the user's file and say what to do", "[io][model_file]") {
+  TempDir dir("model_file_messages");
+  const auto entries = io::read_zip(mf_fixture("mlp.keras"));
+  auto archive_with = [&](const std::string& name, const nlohmann::json& config, const std::string& weights) {
+    io::write_zip(dir.file(name), {{"metadata.json", entries.at("metadata.json")},
+                                   {"config.json", config.dump()},
+                                   {"model.weights.h5", weights}});
+    return dir.file(name);
+  };
+  const nlohmann::json config = nlohmann::json::parse(entries.at("config.json"));
+
+  // load_weights on a whole-model archive points at load_model.
+  Model m = models::load_model(mf_fixture("mlp.keras"));
+  CHECK_THROWS_AS(m.load_weights(mf_fixture("mlp.keras")), InvalidArgument);
+  CHECK_THROWS_WITH(m.load_weights(mf_fixture("mlp.keras")),
+                    Contains("is a .keras archive") && Contains("models::load_model(\"" + mf_fixture("mlp.keras") + "\")"));
+
+  // Warnings and errors about an archive's weights name the archive, never the scratch copy they are read from.
+  nlohmann::json sgd = config;
+  sgd["compile_config"]["optimizer"] = {{"module", "keras.optimizers"}, {"class_name", "SGD"},
+                                        {"config", {{"name", "SGD"}, {"learning_rate", 0.01}}},
+                                        {"registered_name", nullptr}};
+  const std::string with_sgd = archive_with("sgd.keras", sgd, entries.at("model.weights.h5"));
+  std::ostringstream captured;
+  std::streambuf* old = std::cerr.rdbuf(captured.rdbuf());
+  try {
+    models::load_model(with_sgd);
+  } catch (...) {
+    std::cerr.rdbuf(old);
+    throw;
+  }
+  std::cerr.rdbuf(old);
+  CHECK_THAT(captured.str(), Contains("WARNING") && Contains(with_sgd) && !Contains("ember-scratch"));
+
+  const std::string garbage = archive_with("garbage.keras", config, "not hdf5 at all");
+  CHECK_THROWS_AS(models::load_model(garbage), DataLoss);
+  CHECK_THROWS_WITH(models::load_model(garbage), Contains(garbage + " (model.weights.h5)") && !Contains("ember-scratch"));
+  nlohmann::json wider = config;
+  for (auto& layer : wider["config"]["layers"])
+    if (layer["class_name"] == "Dense") {
+      layer["config"]["units"] = layer["config"]["units"].get<int>() + 1;
+      break;
+    }
+  const std::string mismatched = archive_with("wider.keras", wider, entries.at("model.weights.h5"));
+  CHECK_THROWS_WITH(models::load_model(mismatched), Contains(mismatched) && !Contains("ember-scratch"));
+
+  // A malformed config names the file it came from.
+  nlohmann::json unknown = config;
+  unknown["config"]["layers"][1]["class_name"] = "NoSuchLayer";
+  const std::string bad = archive_with("unknown_layer.keras", unknown, entries.at("model.weights.h5"));
+  CHECK_THROWS_WITH(models::load_model(bad), Contains("load_model: '" + bad + "'") && Contains("NoSuchLayer"));
 }

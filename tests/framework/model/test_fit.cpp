@@ -420,3 +420,52 @@ TEST_CASE("the default train_step gives a custom GradientTape step's bits at eve
       }
     }
 }
+
+namespace {
+// The message of the E that f throws (a failed check when it throws nothing).
+template <class E, class F>
+std::string error_message(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  FAIL("expected an exception");
+  return {};
+}
+}  // namespace
+
+TEST_CASE("a loss that refuses a batch says the shapes are per batch and what differs", "[fit]") {
+  backend::clear_session();
+  Tensor in = layers::Input({4});
+  Model model(in, layers::Dense(10, {.activation = "softmax", .name = "probs"})(in));
+  model.compile({.optimizer = "sgd", .loss = "sparse_categorical_crossentropy"});
+  // One-hot targets for a sparse loss: same shape, same dtype, still wrong.
+  Tensor x = rand_input({32, 4}, 1);
+  Tensor one_hot = ops::one_hot(Tensor::from_vector<int32_t>(std::vector<int32_t>(32, 3), {32}), 10);
+  const std::string m = error_message<InvalidArgument>([&] { model.fit(x, one_hot, {.batch_size = 8, .verbose = 0}); });
+  CHECK_THAT(m, Catch::Contains("loss 'sparse_categorical_crossentropy' for output 'probs' failed on a batch") &&
+                    Catch::Contains("targets have shape (8, 10) and dtype float32") &&
+                    Catch::Contains("shapes per batch") &&
+                    Catch::Contains("shapes and dtypes agree"));
+  // Integer class ids against a loss that wants one-hot targets of the output's dtype: the dtypes differ.
+  model.compile({.optimizer = "sgd", .loss = "categorical_crossentropy"});
+  Tensor ids = Tensor::from_vector<int32_t>(std::vector<int32_t>(32, 3), {32});
+  const std::string d = error_message<InvalidArgument>([&] { model.fit(x, ids, {.batch_size = 8, .verbose = 0}); });
+  CHECK_THAT(d, Catch::Contains("their shapes differ and their dtypes differ (int32 vs float32)"));
+}
+
+TEST_CASE("an unbatched dataset's shape error suggests .batch()", "[fit]") {
+  backend::clear_session();
+  Sequential model({layers::Input({28, 28}), layers::Flatten(), layers::Dense(10)});
+  model.compile({.optimizer = "sgd", .loss = losses::SparseCategoricalCrossentropy({.from_logits = true})});
+  Tensor x = rand_input({6, 28, 28}, 2);
+  Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 3, 4, 5}, {6});
+  auto ds = data::Dataset::from_tensor_slices({x, y});
+  const std::string m = error_message<InvalidArgument>([&] { model.fit(ds, {.verbose = 0}); });
+  CHECK_THAT(m, Catch::Contains("expects shape (None, 28, 28), got (28, 28)") && Catch::Contains(".batch(batch_size)"));
+  // A batched one trains; a wrong shape that is not a missing batch axis does not suggest it.
+  model.fit(ds.batch(3), {.verbose = 0});
+  const std::string other = error_message<InvalidArgument>([&] { model.predict(rand_input({2, 28, 27}, 3), {.verbose = 0}); });
+  CHECK_THAT(other, !Catch::Contains(".batch("));
+}
