@@ -26,18 +26,20 @@ std::vector<Variable> legacyh5_weights(const Layer& layer) {
 }
 
 // save_subset_weights_to_hdf5_group: weight_names then one dataset per weight (names contain '/', so
-// the datasets sit in nested groups: dense/dense/kernel).
-void legacyh5_save_subset(H5Group& group, const std::vector<Variable>& weights) {
+// the datasets sit in nested groups: dense/dense/kernel). Keras 3 writes each variable's path, which is
+// `prefix` + the name here (see write_legacy_model_weights).
+void legacyh5_save_subset(H5Group& group, const std::vector<Variable>& weights, const std::string& prefix) {
   std::vector<std::string> names;
   std::set<std::string> seen;
   for (const Variable& v : weights) {
-    EMBER_CHECK(seen.insert(v.name()).second, InvalidArgument)
-        << "Model.save_weights: two weights of " << group.where() << " are both named '" << v.name()
+    const std::string name = prefix + v.name();
+    EMBER_CHECK(seen.insert(name).second, InvalidArgument)
+        << "Model.save_weights: two weights of " << group.where() << " are both named '" << name
         << "'; the legacy .h5 layout needs unique weight names (give the layers unique names)";
-    names.push_back(v.name());
+    names.push_back(name);
   }
   write_split_strings(group, "weight_names", names);
-  for (const Variable& v : weights) group.write_dataset(v.name(), v.value());
+  for (size_t i = 0; i < weights.size(); ++i) group.write_dataset(names[i], weights[i].value());
 }
 
 std::vector<Tensor> legacyh5_load_subset(const H5Group& group) {
@@ -160,6 +162,11 @@ void write_legacy_model_weights(H5Group group, const Model& model, const std::st
   write_split_strings(group, "layer_names", names);
   group.set_attr_string("backend", kLegacyBackend, /*utf8=*/false);
   group.set_attr_string("keras_version", keras_version, /*utf8=*/false);
+  // Keras 3 writes variable paths, the name scopes open when each variable was made: a Sequential model
+  // builds its layers inside its own scope ("mlp/dense/kernel"), a functional model's layers are built
+  // when called on the symbolic inputs, before the model exists ("dense/kernel"). tf-keras wrote
+  // "dense/kernel:0"; reading takes whatever weight_names a file lists.
+  const std::string prefix = model.class_name() == "Sequential" ? model.name() + "/" : "";
   // Groups are created in name order (Keras avoids one layer name being a prefix path of another).
   std::sort(layers.begin(), layers.end(), [](const LayerPtr& a, const LayerPtr& b) { return a->name() < b->name(); });
   for (const LayerPtr& l : layers) {
@@ -167,10 +174,10 @@ void write_legacy_model_weights(H5Group group, const Model& model, const std::st
         << "Model.save_weights: model '" << model.name() << "' has two layers named '" << l->name()
         << "'; the legacy .h5 layout needs unique layer names";
     H5Group lg = group.create_group(l->name());
-    legacyh5_save_subset(lg, legacyh5_weights(*l));
+    legacyh5_save_subset(lg, legacyh5_weights(*l), prefix);
   }
   H5Group top = group.create_group("top_level_model_weights");
-  legacyh5_save_subset(top, own_variables(model));
+  legacyh5_save_subset(top, own_variables(model), prefix);
 }
 
 void read_legacy_model_weights(const H5Group& group, Model& model, bool by_name, bool skip_mismatch) {

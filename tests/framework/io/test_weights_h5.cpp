@@ -265,6 +265,34 @@ TEST_CASE("Ember's .weights.h5 has exactly the groups, datasets and shapes Keras
   }
 }
 
+TEST_CASE("legacy .h5 weights carry Keras 3's weight names: the Sequential model's name first", "[io][h5]") {
+  TempDir dir("legacy_names");
+  // mlp and cnn are Sequential ("mlp/dense/kernel"), functional is not ("dense_3/kernel"): compare every
+  // layer group's weight_names and datasets with the files Keras 3 wrote.
+  for (const std::string name : {"mlp", "cnn", "functional"}) {
+    INFO(name);
+    std::shared_ptr<Model> model = std::make_shared<Model>(models::load_model(wtest_fixture(name + ".h5").string()));
+    model->save_weights(dir.file(name + ".h5"));
+    const io::H5Group ours = io::H5File::open_read(dir.file(name + ".h5")).root();
+    const io::H5Group keras = io::H5File::open_read(wtest_fixture(name + ".h5").string()).root().group("model_weights");
+    const std::vector<std::string> layers = keras.attr_strings("layer_names");
+    CHECK(ours.attr_strings("layer_names") == layers);
+    for (const std::string& layer : layers) {
+      INFO(layer);
+      const std::vector<std::string> names = keras.group(layer).attr_strings("weight_names");
+      CHECK(ours.group(layer).attr_strings("weight_names") == names);
+      for (const std::string& w : names) CHECK(ours.group(layer).has_dataset(w));
+    }
+    // Ember's own file loads back, as do Keras's (above) and tf-keras's "dense/kernel:0" names (below).
+    auto again = wtest_fixture_model(name);
+    again->load_weights(dir.file(name + ".h5"));
+    for (size_t i = 0; i < model->weights().size(); ++i)
+      CHECK(again->weights()[i].value().to_vector<float>() == model->weights()[i].value().to_vector<float>());
+  }
+  CHECK(io::H5File::open_read(wtest_fixture("mlp.h5").string()).root().group("model_weights").group("dense").attr_strings(
+            "weight_names") == std::vector<std::string>{"mlp/dense/kernel", "mlp/dense/bias"});
+}
+
 TEST_CASE("weights written by Keras 3 and tf-keras load and reproduce Keras's predictions", "[io][h5]") {
   for (const std::string name : {"mlp", "cnn", "functional"}) {
     io::H5Group io_file = io::H5File::open_read(wtest_fixture(name + "_io.h5").string()).root();
