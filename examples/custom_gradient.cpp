@@ -30,7 +30,7 @@ float derivative(F f, float at) {
   GradientTape tape;
   tape.watch(x);
   Tensor y = f(x);
-  return tape.gradient(y, {x})[0].item<float>();  // NEWCOMER-API: tape.gradient(y, x)
+  return tape.gradient(y, x).item<float>();
 }
 
 int main() {

@@ -43,8 +43,7 @@ int main() {
       Tensor loss = loss_fn(y, logits);
       // ...so that it can give the gradient of the loss with respect to each weight.
       std::vector<Variable> weights = model.trainable_weights();
-      // NEWCOMER-API: tape.gradient(loss, model.trainable_weights())
-      std::vector<Tensor> grads = tape.gradient(loss, std::vector<Tensor>(weights.begin(), weights.end()));
+      std::vector<Tensor> grads = tape.gradient(loss, weights);
       optimizer.apply(grads, weights);  // one Adam step on every weight
       train_loss.update_state(loss);
       train_accuracy.update_state(y, logits);

@@ -26,16 +26,17 @@ int main() {
   Tensor y_score = ops::slice(x1, {0, 3}, {n, 1}) - 0.5 * ops::slice(x2, {0, 3}, {n, 1});
 
   // One loss per output, in the order of the outputs; the total loss is their weighted sum.
-  // NEWCOMER-API: per-output metrics, e.g. .metrics = {{"accuracy"}, {"mae"}}
+  // Metrics are per output too: accuracy for the classes, mean absolute error for the score.
   model.compile({
       .optimizer = optimizers::Adam({.learning_rate = 0.01}),
       .loss = {losses::SparseCategoricalCrossentropy({.from_logits = true}), "mse"},
+      .metrics = {{"accuracy"}, {"mae"}},
       .loss_weights = {1.0, 0.5},
   });
   // Inputs and targets are lists in the order the model was given them.
   History history = model.fit({x1, x2}, {y_category, y_score}, {.batch_size = 64, .epochs = 10, .verbose = 2});
-  // The log has the total loss and one loss per output, named after the output layers.
-  for (const char* key : {"loss", "category_loss", "score_loss"})
+  // The log has the total loss, one loss per output and each output's metrics, named after the output layers.
+  for (const char* key : {"loss", "category_loss", "score_loss", "category_accuracy", "score_mae"})
     std::cout << key << ": " << history.history.at(key).front() << " -> " << history.history.at(key).back() << "\n";
 
   // predict_outputs gives one tensor per output.

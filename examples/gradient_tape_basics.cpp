@@ -17,12 +17,12 @@ int main() {
   bool ok = true;
 
   // A trainable Variable read while a tape is alive is watched: the ops computed from it are recorded.
-  Variable x(Tensor::scalar(3.0f));  // NEWCOMER-API: Variable x(3.0f)
+  Variable x(3.0f);  // a float32 scalar variable
   {
     GradientTape tape;
     Tensor y = x * x + 2.0 * x + 1.0;
-    // dy/dx = 2x + 2 = 8 at x = 3. gradient() takes a list of sources and returns one gradient each.
-    Tensor dy_dx = tape.gradient(y, {x})[0];  // NEWCOMER-API: tape.gradient(y, x)
+    // dy/dx = 2x + 2 = 8 at x = 3. gradient() of one source gives one tensor; of a list, one each.
+    Tensor dy_dx = tape.gradient(y, x);
     ok &= expect("dy/dx at x = 3", dy_dx, 8.0f);
   }
 
@@ -32,7 +32,7 @@ int main() {
     GradientTape tape;
     tape.watch(c);
     Tensor s = ops::sin(c);
-    ok &= expect("d sin(c)/dc at c = 0", tape.gradient(s, {c})[0], 1.0f);  // cos(0)
+    ok &= expect("d sin(c)/dc at c = 0", tape.gradient(s, c), 1.0f);  // cos(0)
   }
 
   // Tapes nest: the outer one records the inner one's gradient computation, giving d2y/dx2 = 2.
@@ -42,9 +42,9 @@ int main() {
     {
       GradientTape inner;
       Tensor y = x * x + 2.0 * x + 1.0;
-      dy_dx = inner.gradient(y, {x})[0];  // NEWCOMER-API: inner.gradient(y, x)
+      dy_dx = inner.gradient(y, x);
     }
-    ok &= expect("d2y/dx2", outer.gradient(dy_dx, {x})[0], 2.0f);  // NEWCOMER-API: outer.gradient(dy_dx, x)
+    ok &= expect("d2y/dx2", outer.gradient(dy_dx, x), 2.0f);
   }
 
   // The gradients of a layer's weights, as a training step computes them. A persistent tape allows
@@ -56,12 +56,11 @@ int main() {
     Tensor out = dense(inputs);                  // 1 + 2 + 3 + bias 0 = 6
     Tensor loss = ops::reduce_sum(ops::square(out));  // 36
     std::vector<Variable> weights = dense.trainable_weights();  // kernel [3, 1], bias [1]
-    // NEWCOMER-API: tape.gradient(loss, dense.trainable_weights())
-    std::vector<Tensor> grads = tape.gradient(loss, std::vector<Tensor>(weights.begin(), weights.end()));
+    std::vector<Tensor> grads = tape.gradient(loss, weights);
     // d loss/d bias = 2 * out = 12; d loss/d kernel[i] = 2 * out * inputs[i] = 12, 24, 36.
     ok &= expect("d loss/d bias", grads[1], 12.0f);
     ok &= expect("d loss/d kernel[2]", ops::reduce_max(grads[0]), 36.0f);
-    ok &= expect("d out/d bias (second call, persistent tape)", tape.gradient(out, {weights[1]})[0], 1.0f);
+    ok &= expect("d out/d bias (second call, persistent tape)", tape.gradient(out, weights[1]), 1.0f);
   }
 
   std::cout << (ok ? "all gradients as expected\n" : "a gradient differs from calculus\n");
