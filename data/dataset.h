@@ -35,7 +35,7 @@ struct ShuffleOptions {
   // Fixes the order of the first pass (and, through the seed generator, of every later one). Without it
   // a seed is drawn once when shuffle() is called, from ember::random (deterministic after
   // random::set_seed, as TF's get_seed).
-  std::optional<uint64_t> seed;
+  std::optional<uint64_t> seed{};
   // A fresh order on each pass; false repeats the first pass's order.
   bool reshuffle_each_iteration = true;
 };
@@ -49,9 +49,9 @@ struct BatchOptions {
 struct PaddedBatchOptions {
   // Per component, the shape to pad to; -1 dimensions (and components left out) pad to the batch's
   // longest. Empty: every dimension pads to the batch's longest (TF's padded_shapes=None).
-  std::vector<Shape> padded_shapes;
+  std::vector<Shape> padded_shapes{};
   // Per component, the padding value (converted to the component's dtype); missing ones are 0.
-  std::vector<double> padding_values;
+  std::vector<double> padding_values{};
   bool drop_remainder = false;
 };
 

@@ -18,7 +18,7 @@ class Linear : public Layer {
     b_ = add_weight("bias", {units_}, "zeros");
   }
   // Only forward code: the gradients come from the ops. read() casts a weight for mixed precision.
-  Tensor call(const Tensor& x, bool training) override { return ops::matmul(x, read(w_)) + read(b_); }
+  Tensor call(const Tensor& x, bool /*training*/) override { return ops::matmul(x, read(w_)) + read(b_); }
 
   Shape compute_output_shape(const Shape& input_shape) override {
     Shape out = input_shape;

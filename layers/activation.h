@@ -13,10 +13,10 @@ class Activation : public Layer {
   explicit Activation(const std::string& activation, LayerOptions options = {});
   static LayerPtr from_config(const nlohmann::json& config);
 
-  Tensor call(const Tensor& x, bool training) override { return fn_(x); }
+  Tensor call(const Tensor& x, bool /*training*/) override { return fn_(x); }
   Shape compute_output_shape(const Shape& input_shape) override { return input_shape; }
   // No input spec in Keras: any shape is accepted after the first call.
-  void check_input_shape(const std::vector<Shape>& input_shapes) const override {}
+  void check_input_shape(const std::vector<Shape>& /*input_shapes*/) const override {}
   nlohmann::json get_config() const override;
 
   const std::string& activation() const { return activation_; }

@@ -10,8 +10,8 @@ namespace ember::layers {
 struct GlobalPooling2DOptions {
   std::string data_format = "channels_last";  // channels_first is rejected (NHWC only)
   bool keepdims = false;                      // (batch, 1, 1, channels) instead of (batch, channels)
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

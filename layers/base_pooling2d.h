@@ -12,8 +12,8 @@ struct Pooling2DOptions {
   Size2 strides = 0;                          // 0 (Keras's None): the pool size
   std::string padding = "valid";              // "valid" or "same" (SAME averages count only real pixels, as TF)
   std::string data_format = "channels_last";  // channels_first is rejected (NHWC only)
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

@@ -18,11 +18,11 @@ struct BatchNormalizationOptions {
   Initializer gamma_initializer = "ones";
   Initializer moving_mean_initializer = "zeros";
   Initializer moving_variance_initializer = "ones";
-  Regularizer beta_regularizer;
-  Regularizer gamma_regularizer;
+  Regularizer beta_regularizer{};
+  Regularizer gamma_regularizer{};
   bool synchronized = false;  // cross-replica statistics; one device here, so kept for the config only
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

@@ -14,14 +14,14 @@ struct Conv2DOptions {
   std::string data_format = "channels_last";  // channels_first is rejected (NHWC only)
   Size2 dilation_rate = 1;
   int64_t groups = 1;
-  std::string activation;  // Keras name; empty = linear
+  std::string activation{};  // Keras name; empty = linear
   bool use_bias = true;
   Initializer kernel_initializer = "glorot_uniform";
   Initializer bias_initializer = "zeros";
-  Regularizer kernel_regularizer;
-  Regularizer bias_regularizer;
-  std::string name;
-  std::string dtype;
+  Regularizer kernel_regularizer{};
+  Regularizer bias_regularizer{};
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

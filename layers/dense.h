@@ -7,14 +7,14 @@
 namespace ember::layers {
 
 struct DenseOptions {
-  std::string activation;  // Keras name; empty = linear
+  std::string activation{};  // Keras name; empty = linear
   bool use_bias = true;
   Initializer kernel_initializer = "glorot_uniform";
   Initializer bias_initializer = "zeros";
-  Regularizer kernel_regularizer;
-  Regularizer bias_regularizer;
-  std::string name;
-  std::string dtype;
+  Regularizer kernel_regularizer{};
+  Regularizer bias_regularizer{};
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

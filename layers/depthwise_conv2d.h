@@ -15,14 +15,14 @@ struct DepthwiseConv2DOptions {
   int64_t depth_multiplier = 1;
   std::string data_format = "channels_last";  // channels_first is rejected (NHWC only)
   Size2 dilation_rate = 1;
-  std::string activation;  // Keras name; empty = linear
+  std::string activation{};  // Keras name; empty = linear
   bool use_bias = true;
   Initializer depthwise_initializer = "glorot_uniform";
   Initializer bias_initializer = "zeros";
-  Regularizer depthwise_regularizer;
-  Regularizer bias_regularizer;
-  std::string name;
-  std::string dtype;
+  Regularizer depthwise_regularizer{};
+  Regularizer bias_regularizer{};
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

@@ -9,10 +9,10 @@ namespace ember::layers {
 
 struct EmbeddingOptions {
   Initializer embeddings_initializer = "uniform";  // RandomUniform(-0.05, 0.05), as Keras
-  Regularizer embeddings_regularizer;
+  Regularizer embeddings_regularizer{};
   bool mask_zero = false;  // kept in the config; Ember has no masking, so it changes nothing
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 
@@ -28,9 +28,9 @@ class Embedding : public Layer {
   Tensor call(const Tensor& x, bool training) override;
   Shape compute_output_shape(const Shape& input_shape) override;
   // Integer inputs give compute-dtype outputs (the base would keep the input's integer dtype).
-  DType compute_output_dtype(const std::vector<DType>& input_dtypes) const override { return compute_dtype(); }
+  DType compute_output_dtype(const std::vector<DType>& /*input_dtypes*/) const override { return compute_dtype(); }
   // The table does not depend on the input shape: any shape is accepted.
-  void check_input_shape(const std::vector<Shape>& input_shapes) const override {}
+  void check_input_shape(const std::vector<Shape>& /*input_shapes*/) const override {}
   nlohmann::json get_config() const override;
 
   int64_t input_dim() const { return input_dim_; }

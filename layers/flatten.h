@@ -9,8 +9,8 @@ namespace ember::layers {
 
 struct FlattenOptions {
   std::string data_format = "channels_last";  // channels_first is rejected (NHWC only)
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

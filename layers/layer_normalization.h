@@ -16,10 +16,10 @@ struct LayerNormalizationOptions {
   bool rms_scaling = false;  // Keras's deprecated flag: x * rsqrt(var + eps) * gamma, no centring, no beta
   Initializer beta_initializer = "zeros";
   Initializer gamma_initializer = "ones";
-  Regularizer beta_regularizer;
-  Regularizer gamma_regularizer;
-  std::string name;
-  std::string dtype;
+  Regularizer beta_regularizer{};
+  Regularizer gamma_regularizer{};
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

@@ -9,11 +9,11 @@
 namespace ember::layers {
 
 struct ReLUOptions {
-  std::optional<double> max_value;  // none: no ceiling; must be >= 0
+  std::optional<double> max_value{};  // none: no ceiling; must be >= 0
   double negative_slope = 0.0;      // >= 0
   double threshold = 0.0;           // >= 0
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 
@@ -25,7 +25,7 @@ class ReLU : public Layer {
   Tensor call(const Tensor& x, bool training) override;
   Shape compute_output_shape(const Shape& input_shape) override { return input_shape; }
   // No input spec in Keras: any shape is accepted after the first call.
-  void check_input_shape(const std::vector<Shape>& input_shapes) const override {}
+  void check_input_shape(const std::vector<Shape>& /*input_shapes*/) const override {}
   nlohmann::json get_config() const override;
 
  private:

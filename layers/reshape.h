@@ -8,8 +8,8 @@
 namespace ember::layers {
 
 struct ReshapeOptions {
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

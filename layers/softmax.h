@@ -11,8 +11,8 @@ struct SoftmaxOptions {
   // The normalised axis, or several axes normalised jointly (Keras's tuple axis). Negative counts from
   // the end.
   std::vector<int64_t> axis = {-1};
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

@@ -21,8 +21,8 @@ struct Padding2D {
 
 struct ZeroPadding2DOptions {
   std::string data_format = "channels_last";  // channels_first is rejected (NHWC only)
-  std::string name;
-  std::string dtype;
+  std::string name{};
+  std::string dtype{};
   bool trainable = true;
 };
 

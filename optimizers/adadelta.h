@@ -9,9 +9,9 @@ struct AdadeltaOptions {
   LearningRate learning_rate = 0.001;
   double rho = 0.95;
   double epsilon = 1e-7;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "adadelta", "adadelta_1", ...
+  std::string name{};  // empty: "adadelta", "adadelta_1", ...
 };
 
 // a = rho * a + (1 - rho) * g^2; delta = -sqrt(d + eps) * g / sqrt(a + eps);

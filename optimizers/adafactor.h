@@ -15,9 +15,9 @@ struct AdafactorOptions {
   // With a fixed learning rate, lr = min(lr, 1 / sqrt(t)). (Keras applies the same minimum to the step
   // size whatever this says, so it changes no result; it is kept for the config.)
   bool relative_step = true;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "adafactor", "adafactor_1", ...
+  std::string name{};  // empty: "adafactor", "adafactor_1", ...
 };
 
 // t = step + 1, beta_2_t = 1 - t^beta_2_decay, G = g^2 + epsilon_1. A variable of rank >= 2 keeps

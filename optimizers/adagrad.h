@@ -8,9 +8,9 @@ struct AdagradOptions {
   LearningRate learning_rate = 0.001;
   double initial_accumulator_value = 0.1;
   double epsilon = 1e-7;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "adagrad", "adagrad_1", ...
+  std::string name{};  // empty: "adagrad", "adagrad_1", ...
 };
 
 // acc += g^2 (acc starts at initial_accumulator_value); w -= lr * g / sqrt(acc + epsilon).

@@ -10,9 +10,9 @@ struct AdamOptions {
   double beta_2 = 0.999;
   double epsilon = 1e-7;  // added to sqrt(v) without bias correction, as Keras does (not PyTorch's form)
   bool amsgrad = false;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "adam", "adam_1", ...
+  std::string name{};  // empty: "adam", "adam_1", ...
 };
 
 // t = iterations + 1; alpha = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t); m += (g - m) * (1 - beta_1);

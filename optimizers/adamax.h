@@ -9,9 +9,9 @@ struct AdamaxOptions {
   double beta_1 = 0.9;
   double beta_2 = 0.999;
   double epsilon = 1e-7;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "adamax", "adamax_1", ...
+  std::string name{};  // empty: "adamax", "adamax_1", ...
 };
 
 // m += (g - m) * (1 - beta_1); u = max(beta_2 * u, |g|); w -= lr * m / ((1 - beta_1^t) * (u + epsilon)).

@@ -14,7 +14,7 @@ struct AdamWOptions {
   double epsilon = 1e-7;
   bool amsgrad = false;
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "adam_w", "adam_w_1", ... (Keras's snake_case of AdamW)
+  std::string name{};  // empty: "adam_w", "adam_w_1", ... (Keras's snake_case of AdamW)
 };
 
 // Each step first decays w -= w * weight_decay * lr, then takes Adam's step.

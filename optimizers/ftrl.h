@@ -13,9 +13,9 @@ struct FtrlOptions {
   double l2_regularization_strength = 0.0;           // >= 0
   double l2_shrinkage_regularization_strength = 0.0;  // >= 0: an L2 penalty on the loss (magnitude)
   double beta = 0.0;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "ftrl", "ftrl_1", ...
+  std::string name{};  // empty: "ftrl", "ftrl_1", ...
 };
 
 // With p = -learning_rate_power, g' = g + 2 * l2_shrinkage * w and n' = n + g^2 (n starts at

@@ -10,9 +10,9 @@ struct LambOptions {
   double beta_1 = 0.9;
   double beta_2 = 0.999;
   double epsilon = 1e-7;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "lamb", "lamb_1", ...
+  std::string name{};  // empty: "lamb", "lamb_1", ...
 };
 
 // m += (g - m)(1 - beta_1); v += (g^2 - v)(1 - beta_2); u = (m / (1 - beta_1^t)) / (sqrt(v / (1 - beta_2^t))

@@ -8,9 +8,9 @@ struct LionOptions {
   LearningRate learning_rate = 0.001;
   double beta_1 = 0.9;   // in (0, 1]
   double beta_2 = 0.99;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "lion", "lion_1", ...
+  std::string name{};  // empty: "lion", "lion_1", ...
 };
 
 // w -= lr * sign(beta_1 * m + (1 - beta_1) * g); then m = beta_2 * m + (1 - beta_2) * g.

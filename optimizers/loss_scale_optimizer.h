@@ -20,7 +20,7 @@ struct LossScaleOptimizerOptions {
   bool dynamic = true;
   double initial_scale = 32768.0;  // 2^15
   int64_t dynamic_growth_steps = 2000;
-  std::string name;  // empty: "loss_scale_optimizer", "loss_scale_optimizer_1", ...
+  std::string name{};  // empty: "loss_scale_optimizer", "loss_scale_optimizer_1", ...
 };
 
 class LossScaleOptimizer : public Optimizer {

@@ -19,9 +19,9 @@ struct MuonOptions {
   double epsilon = 1e-7;                            // the AdamW path's epsilon
   std::optional<double> weight_decay = 0.004;       // the Muon path's decoupled decay (none: no decay there)
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "muon", "muon_1", ...
+  std::string name{};  // empty: "muon", "muon_1", ...
   // Regular expressions searched (re.search) in each variable's path ("dense/kernel"): a match takes AdamW.
-  std::vector<std::string> exclude_layers;
+  std::vector<std::string> exclude_layers{};
   bool exclude_embeddings = true;  // a path containing "embedding" (any case) takes AdamW
   double muon_a = 3.4445;          // the quintic Newton-Schulz coefficients
   double muon_b = -4.7750;

@@ -9,9 +9,9 @@ struct NadamOptions {
   double beta_1 = 0.9;
   double beta_2 = 0.999;
   double epsilon = 1e-7;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "nadam", "nadam_1", ...
+  std::string name{};  // empty: "nadam", "nadam_1", ...
 };
 
 // u_t = beta_1 * (1 - 0.5 * 0.96^t); the product of all u so far is a variable (Keras 3's u_product,

@@ -32,22 +32,22 @@ namespace ember::optimizers {
 //     mean on the last of them (the iteration counter still counts every call; Keras's `iterations` is the
 //     count of updates).
 #define EMBER_OPTIMIZER_SHARED_OPTIONS                  \
-  std::optional<double> clipnorm;                       \
-  std::optional<double> clipvalue;                      \
-  std::optional<double> global_clipnorm;                \
+  std::optional<double> clipnorm{};                     \
+  std::optional<double> clipvalue{};                    \
+  std::optional<double> global_clipnorm{};              \
   bool use_ema = false;                                 \
   double ema_momentum = 0.99;                           \
-  std::optional<int64_t> ema_overwrite_frequency;       \
-  std::optional<double> loss_scale_factor;              \
-  std::optional<int64_t> gradient_accumulation_steps;
+  std::optional<int64_t> ema_overwrite_frequency{};     \
+  std::optional<double> loss_scale_factor{};            \
+  std::optional<int64_t> gradient_accumulation_steps{};
 
 // The options every optimizer takes. Each optimizer's own options struct starts with learning_rate and its
 // hyperparameters, then weight_decay, EMBER_OPTIMIZER_SHARED_OPTIONS and name (Keras's order).
 struct OptimizerOptions {
   LearningRate learning_rate = 0.001;
-  std::optional<double> weight_decay;  // decoupled: var -= var * weight_decay * lr before the update
+  std::optional<double> weight_decay{};  // decoupled: var -= var * weight_decay * lr before the update
   EMBER_OPTIMIZER_SHARED_OPTIONS
-  std::string name;  // empty: snake_case of the class ("adam", "adam_1", ...)
+  std::string name{};  // empty: snake_case of the class ("adam", "adam_1", ...)
 };
 
 // The shared fields of any optimizer's options struct.
@@ -178,7 +178,7 @@ class Optimizer {
   virtual void update_step_factored(const Tensor& a, const Tensor& b, Variable& variable, size_t index,
                                     double learning_rate);
   // Runs once per update before the update steps (Keras: _backend_update_step; Nadam's u_product).
-  virtual void before_update_steps(double learning_rate) {}
+  virtual void before_update_steps(double /*learning_rate*/) {}
   // The decoupled weight decay of the index-th built variable for this update, or none to leave it alone
   // (Keras: the per-variable choice inside _apply_weight_decay). The default is weight_decay unless
   // exclude_from_weight_decay excludes the variable by its full name; Muon picks per variable.

@@ -11,9 +11,9 @@ struct RMSpropOptions {
   double momentum = 0.0;  // > 0 adds a momentum slot
   double epsilon = 1e-7;
   bool centered = false;  // subtract the squared moving average of gradients (a variance estimate)
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "rm_sprop", "rm_sprop_1", ... (Keras's snake_case of RMSprop)
+  std::string name{};  // empty: "rm_sprop", "rm_sprop_1", ... (Keras's snake_case of RMSprop)
 };
 
 // v = rho * v + (1 - rho) * g^2; (centered: a = rho * a + (1 - rho) * g, denominator v - a^2 + eps, else

@@ -11,9 +11,9 @@ struct ScheduleFreeAdamWOptions {
   double beta_2 = 0.999;
   double epsilon = 1e-8;
   int64_t warmup_steps = 0;  // > 0: the rate ramps up as lr * min(t / warmup_steps, 1)
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "schedule_free_adam_w", "schedule_free_adam_w_1", ... (Keras's snake_case)
+  std::string name{};  // empty: "schedule_free_adam_w", "schedule_free_adam_w_1", ... (Keras's snake_case)
 };
 
 // The model variable holds y; the "momentum" slot holds z (starting at the variable's value); x is implied.

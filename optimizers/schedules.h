@@ -49,8 +49,8 @@ class ExponentialDecay : public LearningRateSchedule {
 };
 
 struct PiecewiseConstantDecayOptions {
-  std::vector<int64_t> boundaries;  // increasing steps; one fewer than values
-  std::vector<double> values;
+  std::vector<int64_t> boundaries{};  // increasing steps; one fewer than values
+  std::vector<double> values{};
   std::string name = "PiecewiseConstant";
 };
 // values[0] while step <= boundaries[0], values[i] while boundaries[i-1] < step <= boundaries[i], then
@@ -117,7 +117,7 @@ struct CosineDecayOptions {
   int64_t decay_steps = 0;  // must be > 0
   double alpha = 0.0;       // the final rate as a fraction of the decay's starting rate
   std::string name = "CosineDecay";
-  std::optional<double> warmup_target;  // set: a linear warmup from initial_learning_rate to it
+  std::optional<double> warmup_target{};  // set: a linear warmup from initial_learning_rate to it
   int64_t warmup_steps = 0;
 };
 // Optional linear warmup over warmup_steps, then a cosine decay over decay_steps down to alpha times

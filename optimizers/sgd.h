@@ -8,9 +8,9 @@ struct SGDOptions {
   LearningRate learning_rate = 0.01;
   double momentum = 0.0;  // in [0, 1]; 0 is plain gradient descent (no slot)
   bool nesterov = false;
-  std::optional<double> weight_decay;
+  std::optional<double> weight_decay{};
   EMBER_OPTIMIZER_SHARED_OPTIONS  // clipnorm ... gradient_accumulation_steps
-  std::string name;  // empty: "sgd", "sgd_1", ...
+  std::string name{};  // empty: "sgd", "sgd_1", ...
 };
 
 // w -= lr * g; with momentum m = momentum * m - lr * g, then w += m (Nesterov: w += momentum * m - lr * g).

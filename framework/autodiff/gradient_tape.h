@@ -23,7 +23,7 @@ struct TapeOptions {
 enum class UnconnectedGradients { None, Zero };
 
 struct GradientOptions {
-  std::vector<Tensor> output_gradients;  // one per target (default: ones)
+  std::vector<Tensor> output_gradients{};  // one per target (default: ones)
   UnconnectedGradients unconnected_gradients = UnconnectedGradients::None;
 };
 

@@ -36,7 +36,7 @@ namespace layers {
 struct InputOptions {
   int64_t batch_size = -1;  // -1: unknown (None)
   DType dtype = DType::Float32;
-  std::string name;
+  std::string name{};
 };
 
 // The layer behind layers::Input (Keras: InputLayer); in a Sequential it only fixes the input shape.
@@ -45,7 +45,7 @@ class InputLayer : public Layer {
   // batch_shape includes the batch dimension (-1 when unknown).
   InputLayer(const Shape& batch_shape, DType dtype = DType::Float32, const std::string& name = "");
   static LayerPtr from_config(const nlohmann::json& config);
-  Tensor call(const Tensor& x, bool training) override { return x; }
+  Tensor call(const Tensor& x, bool /*training*/) override { return x; }
   Shape compute_output_shape(const Shape& input_shape) override { return input_shape; }
   nlohmann::json get_config() const override;
   const Shape& batch_shape() const { return batch_shape_; }

@@ -53,7 +53,7 @@ struct VarianceScalingOptions {
   double scale = 1.0;
   std::string mode = "fan_in";                   // fan_in, fan_out, fan_avg
   std::string distribution = "truncated_normal";  // truncated_normal, untruncated_normal, uniform
-  std::optional<uint64_t> seed;
+  std::optional<uint64_t> seed{};
 };
 struct RandomNormalOptions { double mean = 0.0; double stddev = 0.05; std::optional<uint64_t> seed; };
 struct RandomUniformOptions { double minval = -0.05; double maxval = 0.05; std::optional<uint64_t> seed; };

@@ -37,8 +37,8 @@ using LayerPtr = std::shared_ptr<Layer>;
 
 // Options every layer accepts (each layer's own options struct repeats these three fields last).
 struct LayerOptions {
-  std::string name;       // empty: a unique snake_case name from the class ("dense", "dense_1", ...)
-  std::string dtype;      // dtype policy name; empty: mixed_precision::global_policy()
+  std::string name{};       // empty: a unique snake_case name from the class ("dense", "dense_1", ...)
+  std::string dtype{};      // dtype policy name; empty: mixed_precision::global_policy()
   bool trainable = true;
 };
 
@@ -64,7 +64,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   // --- what subclasses override ---
   // Creates the weights (add_weight) for inputs of this shape (-1 = unknown batch dimension).
-  virtual void build(const Shape& input_shape) {}
+  virtual void build(const Shape& /*input_shape*/) {}
   // Several inputs (merge layers); the default accepts exactly one.
   virtual void build(const std::vector<Shape>& input_shapes);
   // The forward computation on concrete tensors.

@@ -25,8 +25,8 @@ MetricResults tuned_train_step(Model& model, const data::Element& batch, bool st
 }  // namespace detail
 
 struct ModelOptions {
-  std::string name;   // empty: "functional", "sequential" or "model" made unique
-  std::string dtype;
+  std::string name{};   // empty: "functional", "sequential" or "model" made unique
+  std::string dtype{};
   bool trainable = true;
 };
 

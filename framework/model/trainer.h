@@ -118,15 +118,15 @@ struct MetricsSpec {
 
 struct CompileOptions {
   OptimizerArg optimizer = "rmsprop";
-  LossSpec loss;
+  LossSpec loss{};
   // See MetricsSpec for how they are matched to outputs; they ignore sample weights (and class weights),
   // as Keras's `metrics` do.
-  MetricsSpec metrics;
+  MetricsSpec metrics{};
   // Like metrics, but weighted by the sample weights; a name already taken becomes "weighted_<name>".
-  MetricsSpec weighted_metrics;
+  MetricsSpec weighted_metrics{};
   // One per output (one loss per output), or one for the one loss given for every output (Keras 3); the
   // total loss is the weighted sum of the outputs' losses. Empty: all 1.
-  std::vector<double> loss_weights;
+  std::vector<double> loss_weights{};
   // Under the "mixed_float16" policy, wrap the optimizer in a LossScaleOptimizer (Keras 3 does; never
   // under bfloat16, whose range needs no scaling).
   bool auto_scale_loss = true;
@@ -144,43 +144,43 @@ struct ValidationData {
 };
 
 struct FitOptions {
-  std::optional<int64_t> batch_size;  // tensors: default 32 (ceil(samples / steps_per_epoch) with those); a
+  std::optional<int64_t> batch_size{};  // tensors: default 32 (ceil(samples / steps_per_epoch) with those); a
                                       // dataset is already batched
   int epochs = 1;
   int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
-  std::vector<callbacks::CallbackArg> callbacks;
+  std::vector<callbacks::CallbackArg> callbacks{};
   double validation_split = 0.0;  // the last fraction of the tensors, taken before shuffling, unless
                                   // validation_data is given
-  ValidationData validation_data;
+  ValidationData validation_data{};
   bool shuffle = true;  // tensors only: a new order each epoch
-  std::map<int64_t, double> class_weight;
-  Tensor sample_weight;  // tensors only: one weight per sample
+  std::map<int64_t, double> class_weight{};
+  Tensor sample_weight{};  // tensors only: one weight per sample
   int initial_epoch = 0;
-  std::optional<int64_t> steps_per_epoch;
-  std::optional<int64_t> validation_steps;
-  std::optional<int64_t> validation_batch_size;
+  std::optional<int64_t> steps_per_epoch{};
+  std::optional<int64_t> validation_steps{};
+  std::optional<int64_t> validation_batch_size{};
   int validation_freq = 1;
 };
 
 struct EvaluateOptions {
-  std::optional<int64_t> batch_size;  // tensors: default 32 (ceil(samples / steps) with steps)
+  std::optional<int64_t> batch_size{};  // tensors: default 32 (ceil(samples / steps) with steps)
   int verbose = 1;
-  Tensor sample_weight;
-  std::optional<int64_t> steps;
-  std::vector<callbacks::CallbackArg> callbacks;
+  Tensor sample_weight{};
+  std::optional<int64_t> steps{};
+  std::vector<callbacks::CallbackArg> callbacks{};
 };
 
 struct PredictOptions {
-  std::optional<int64_t> batch_size;  // tensors: default 32 (ceil(samples / steps) with steps)
+  std::optional<int64_t> batch_size{};  // tensors: default 32 (ceil(samples / steps) with steps)
   int verbose = 1;
-  std::optional<int64_t> steps;
-  std::vector<callbacks::CallbackArg> callbacks;
+  std::optional<int64_t> steps{};
+  std::vector<callbacks::CallbackArg> callbacks{};
 };
 
 // train_on_batch / test_on_batch options.
 struct OnBatchOptions {
-  Tensor sample_weight;
-  std::map<int64_t, double> class_weight;
+  Tensor sample_weight{};
+  std::map<int64_t, double> class_weight{};
 };
 
 }  // namespace ember

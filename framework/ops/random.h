@@ -29,13 +29,13 @@ struct NormalOptions {
   double mean = 0.0;
   double stddev = 1.0;
   DType dtype = DType::Float32;
-  std::optional<uint64_t> seed;  // op seed (TF semantics together with the global seed)
+  std::optional<uint64_t> seed{};  // op seed (TF semantics together with the global seed)
 };
 struct UniformOptions {
   double minval = 0.0;
   double maxval = 1.0;
   DType dtype = DType::Float32;
-  std::optional<uint64_t> seed;
+  std::optional<uint64_t> seed{};
 };
 
 // Normal(mean, stddev) samples.

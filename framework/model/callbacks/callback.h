@@ -64,20 +64,20 @@ class Callback {
   virtual std::shared_ptr<Callback> move_to_shared() && = 0;
 
   // Epochs are 0-based, as in Keras; batches count from 0 within an epoch.
-  virtual void on_train_begin(const Logs& logs) {}
-  virtual void on_train_end(const Logs& logs) {}
-  virtual void on_epoch_begin(int epoch, const Logs& logs) {}
-  virtual void on_epoch_end(int epoch, Logs& logs) {}  // logs may be extended (e.g. "learning_rate")
-  virtual void on_train_batch_begin(int64_t batch, const Logs& logs) {}
-  virtual void on_train_batch_end(int64_t batch, const Logs& logs) {}
-  virtual void on_test_begin(const Logs& logs) {}
-  virtual void on_test_end(const Logs& logs) {}
-  virtual void on_test_batch_begin(int64_t batch, const Logs& logs) {}
-  virtual void on_test_batch_end(int64_t batch, const Logs& logs) {}
-  virtual void on_predict_begin(const Logs& logs) {}
-  virtual void on_predict_end(const Logs& logs) {}
-  virtual void on_predict_batch_begin(int64_t batch, const Logs& logs) {}
-  virtual void on_predict_batch_end(int64_t batch, const Logs& logs) {}
+  virtual void on_train_begin(const Logs& /*logs*/) {}
+  virtual void on_train_end(const Logs& /*logs*/) {}
+  virtual void on_epoch_begin(int /*epoch*/, const Logs& /*logs*/) {}
+  virtual void on_epoch_end(int /*epoch*/, Logs& /*logs*/) {}  // logs may be extended (e.g. "learning_rate")
+  virtual void on_train_batch_begin(int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_train_batch_end(int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_test_begin(const Logs& /*logs*/) {}
+  virtual void on_test_end(const Logs& /*logs*/) {}
+  virtual void on_test_batch_begin(int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_test_batch_end(int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_predict_begin(const Logs& /*logs*/) {}
+  virtual void on_predict_end(const Logs& /*logs*/) {}
+  virtual void on_predict_batch_begin(int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_predict_batch_end(int64_t /*batch*/, const Logs& /*logs*/) {}
 
   // Whether the callback uses the training (test) batch hooks (Keras: _implements_train_batch_hooks,
   // _implements_test_batch_hooks). fit and evaluate call those hooks, and turn each batch's metrics into

@@ -19,7 +19,7 @@ struct EarlyStoppingOptions {
   // direction() (e.g. "accuracy" maximised); any other name in auto mode is an InvalidArgument.
   std::string mode = "auto";
   // Training stops unless the quantity beats this within `patience` epochs.
-  std::optional<double> baseline;
+  std::optional<double> baseline{};
   bool restore_best_weights = false;
   int start_from_epoch = 0;  // epochs of warm-up that are not monitored
 };

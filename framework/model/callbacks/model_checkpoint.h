@@ -43,7 +43,7 @@ struct ModelCheckpointOptions {
   bool save_weights_only = false;
   std::string mode = "auto";    // "auto", "min" or "max" (see MonitorCallback)
   SaveFreq save_freq = "epoch";
-  std::optional<double> initial_value_threshold;  // with save_best_only: the value to beat first
+  std::optional<double> initial_value_threshold{};  // with save_best_only: the value to beat first
 };
 
 class ModelCheckpoint : public MonitorCallback {

@@ -22,13 +22,13 @@ struct ProgbarOptions {
   double interval = 0.05;  // seconds between two redraws of the bar (the final one is always drawn)
   // Names whose values are shown as given; the others are averaged over the steps seen (weighted by
   // how many steps each update covered).
-  std::vector<std::string> stateful_metrics;
+  std::vector<std::string> stateful_metrics{};
   std::string unit_name = "step";
   std::ostream* stream = nullptr;  // null: std::cout
   // Redraw in place with \b and \r. Unset: only when the stream is std::cout/std::cerr/std::clog and
   // that file descriptor is a terminal. Otherwise (a log file, a pipe) only the finished line of each
   // bar is written, so logs hold one line per epoch rather than hundreds of partial bars.
-  std::optional<bool> dynamic_display;
+  std::optional<bool> dynamic_display{};
   std::function<double()> clock;  // seconds; empty: a steady clock. Tests inject a fake one.
 };
 

@@ -15,7 +15,7 @@ namespace ember::callbacks {
 
 struct ProgbarLoggerOptions {
   std::ostream* stream = nullptr;       // null: std::cout
-  std::optional<bool> dynamic_display;  // unset: whether the stream is a terminal (see ProgbarOptions)
+  std::optional<bool> dynamic_display{};  // unset: whether the stream is a terminal (see ProgbarOptions)
   std::function<double()> clock;        // seconds; empty: a steady clock
 };
 

@@ -61,7 +61,7 @@ class MeanMetricWrapper : public Metric {
   // values() and the mask Keras's fn attaches to them (undefined: none; only a loss with ignore_class
   // has one). As in Keras's Mean, the mask matters only with sample weights: each weight is multiplied
   // by it (masked values weigh 0); without weights every value counts, the masked ones as they are.
-  virtual Tensor masked_values(const Tensor& y_true, const Tensor& y_pred, Tensor& mask) const {
+  virtual Tensor masked_values(const Tensor& y_true, const Tensor& y_pred, Tensor& /*mask*/) const {
     return values(y_true, y_pred);
   }
   void update(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) override;
