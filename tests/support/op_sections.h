@@ -3,9 +3,12 @@
 // first op. A section runs up to the next section's first op and the last one to the end of the table,
 // so every op belongs to exactly one section: an op added anywhere in the table is walked by the
 // harnesses without editing them (a hand-written list of op ranges once left matmul_bias out).
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "framework/ops/op.h"
 
@@ -46,6 +49,25 @@ inline std::set<OpId>& sections_with_a_test_case() {
   return s;
 }
 inline bool record_section_test_case(OpId first) { return sections_with_a_test_case().insert(first).second; }
+
+// The check each harness runs: the sections start at the table's first op, in order, cover every op once
+// (matmul_bias, Dense's fused op, among them), and each has this program's test case.
+inline void check_sections_cover_the_table() {
+  const std::vector<OpSection>& sections = op_sections();
+  REQUIRE_FALSE(sections.empty());
+  CHECK(static_cast<int>(sections.front().first) == 0);
+  for (size_t k = 1; k < sections.size(); ++k) CHECK(sections[k - 1].first < sections[k].first);
+  size_t walked = 0;
+  for (const OpSection& s : sections) {
+    INFO("section " << s.name);
+    CHECK(sections_with_a_test_case().count(s.first) == 1);
+    walked += ops_of_section(s.first).size();
+  }
+  CHECK(walked == static_cast<size_t>(kNumOps));
+  CHECK(sections_with_a_test_case().size() == sections.size());
+  const std::vector<OpId> linalg = ops_of_section(OpId::matmul);
+  CHECK(std::count(linalg.begin(), linalg.end(), OpId::matmul_bias) == 1);
+}
 
 }  // namespace ember::testing
 

@@ -422,21 +422,7 @@ GRAD_CHECK_SECTION("neural network", OpId::softmax)
 GRAD_CHECK_SECTION("optimizer updates", OpId::apply_adam)
 
 TEST_CASE("the grad-check sections cover op_list.def, each with its test case", "[autodiff][grad_check]") {
-  const auto& sections = testing::op_sections();
-  REQUIRE_FALSE(sections.empty());
-  CHECK(static_cast<int>(sections.front().first) == 0);
-  for (size_t k = 1; k < sections.size(); ++k) CHECK(sections[k - 1].first < sections[k].first);
-  size_t walked = 0;
-  for (const auto& s : sections) {
-    INFO("section " << s.name);
-    CHECK(testing::sections_with_a_test_case().count(s.first) == 1);
-    walked += testing::ops_of_section(s.first).size();
-  }
-  CHECK(walked == static_cast<size_t>(kNumOps));
-  CHECK(testing::sections_with_a_test_case().size() == sections.size());
-  // The fused Dense ops sit in a section, so their cases run.
-  const std::vector<OpId> linalg = testing::ops_of_section(OpId::matmul);
-  CHECK(std::count(linalg.begin(), linalg.end(), OpId::matmul_bias) == 1);
+  testing::check_sections_cover_the_table();
 }
 
 // Backward formulas are eager ops, so a nested tape differentiates them again.

@@ -1082,15 +1082,7 @@ CUDA_BACKEND_SECTION("neural network (TF32 off)", OpId::softmax)
 CUDA_BACKEND_SECTION("optimizer updates", OpId::apply_adam)
 
 TEST_CASE("the CPU/CUDA sections cover op_list.def, each with its test case", "[ops][backend_cases]") {
-  const auto& sections = testing::op_sections();
-  size_t walked = 0;
-  for (const auto& s : sections) {
-    INFO("section " << s.name);
-    CHECK(testing::sections_with_a_test_case().count(s.first) == 1);
-    walked += testing::ops_of_section(s.first).size();
-  }
-  CHECK(walked == static_cast<size_t>(kNumOps));
-  CHECK(testing::sections_with_a_test_case().size() == sections.size());
+  testing::check_sections_cover_the_table();
 }
 
 // TF's default: float32 matmul and convolutions on tensor cores in TF32 (10-bit mantissa inputs).
