@@ -3,13 +3,64 @@
 #include <pmmintrin.h>
 #include <xmmintrin.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <limits>
 #include <thread>
 
 #include "framework/core/error.h"
 #include "framework/core/parallel.h"
+#include "framework/core/thread_count.h"
 
 namespace ember {
+
+namespace detail {
+
+EnvThreadCount parse_thread_count(const char* name, const char* value) {
+  if (value == nullptr) return {};
+  std::string text(value);
+  // OpenMP lists one count per nesting level ("4,2"); the pool is the outermost level.
+  if (std::strcmp(name, "OMP_NUM_THREADS") == 0) text = text.substr(0, text.find(','));
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  const auto first = std::find_if_not(text.begin(), text.end(), blank);
+  const auto last = std::find_if_not(text.rbegin(), text.rend(), blank).base();
+  const std::string digits = first < last ? std::string(first, last) : std::string();
+  const auto bad = [&] {
+    return EnvThreadCount{std::nullopt, std::string(name) + "='" + value +
+                                            "' is not a thread count (expected a positive integer, or 0 for the "
+                                            "default); ignoring it"};
+  };
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return bad();
+  errno = 0;
+  const long n = std::strtol(digits.c_str(), nullptr, 10);
+  if (errno == ERANGE || n > std::numeric_limits<int>::max()) return bad();
+  if (n == 0) return {};
+  return {static_cast<int>(n), {}};
+}
+
+int default_intra_op_threads(const std::function<const char*(const char*)>& getenv, int hardware_threads,
+                             const std::function<void(const std::string&)>& warn) {
+  for (const char* name : {"EMBER_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    const EnvThreadCount count = parse_thread_count(name, getenv(name));
+    if (!count.problem.empty()) warn(count.problem);
+    if (count.threads) return *count.threads;
+  }
+  return std::max(1, hardware_threads);
+}
+
+int default_intra_op_threads() {
+  static const int n = default_intra_op_threads(
+      [](const char* name) { return std::getenv(name); }, static_cast<int>(std::thread::hardware_concurrency()),
+      [](const std::string& problem) { std::cerr << "WARNING: Ember: " << problem << std::endl; });
+  return n;
+}
+
+}  // namespace detail
 
 namespace {
 std::atomic<bool> g_determinism{false};
@@ -26,7 +77,7 @@ int init_pool(int n) {
 }
 
 std::atomic<int>& pool_size() {
-  static std::atomic<int> n{init_pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())))};
+  static std::atomic<int> n{init_pool(detail::default_intra_op_threads())};
   return n;
 }
 }  // namespace
@@ -42,7 +93,7 @@ namespace config {
 
 void set_intra_op_parallelism_threads(int n) {
   EMBER_CHECK(n >= 0, InvalidArgument) << "set_intra_op_parallelism_threads: expected n >= 0, got " << n;
-  if (n == 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (n == 0) n = detail::default_intra_op_threads();
   pool_size().store(init_pool(n));
 }
 

@@ -8,7 +8,7 @@
 
 namespace ember::config {
 
-// Sizes the one shared intra-op thread pool (OpenMP, also used by oneDNN and Eigen); 0 = hardware threads.
+// Sizes the shared intra-op pool (OpenMP, oneDNN, Eigen); 0 = EMBER_NUM_THREADS, else OMP_NUM_THREADS, else all cores.
 void set_intra_op_parallelism_threads(int n);
 // Threads of the intra-op pool.
 int get_intra_op_parallelism_threads();
