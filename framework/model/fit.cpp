@@ -3,6 +3,7 @@
 // batches come from batch_source.h.
 #include <cmath>
 
+#include "framework/core/cpu_policy.h"
 #include "framework/core/error.h"
 #include "framework/core/parallel.h"
 #include "framework/model/batch_source.h"
@@ -18,19 +19,13 @@ using detail::EpochIterator;
 
 // The training step's thread count is chosen by timing the steps (framework/core/mode_tuner.h): mode false
 // runs them on the pool, mode true caps parallel_for at the training thread (ScopedThreadLimit), which keeps
-// the split and so computes the same bits. One thread wins when a step's ops are too small to pay for waking
-// the pool and for moving their operands between cores: on this project's 2-vCPU VM, when the vCPUs shared no
-// cache, a batch-8 MLP step took 116-123 us on one thread against 153-156 on two (82-95 on two against about
-// 134 on one when they shared one); since the factored kernel gradients two threads win both ways there
-// (README), which the timing finds out as it would the opposite. Two settling steps after a switch warm the caches; a window of 16
-// steps per mode is short next to the seconds the VM spends in each state, and the losing mode's window is
-// cut short.
+// the split and so computes the same bits. The tuner's settings, and why, are the CPU policy's
+// (framework/core/cpu_policy.h).
 MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle) {
   if (intra_op_threads() < 2) return model.train_step(batch);
   CompiledState& state = *model.compiled_;
   if (!state.step_tuner)
-    state.step_tuner = std::make_unique<ModeTuner>(
-        ModeTunerOptions{.settle = 2, .window = 16, .min_hold = 1024, .max_hold = 16384}, nullptr);
+    state.step_tuner = std::make_unique<ModeTuner>(kCpuPolicy.step_threads.tuner, nullptr);
   ModeTuner& tuner = *state.step_tuner;
   if (start_cycle) tuner.start_cycle();
   MetricResults results;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/core/cpu_policy.h"
 #include "framework/core/parallel.h"
 #include "framework/ops/broadcast.h"
 #include "framework/ops/cpu/bias_add.h"
@@ -33,15 +34,10 @@ namespace {
 // large matrix's rows, one single-threaded dnnl_sgemm per thread, in the chunks in which parallel_for splits
 // the optimizer's elementwise update of that weight. So each thread reads and writes the same rows of a
 // weight, its gradient and its slots at every step, in its own core's caches; oneDNN's split differs from
-// product to product. Where the VM's two vCPUs share no cache a batch-8 MLP step took 171 us against 230
-// with oneDNN's split (99.7 against 103.8 where they do). oneDNN 2.6 also threads the weight gradient
-// poorly: on 2 threads a 784x256 product took 97 us at k = 1 and 107 us at k = 8 on znver1, against 31 and
-// 64 us split by rows (bench_matmul's matmul_tn rows).
+// product to product (and oneDNN 2.6 threads the weight gradient poorly). Where the split starts, and the
+// other thresholds below, are measured figures: detail::kCpuPolicy.sgemm (framework/core/cpu_policy.h).
 using cpu::kSmallBatch;
 using cpu::kSplitMinRows;
-constexpr int64_t kSplitMinElements = 65536;  // of the large matrix
-constexpr int64_t kSerialMaxProduct = 65536;  // m * n * k below which a product stays on the calling thread
-constexpr int64_t kOuterMinCols = 64;         // k = 1 products at least this wide run as Eigen outer products
 
 void check_dnnl(dnnl_status_t status, const char* what) {
   EMBER_CHECK(status == dnnl_success, Internal) << "matmul: " << what << " failed with oneDNN status " << status;
@@ -72,12 +68,12 @@ void outer_rows(const float* a, const float* b, float* c, int64_t begin, int64_t
 void sgemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   const char tra = ta ? 'T' : 'N', trb = tb ? 'T' : 'N';
+  const detail::SgemmPolicy& policy = detail::kCpuPolicy.sgemm;
   const bool split = intra_op_threads() >= 2 && !in_parallel_body();
-  const bool split_m = split && m * n >= kSplitMinElements && m >= 2 * kSplitMinRows;  // rows of c
-  if (k == 1 && n >= kOuterMinCols) {
+  const bool split_m = split && m * n >= policy.split_min_elements && m >= 2 * kSplitMinRows;  // rows of c
+  if (k == 1 && n >= policy.outer_min_cols) {
     // An outer product (a batch-1 weight gradient; with k = 1 both operands are contiguous whatever the
-    // transposes). Eigen writes each row of c once: 784 x 256 took 7.5 us against dnnl_sgemm's 10.1, 256 x
-    // 256 2.3 against 3.6 (one thread, c not in cache). Each element is one rounded product either way.
+    // transposes), which Eigen writes row by row of c.
     if (split_m)
       return parallel_for_chunks(m, kSplitMinRows, [&](int64_t, int64_t begin, int64_t end) {
         outer_rows(a, b, c, begin, end, n);
@@ -91,13 +87,13 @@ void sgemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64
                         c + begin * n, n);
     });
   }
-  if (split && !ta && tb && m <= kSmallBatch && n * k >= kSplitMinElements && n >= 2 * kSplitMinRows) {
+  if (split && !ta && tb && m <= kSmallBatch && n * k >= policy.split_min_elements && n >= 2 * kSplitMinRows) {
     // dy @ w^T: columns of c, rows of b.
     return split_rows(n, [&](int64_t, int64_t begin, int64_t end) {
       return dnnl_sgemm(tra, trb, m, end - begin, k, 1.0f, a, lda, b + begin * ldb, ldb, 0.0f, c + begin, n);
     });
   }
-  if (split && !ta && !tb && m <= kSmallBatch && k * n >= kSplitMinElements && k >= 2 * kSplitMinRows) {
+  if (split && !ta && !tb && m <= kSmallBatch && k * n >= policy.split_min_elements && k >= 2 * kSplitMinRows) {
     // x @ w: the inner dimension, rows of b. Chunk 0 writes c, the others a partial product each, added
     // to c afterwards in chunk order.
     const int64_t chunks = parallel_chunks(k, kSplitMinRows);
@@ -112,11 +108,10 @@ void sgemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64
     }
     return;
   }
-  // oneDNN threads some products too small to repay it: 256 x 10 at k = 8 (the last layer's weight gradient
-  // at batch 8) took 1.7 us on 2 threads against 0.8 on one. On one thread their result also stops depending
-  // on the pool's size (oneDNN splits the inner dimension of a few, such as 1 x 64 at k = 256).
+  // Products too small to repay oneDNN's threading run on this thread, where their result also stops
+  // depending on the pool's size.
   std::optional<ScopedOpenMPThreads> one_thread;
-  if (m * n * k < kSerialMaxProduct) one_thread.emplace(1);
+  if (m * n * k < policy.serial_max_product) one_thread.emplace(1);
   check_dnnl(dnnl_sgemm(tra, trb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n), "dnnl_sgemm");
 }
 
