@@ -36,16 +36,24 @@ struct SgemmPolicy {
 };
 
 // How fit and train_on_batch choose the training step's thread count (fit.cpp's tuned_train_step): they time
-// steps on the pool and on one thread (ModeTuner mode true: a ScopedThreadLimit of 1, the same split and so
-// the same bits) and keep the faster. One thread wins when a step's ops are too small to pay for waking the
-// pool and for moving their operands between cores: on a 2-core machine whose cores shared no cache, a batch-8
-// MLP step took 116-123 us on one thread against 153-156 on two (82-95 on two against about 134 on one where
-// they shared one); since the factored kernel gradients two threads win there both ways, which the timing
-// finds out as it would the opposite. Re-measure: bench_train --only latency.
+// steps on the pool and on the training thread alone (ModeTuner mode true) and keep the faster. One thread
+// wins when a step's ops are too small to pay for waking the pool and for moving their operands between
+// cores: on a 2-core machine whose cores shared no cache, a batch-8 MLP step took 116-123 us on one thread
+// against 153-156 on two (82-95 on two against about 134 on one where they shared one); since the factored
+// kernel gradients two threads win there both ways, which the timing finds out as it would the opposite.
+// One thread also wins on a machine busy with other work, whatever the step: there the pool's threads seldom
+// run at once, and each parallel region waits for the one set aside while the other spins (libgomp spins
+// 300000 pauses before it sleeps; OMP_WAIT_POLICY and GOMP_SPINCOUNT would shorten that, but libgomp reads
+// them once as it loads, before any of Ember's code runs, so only the user can set them). 100 batch-128 MLP steps on a 2-core machine already running builds took
+// 24.4 s on the pool beside two busy processes against 0.63 s on one thread (0.96 and 0.33 s without them).
+// Re-measure: bench_train --only latency and --only loaded.
 struct StepThreadPolicy {
   // Two settling steps after a switch warm the caches; a window of 16 steps per mode is short next to the
-  // seconds a shared machine spends at one speed, and the losing mode's window is cut short.
-  ModeTunerOptions tuner{.settle = 2, .window = 16, .min_hold = 1024, .max_hold = 16384};
+  // seconds a shared machine spends at one speed, and the losing mode's window is cut short. A held window
+  // 1.4 times slower or faster than the chosen mode was timed at (a load arrived or left: the batch-128 MLP
+  // step on the pool took 3.3 times as long beside one busy process on 2 cores) times both again at once;
+  // a needless retime costs one window of 16 steps in the slower mode.
+  ModeTunerOptions tuner{.settle = 2, .window = 16, .min_hold = 1024, .max_hold = 16384, .retime_ratio = 1.4};
 };
 
 struct CpuPolicy {

@@ -42,8 +42,27 @@ void ModeTuner::cycle_done() {
   if (last) add_cycle(std::chrono::duration<double>(now - *last).count());
 }
 
+bool ModeTuner::held_cycle_strays(double seconds) {
+  if (options_.retime_ratio <= 0 || chosen_mean_ <= 0) return false;
+  held_sum_ += seconds;
+  if (++held_samples_ < options_.window) return false;
+  const double mean = held_sum_ / static_cast<double>(held_samples_);
+  held_sum_ = 0;
+  held_samples_ = 0;
+  return mean > chosen_mean_ * options_.retime_ratio || mean * options_.retime_ratio < chosen_mean_;
+}
+
 void ModeTuner::add_cycle(double seconds) {
   const bool mode = this->mode();
+  if (phase_ == Phase::hold && held_cycle_strays(seconds)) {
+    // The conditions the choice was made in have changed: time this mode (settled, as it ran the window
+    // just seen) and then the other now, and start the next choice's hold over.
+    phase_ = Phase::measure;
+    sum_ = 0;
+    samples_ = 0;
+    last_choice_.reset();
+    return;
+  }
   if (phase_ != Phase::measure) {  // settling or holding
     if (--countdown_ <= 0) {
       phase_ = Phase::measure;
@@ -69,6 +88,9 @@ void ModeTuner::add_cycle(double seconds) {
   last_choice_ = choice;
   measured_[0] = measured_[1] = false;
   if (choice != mode) set_mode(choice);
+  chosen_mean_ = mean_[choice];
+  held_sum_ = 0;
+  held_samples_ = 0;
   phase_ = Phase::hold;  // the next round times the chosen mode first: the hold has settled it
   countdown_ = hold_;
 }

@@ -7,7 +7,9 @@
 // included) over a window in each mode and keeps the one with the lower mean (the throughput: a cost that
 // comes as a few long cycles would escape a median), measuring again after holds that double while the
 // choice stays the same. Each mode's window starts after a settling stretch (buffers fill, caches warm). A
-// mode whose window sum already passes the other mode's whole window has lost: its timing stops there. A
+// mode whose window sum already passes the other mode's whole window has lost: its timing stops there. With a
+// retime_ratio, a hold also ends when the mean of `window` held cycles strays from the chosen mode's timed mean
+// by more than that factor either way (a load arrived or left: which mode wins may have changed). A
 // TunerMemory carries the last choice and hold from one tuner to the next (a dataset's passes, a model's
 // fit calls), which then starts holding that choice instead of starting over.
 #include <atomic>
@@ -32,6 +34,7 @@ struct ModeTunerOptions {
   int64_t window;    // cycles timed per mode
   int64_t min_hold;  // cycles between measurements, doubling up to max_hold while the choice stays
   int64_t max_hold;
+  double retime_ratio = 0;  // > 1: held windows this much slower or faster time both modes again; 0: never
 };
 
 class ModeTuner {
@@ -56,6 +59,7 @@ class ModeTuner {
   using Clock = std::chrono::steady_clock;
   enum class Phase { settle, measure, hold };
   void set_mode(bool mode);
+  bool held_cycle_strays(double seconds);
 
   ModeTunerOptions options_;
   std::shared_ptr<TunerMemory> memory_;
@@ -70,6 +74,9 @@ class ModeTuner {
   bool measured_[2] = {false, false};
   int64_t hold_;
   std::optional<bool> last_choice_;
+  double chosen_mean_ = 0;  // the chosen mode's timed mean, which held windows are compared with; 0: none
+  double held_sum_ = 0;     // of the held cycles since the last comparison
+  int64_t held_samples_ = 0;
 };
 
 }  // namespace ember::detail

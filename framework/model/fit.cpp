@@ -2,7 +2,9 @@
 // keras/src/backend/tensorflow/trainer.py): validation, class weights and the callbacks' hooks. The
 // batches come from batch_source.h.
 #include <cmath>
+#include <optional>
 
+#include "framework/core/config.h"
 #include "framework/core/cpu_policy.h"
 #include "framework/core/error.h"
 #include "framework/core/parallel.h"
@@ -18,8 +20,12 @@ using detail::BatchSource;
 using detail::EpochIterator;
 
 // The training step's thread count is chosen by timing the steps (framework/core/mode_tuner.h): mode false
-// runs them on the pool, mode true caps parallel_for at the training thread (ScopedThreadLimit), which keeps
-// the split and so computes the same bits. The tuner's settings, and why, are the CPU policy's
+// runs them on the pool, mode true on the training thread alone. There parallel_for runs its chunks in turn
+// (ScopedThreadLimit: the same split, so the same bits), and oneDNN and Eigen run on this thread too, so that
+// no pool worker spins on a core that another process needs (on a machine busy with other work, a step on
+// the pool waits at every parallel region for a worker the scheduler has set aside). Their own split then
+// follows one thread, which can change the last bits of their larger products; under op determinism they
+// keep the pool, and its bits. The tuner's settings, and why, are the CPU policy's
 // (framework/core/cpu_policy.h).
 MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle) {
   if (intra_op_threads() < 2) return model.train_step(batch);
@@ -30,7 +36,10 @@ MetricResults detail::tuned_train_step(Model& model, const data::Element& batch,
   if (start_cycle) tuner.start_cycle();
   MetricResults results;
   {
-    ScopedThreadLimit limit(tuner.mode() ? 1 : 0);
+    const bool one_thread = tuner.mode();
+    ScopedThreadLimit limit(one_thread ? 1 : 0);
+    std::optional<ScopedOpenMPThreads> libraries;
+    if (one_thread && !config::is_op_determinism_enabled()) libraries.emplace(1);
     results = model.train_step(batch);
   }
   tuner.cycle_done();
