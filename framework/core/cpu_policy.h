@@ -50,9 +50,11 @@ struct SgemmPolicy {
 struct StepThreadPolicy {
   // Two settling steps after a switch warm the caches; a window of 16 steps per mode is short next to the
   // seconds a shared machine spends at one speed, and the losing mode's window is cut short. A held window
-  // 1.4 times slower or faster than the chosen mode was timed at (a load arrived or left: the batch-128 MLP
-  // step on the pool took 3.3 times as long beside one busy process on 2 cores) times both again at once;
-  // a needless retime costs one window of 16 steps in the slower mode.
+  // whose median step is 1.4 times slower or faster than the chosen mode's timed median (a load arrived or
+  // left: on the pool a batch-128 MLP step took 3.3 times as long beside one busy process on 2 cores, every
+  // step of it) times both again at once; a needless retime costs up to a window of 16 steps in the slower
+  // mode, and the median keeps a step the scheduler interrupted once from causing one. A load that leaves
+  // while the step runs on one thread barely changes that step's median: the hold's end finds it out.
   ModeTunerOptions tuner{.settle = 2, .window = 16, .min_hold = 1024, .max_hold = 16384, .retime_ratio = 1.4};
 };
 

@@ -42,14 +42,21 @@ void ModeTuner::cycle_done() {
   if (last) add_cycle(std::chrono::duration<double>(now - *last).count());
 }
 
+namespace {
+// The median of a window of cycles (reorders it).
+double median_cycle(std::vector<double>& v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+}  // namespace
+
 bool ModeTuner::held_cycle_strays(double seconds) {
-  if (options_.retime_ratio <= 0 || chosen_mean_ <= 0) return false;
-  held_sum_ += seconds;
-  if (++held_samples_ < options_.window) return false;
-  const double mean = held_sum_ / static_cast<double>(held_samples_);
-  held_sum_ = 0;
-  held_samples_ = 0;
-  return mean > chosen_mean_ * options_.retime_ratio || mean * options_.retime_ratio < chosen_mean_;
+  if (options_.retime_ratio <= 0 || chosen_median_ <= 0) return false;
+  held_.push_back(seconds);
+  if (static_cast<int64_t>(held_.size()) < options_.window) return false;
+  const double m = median_cycle(held_);
+  held_.clear();
+  return m > chosen_median_ * options_.retime_ratio || m * options_.retime_ratio < chosen_median_;
 }
 
 void ModeTuner::add_cycle(double seconds) {
@@ -60,6 +67,7 @@ void ModeTuner::add_cycle(double seconds) {
     phase_ = Phase::measure;
     sum_ = 0;
     samples_ = 0;
+    timed_.clear();
     last_choice_.reset();
     return;
   }
@@ -68,14 +76,17 @@ void ModeTuner::add_cycle(double seconds) {
       phase_ = Phase::measure;
       sum_ = 0;
       samples_ = 0;
+      timed_.clear();
     }
     return;
   }
   sum_ += seconds;
   ++samples_;
+  if (options_.retime_ratio > 0) timed_.push_back(seconds);
   const bool lost = measured_[!mode] && sum_ > mean_[!mode] * static_cast<double>(options_.window);
   if (samples_ < options_.window && !lost) return;
   mean_[mode] = sum_ / static_cast<double>(samples_);
+  if (!timed_.empty()) median_[mode] = median_cycle(timed_);
   measured_[mode] = true;
   if (!measured_[!mode]) {  // now the other mode, once it has settled
     set_mode(!mode);
@@ -88,9 +99,8 @@ void ModeTuner::add_cycle(double seconds) {
   last_choice_ = choice;
   measured_[0] = measured_[1] = false;
   if (choice != mode) set_mode(choice);
-  chosen_mean_ = mean_[choice];
-  held_sum_ = 0;
-  held_samples_ = 0;
+  chosen_median_ = median_[choice];
+  held_.clear();
   phase_ = Phase::hold;  // the next round times the chosen mode first: the hold has settled it
   countdown_ = hold_;
 }

@@ -4,11 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -185,4 +188,40 @@ TEST_CASE("training steps run on one thread while that is faster, and on the poo
   CHECK(all_equal(model.pooled, 150, 360, true));
   // On one thread the libraries stay on it too (no pool worker then competes for a core).
   CHECK(model.libraries_pooled == model.pooled);
+}
+
+// Op determinism is for the rest of a process, so this case runs in a fresh one: this executable's hidden
+// "determinism child" case, which prints what its steps ran on.
+TEST_CASE("under op determinism, one-thread steps leave oneDNN and Eigen on the pool (and its bits)",
+          "[core][parallel][fit]") {
+  std::vector<char> self(4096);
+  const ssize_t n = readlink("/proc/self/exe", self.data(), self.size() - 1);
+  REQUIRE(n > 0);
+  self[static_cast<size_t>(n)] = '\0';
+  FILE* pipe = popen(("'" + std::string(self.data()) + "' 'determinism child' 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[512];
+  while (size_t got = fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
+  CHECK(pclose(pipe) == 0);
+  INFO(out);
+  CHECK(out.find("determinism child: ok") != std::string::npos);
+}
+
+TEST_CASE("determinism child", "[.]") {
+  PoolThreads pool(2);
+  config::enable_op_determinism();
+  ThreadSensitiveModel model;
+  model.compile({.optimizer = "sgd", .loss = "mse"});
+  // As above: the pool is timed (18 steps), then one thread (2 + 16), which wins and is held.
+  model.fit(ops::ones({60, 3}), ops::zeros({60, 1}), {.batch_size = 1, .epochs = 1, .verbose = 0, .shuffle = false});
+  int one_thread = 0, libraries_pooled = 0;
+  for (size_t i = 0; i < model.pooled.size(); ++i) {
+    one_thread += !model.pooled[i];
+    libraries_pooled += !model.pooled[i] && model.libraries_pooled[i];
+  }
+  // At least one timed window's worth of steps ran on one thread, every one with the libraries on the pool.
+  const bool ok = one_thread >= 16 && libraries_pooled == one_thread;
+  std::printf("determinism child: %s (one-thread steps %d, with the libraries on the pool %d)\n", ok ? "ok" : "wrong",
+              one_thread, libraries_pooled);
 }
