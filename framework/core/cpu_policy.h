@@ -44,9 +44,10 @@ struct SgemmPolicy {
 // One thread also wins on a machine busy with other work, whatever the step: there the pool's threads seldom
 // run at once, and each parallel region waits for the one set aside while the other spins (libgomp spins
 // 300000 pauses before it sleeps; OMP_WAIT_POLICY and GOMP_SPINCOUNT would shorten that, but libgomp reads
-// them once as it loads, before any of Ember's code runs, so only the user can set them). 100 batch-128 MLP steps on a 2-core machine already running builds took
-// 24.4 s on the pool beside two busy processes against 0.63 s on one thread (0.96 and 0.33 s without them).
-// Re-measure: bench_train --only latency and --only loaded.
+// them once as it loads, before any of Ember's code runs, so only the user can set them). 100 batch-128 MLP
+// steps on a 2-core machine already running builds took 24.4 s on the pool beside two busy processes against
+// 0.63 s on one thread (0.96 and 0.33 s without them). Re-measure: bench_train --only latency and --only
+// loaded.
 struct StepThreadPolicy {
   // Two settling steps after a switch warm the caches; a window of 16 steps per mode is short next to the
   // seconds a shared machine spends at one speed, and the losing mode's window is cut short. A held window
