@@ -54,21 +54,30 @@ bool ModeTuner::held_cycle_strays(double seconds) {
   if (options_.retime_ratio <= 0 || chosen_median_ <= 0) return false;
   held_.push_back(seconds);
   if (static_cast<int64_t>(held_.size()) < options_.window) return false;
+  double sum = 0;
+  for (double s : held_) sum += s;
   const double m = median_cycle(held_);
   held_.clear();
-  return m > chosen_median_ * options_.retime_ratio || m * options_.retime_ratio < chosen_median_;
+  if (m <= chosen_median_ * options_.retime_ratio && m * options_.retime_ratio >= chosen_median_) return false;
+  // This window times the held mode as things are now (a whole window more of a mode that a load has made
+  // slow can cost seconds).
+  const bool mode = this->mode();
+  mean_[mode] = sum / static_cast<double>(options_.window);
+  median_[mode] = m;
+  return true;
 }
 
 void ModeTuner::add_cycle(double seconds) {
   const bool mode = this->mode();
   if (phase_ == Phase::hold && held_cycle_strays(seconds)) {
-    // The conditions the choice was made in have changed: time this mode (settled, as it ran the window
-    // just seen) and then the other now, and start the next choice's hold over.
-    phase_ = Phase::measure;
-    sum_ = 0;
-    samples_ = 0;
-    timed_.clear();
+    // The conditions the choice was made in have changed: the window just seen times this mode, the other
+    // is timed now, and the next choice's hold starts over.
+    measured_[mode] = true;
+    measured_[!mode] = false;
     last_choice_.reset();
+    set_mode(!mode);
+    phase_ = Phase::settle;
+    countdown_ = options_.settle;
     return;
   }
   if (phase_ != Phase::measure) {  // settling or holding

@@ -10,7 +10,8 @@
 // mode whose window sum already passes the other mode's whole window has lost: its timing stops there. With a
 // retime_ratio, a hold also ends when the median of `window` held cycles strays from the median of the chosen
 // mode's timed window by more than that factor either way (a load arrived or left: which mode wins may have
-// changed). The median, so that a cycle the scheduler interrupted once is no change. A
+// changed); that window then times the held mode, and the other is timed next. The median, so that a cycle
+// the scheduler interrupted once is no change. A
 // TunerMemory carries the last choice and hold from one tuner to the next (a dataset's passes, a model's
 // fit calls), which then starts holding that choice instead of starting over.
 #include <atomic>

@@ -56,15 +56,15 @@ TEST_CASE("mode tuner: a retime_ratio times both modes again when the held mode'
   // Cycles within the ratio of the pool's timed 1.0 keep the hold.
   CHECK(feed(tuner, 40, speeds(1.4, 2.0)) == 0);
   // A load arrives: the pool's cycles take 3.0, one thread's 1.5. The first held window that strays (4
-  // cycles) ends the hold; the pool is timed again (4 cycles), then one thread (1 settling + 4), which wins.
-  CHECK(feed(tuner, 4 + 4, speeds(3.0, 1.5)) == 0);
+  // cycles) ends the hold and times the pool; then one thread is timed (1 settling + 4), and wins.
+  CHECK(feed(tuner, 4, speeds(3.0, 1.5)) == 0);
   CHECK(tuner.mode());
   CHECK(feed(tuner, 5, speeds(3.0, 1.5)) == 5);
   CHECK(tuner.mode());
   CHECK(feed(tuner, 60, speeds(3.0, 1.5)) == 60);
-  // The load leaves: one thread's cycles drop to 0.9 (1.5 / 0.9 > 1.5) and the pool's to 0.5. One window
-  // later one thread is timed again (4 cycles), then the pool (1 settling + 4), which wins.
-  CHECK(feed(tuner, 4 + 4, speeds(0.5, 0.9)) == 8);
+  // The load leaves: one thread's cycles drop to 0.9 (1.5 / 0.9 > 1.5) and the pool's to 0.5. The window
+  // that shows it times one thread; then the pool (1 settling + 4), which wins.
+  CHECK(feed(tuner, 4, speeds(0.5, 0.9)) == 4);
   CHECK_FALSE(tuner.mode());
   CHECK(feed(tuner, 5, speeds(0.5, 0.9)) == 0);
   CHECK_FALSE(tuner.mode());
