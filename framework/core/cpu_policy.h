@@ -51,11 +51,11 @@ struct SgemmPolicy {
 struct StepThreadPolicy {
   // Two settling steps after a switch warm the caches; a window of 16 steps per mode is short next to the
   // seconds a shared machine spends at one speed, and the losing mode's window is cut short. A held window
-  // whose median step is 1.4 times slower or faster than the chosen mode's timed median (a load arrived or
-  // left: on the pool a batch-128 MLP step took 3.3 times as long beside one busy process on 2 cores, every
-  // step of it) times both again at once; a needless retime costs up to a window of 16 steps in the slower
-  // mode, and the median keeps a step the scheduler interrupted once from causing one. A load that leaves
-  // while the step runs on one thread barely changes that step's median: the hold's end finds it out.
+  // whose median step passes 1.4 times the slower mode's timed median (a load arrived: on the pool a
+  // batch-128 MLP step took 3.3 times as long beside one busy process on 2 cores, every step of it) times
+  // the other mode at once. The median keeps a step the scheduler interrupted once from doing that, and the
+  // slower mode's keeps one thread, once the pool lost by far under a load, from trying the pool again for
+  // noise (each try costs a few steps on the pool). A load that leaves is found out at the hold's end.
   ModeTunerOptions tuner{.settle = 2, .window = 16, .min_hold = 1024, .max_hold = 16384, .retime_ratio = 1.4};
 };
 

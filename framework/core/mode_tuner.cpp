@@ -51,14 +51,14 @@ double median_cycle(std::vector<double>& v) {
 }  // namespace
 
 bool ModeTuner::held_cycle_strays(double seconds) {
-  if (options_.retime_ratio <= 0 || chosen_median_ <= 0) return false;
+  if (options_.retime_ratio <= 0 || retime_above_ <= 0) return false;
   held_.push_back(seconds);
   if (static_cast<int64_t>(held_.size()) < options_.window) return false;
   double sum = 0;
   for (double s : held_) sum += s;
   const double m = median_cycle(held_);
   held_.clear();
-  if (m <= chosen_median_ * options_.retime_ratio && m * options_.retime_ratio >= chosen_median_) return false;
+  if (m <= retime_above_) return false;
   // This window times the held mode as things are now (a whole window more of a mode that a load has made
   // slow can cost seconds).
   const bool mode = this->mode();
@@ -108,7 +108,7 @@ void ModeTuner::add_cycle(double seconds) {
   last_choice_ = choice;
   measured_[0] = measured_[1] = false;
   if (choice != mode) set_mode(choice);
-  chosen_median_ = median_[choice];
+  retime_above_ = options_.retime_ratio * std::max(median_[0], median_[1]);
   held_.clear();
   phase_ = Phase::hold;  // the next round times the chosen mode first: the hold has settled it
   countdown_ = hold_;

@@ -8,10 +8,10 @@
 // comes as a few long cycles would escape a median), measuring again after holds that double while the
 // choice stays the same. Each mode's window starts after a settling stretch (buffers fill, caches warm). A
 // mode whose window sum already passes the other mode's whole window has lost: its timing stops there. With a
-// retime_ratio, a hold also ends when the median of `window` held cycles strays from the median of the chosen
-// mode's timed window by more than that factor either way (a load arrived or left: which mode wins may have
-// changed); that window then times the held mode, and the other is timed next. The median, so that a cycle
-// the scheduler interrupted once is no change. A
+// retime_ratio, a hold also ends when the median of `window` held cycles passes that factor times the slower
+// mode's timed median (a load arrived: the held mode may have lost its lead); that window then times the
+// held mode, and the other is timed next. The median, so that a cycle the scheduler interrupted once is no
+// change; the slower mode's, so that a mode that won by far is not timed again for noise. A
 // TunerMemory carries the last choice and hold from one tuner to the next (a dataset's passes, a model's
 // fit calls), which then starts holding that choice instead of starting over.
 #include <atomic>
@@ -37,7 +37,7 @@ struct ModeTunerOptions {
   int64_t window;    // cycles timed per mode
   int64_t min_hold;  // cycles between measurements, doubling up to max_hold while the choice stays
   int64_t max_hold;
-  double retime_ratio = 0;  // > 1: held windows this much slower or faster (median) time both again; 0: never
+  double retime_ratio = 0;  // > 1: a held window's median this much over the slower mode's retimes; 0: never
 };
 
 class ModeTuner {
@@ -79,7 +79,7 @@ class ModeTuner {
   std::optional<bool> last_choice_;
   std::vector<double> timed_;     // this mode's timed cycles in this round (with a retime_ratio)
   double median_[2] = {0, 0};     // median cycle per mode in this round (with a retime_ratio)
-  double chosen_median_ = 0;      // the chosen mode's, which held windows are compared with; 0: none
+  double retime_above_ = 0;       // the held window median that ends a hold; 0: none
   std::vector<double> held_;      // the held cycles since the last comparison
 };
 

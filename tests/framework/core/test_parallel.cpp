@@ -146,18 +146,19 @@ TEST_CASE("parallel_for: kernels built from partials give the same bits under a 
 }
 
 namespace {
-// A model whose training step costs 500 us more when it runs on the pool (slow_pooled) or on one thread (not
+// A model whose training step costs slow_us more when it runs on the pool (slow_pooled) or on one thread (not
 // slow_pooled), and records whether each step ran on the pool, for parallel_for and for the libraries
 // (oneDNN and Eigen follow the thread's OpenMP limit).
 struct ThreadSensitiveModel : Model {
   layers::Dense dense{1};
   bool slow_pooled = true;
+  int slow_us = 500;
   std::vector<bool> pooled, libraries_pooled;
   Tensor call(const Tensor& x, bool training) override { return dense(x); }
   MetricResults train_step(const data::Element& batch) override {
     pooled.push_back(parallel_threads() >= 2);
     libraries_pooled.push_back(omp_get_max_threads() >= 2);
-    if (pooled.back() == slow_pooled) std::this_thread::sleep_for(std::chrono::microseconds(500));
+    if (pooled.back() == slow_pooled) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
     return Model::train_step(batch);
   }
 };
@@ -178,10 +179,11 @@ TEST_CASE("training steps run on one thread while that is faster, and on the poo
   REQUIRE(model.pooled.size() == 60);
   CHECK(all_equal(model.pooled, 0, 18, true));
   CHECK(all_equal(model.pooled, 18, 60, false));
-  // train_on_batch shares the choice. Once one thread turns slower (the machine's load changed, say), the
-  // first held window of 16 steps that strays from its timed mean ends the hold (not the hold's 1024 steps):
-  // one thread is timed again, then the pool, which wins and is kept.
+  // train_on_batch shares the choice. Once one thread turns far slower than the pool was (a load arrived,
+  // say), the first held window of 16 steps whose median passes 1.4 times the pool's ends the hold (not the
+  // hold's 1024 steps): it times one thread, then the pool is timed, wins and is kept.
   model.slow_pooled = false;
+  model.slow_us = 3000;
   const Tensor xb = ops::ones({1, 3}), yb = ops::zeros({1, 1});
   for (int i = 0; i < 300; ++i) model.train_on_batch(xb, yb);
   CHECK(all_equal(model.pooled, 60, 68, false));
