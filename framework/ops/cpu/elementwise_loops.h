@@ -48,6 +48,57 @@ void unary_loop(const In* x, Out* y, int64_t n, F f) {
   });
 }
 
+// Float16 operands: an element conversion keeps a loop scalar (Eigen's half converts one value at a time), so the
+// loops below convert blocks of kHalfBlock elements with F16C (to_compute_n / from_compute_n), run the functor on
+// float32 and round the block back: the values of the element-wise loops, since both conversions are static_cast's.
+template <class T, class Out>
+concept HalfOperands = std::is_same_v<T, half> || std::is_same_v<Out, half>;
+inline constexpr int64_t kHalfBlock = 256;
+
+// dst[j] = src[j * stride] in T's compute type, j < k.
+template <class T>
+inline void load_block(const T* src, int64_t stride, compute_t<T>* dst, int64_t k) {
+  if (stride == 1) {
+    to_compute_n(src, dst, k);
+  } else if (stride == 0) {
+    std::fill_n(dst, k, to_compute(src[0]));
+  } else {
+    for (int64_t j = 0; j < k; ++j) dst[j] = to_compute(src[j * stride]);
+  }
+}
+
+template <class T, class Out, class F>
+  requires HalfOperands<T, Out>
+void unary_loop(const T* x, Out* y, int64_t n, Unary<T, Out, F> u) {
+  using R = decltype(u.f(compute_t<T>{}));
+  run_range(n, kParallelGrain, [=](int64_t b, int64_t e) {
+    compute_t<T> xs[kHalfBlock];
+    R ys[kHalfBlock];
+    for (int64_t i = b; i < e; i += kHalfBlock) {
+      const int64_t k = std::min(kHalfBlock, e - i);
+      load_block(x + i, 1, xs, k);
+      for (int64_t j = 0; j < k; ++j) ys[j] = u.f(xs[j]);
+      from_compute_n(ys, y + i, k);
+    }
+  });
+}
+
+// z[j] = f(x[j * sx], y[j * sy]) for j < n, in blocks (see HalfOperands).
+template <class T, class Out, class F>
+void binary_blocks(const T* x, int64_t sx, const T* y, int64_t sy, Out* z, int64_t n, const Binary<T, Out, F>& f) {
+  using C = compute_t<T>;
+  using R = decltype(f.f(C{}, C{}));
+  C xs[kHalfBlock], ys[kHalfBlock];
+  R zs[kHalfBlock];
+  for (int64_t i = 0; i < n; i += kHalfBlock) {
+    const int64_t k = std::min(kHalfBlock, n - i);
+    load_block(x + i * sx, sx, xs, k);
+    load_block(y + i * sy, sy, ys, k);
+    for (int64_t j = 0; j < k; ++j) zs[j] = f.f(xs[j], ys[j]);
+    from_compute_n(zs, z + i, k);
+  }
+}
+
 // Calls row(out_offset, in_offsets) for each run of the inner dimension of the plan, rows in parallel.
 template <size_t N, class Row>
 void for_each_row(const BroadcastPlan<N>& p, int64_t num_elements, Row&& row) {
@@ -137,6 +188,29 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
       }
     });
   }
+}
+
+template <class T, class Out, class F>
+  requires HalfOperands<T, Out>
+void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, Binary<T, Out, F> f) {
+  const T* x = static_cast<const T*>(a.raw_data());
+  const T* y = static_cast<const T*>(b.raw_data());
+  Out* z = static_cast<Out*>(out.raw_data());
+  const int64_t n = out.num_elements();
+  if (n == 0) return;
+  const int64_t na = a.num_elements(), nb = b.num_elements();
+  if ((na == n || na == 1) && (nb == n || nb == 1)) {
+    const int64_t sx = na == n ? 1 : 0, sy = nb == n ? 1 : 0;
+    run_range(n, kParallelGrain,
+              [=](int64_t s, int64_t e) { binary_blocks(x + s * sx, sx, y + s * sy, sy, z + s, e - s, f); });
+    return;
+  }
+  BroadcastPlan<2> p(out.shape(), {&a.shape(), &b.shape()});
+  const int64_t inner = p.inner();
+  const int64_t sx = p.strides.back()[0], sy = p.strides.back()[1];
+  for_each_row(p, n, [=](int64_t o, const std::array<int64_t, 2>& off) {
+    binary_blocks(x + off[0], sx, y + off[1], sy, z + o, inner, f);
+  });
 }
 
 // out = f(a, b, c) with all three broadcast to out's shape (where, clip_by_value).

@@ -127,19 +127,24 @@ HalfIsa hc_isa() {
 }
 #endif
 
-// Splits [0, n) over the pool and runs the fastest conversion the CPU has on each chunk.
+// Runs the fastest conversion the CPU has on [0, n), on the calling thread.
+template <class From, class To, class F512, class F2>
+void hc_convert(const From* src, To* dst, int64_t n, [[maybe_unused]] F512 avx512, [[maybe_unused]] F2 avx2) {
+#ifdef EMBER_HALF_CONVERT_X86
+  switch (hc_isa()) {
+    case HalfIsa::kAvx512: return avx512(src, dst, n);
+    case HalfIsa::kAvx2: return avx2(src, dst, n);
+    case HalfIsa::kScalar: break;
+  }
+#endif
+  hc_scalar(src, dst, n);
+}
+
+// The same, split over the pool.
 template <class From, class To, class F512, class F2>
 void hc_run(const From* src, To* dst, int64_t n, F512 avx512, F2 avx2) {
-  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
-#ifdef EMBER_HALF_CONVERT_X86
-    switch (hc_isa()) {
-      case HalfIsa::kAvx512: return avx512(src + b, dst + b, e - b);
-      case HalfIsa::kAvx2: return avx2(src + b, dst + b, e - b);
-      case HalfIsa::kScalar: break;
-    }
-#endif
-    hc_scalar(src + b, dst + b, e - b);
-  });
+  parallel_for(n, kParallelGrain,
+               [&](int64_t b, int64_t e) { hc_convert(src + b, dst + b, e - b, avx512, avx2); });
 }
 
 }  // namespace
@@ -152,6 +157,12 @@ void widen(const bfloat16* src, float* dst, int64_t n) {
 void narrow(const float* src, half* dst, int64_t n) { hc_run(src, dst, n, hc_narrow_f16_avx512, hc_narrow_f16_avx2); }
 void narrow(const float* src, bfloat16* dst, int64_t n) {
   hc_run(src, dst, n, hc_narrow_bf16_avx512, hc_narrow_bf16_avx2);
+}
+void widen_serial(const half* src, float* dst, int64_t n) {
+  hc_convert(src, dst, n, hc_widen_f16_avx512, hc_widen_f16_avx2);
+}
+void narrow_serial(const float* src, half* dst, int64_t n) {
+  hc_convert(src, dst, n, hc_narrow_f16_avx512, hc_narrow_f16_avx2);
 }
 const char* half_convert_isa() {
   switch (hc_isa()) {
@@ -166,6 +177,8 @@ void widen(const half* src, float* dst, int64_t n) { hc_run(src, dst, n, nullptr
 void widen(const bfloat16* src, float* dst, int64_t n) { hc_run(src, dst, n, nullptr, nullptr); }
 void narrow(const float* src, half* dst, int64_t n) { hc_run(src, dst, n, nullptr, nullptr); }
 void narrow(const float* src, bfloat16* dst, int64_t n) { hc_run(src, dst, n, nullptr, nullptr); }
+void widen_serial(const half* src, float* dst, int64_t n) { hc_scalar(src, dst, n); }
+void narrow_serial(const float* src, half* dst, int64_t n) { hc_scalar(src, dst, n); }
 const char* half_convert_isa() { return "scalar"; }
 #endif
 

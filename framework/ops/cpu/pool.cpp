@@ -82,11 +82,24 @@ void pool_forward(const T* x, T* y, const PoolGeom& g) {
         int64_t wb, we;
         g.cols(ow, wb, we);
         T* yp = y + ((n * g.oh + oh) * g.ow + ow) * g.c;
-        if constexpr (kMax && std::is_same_v<T, float>) {
+        if constexpr (kMax && (std::is_same_v<T, float> || std::is_same_v<T, half>)) {
           if (he - hb == 2 && we - wb == 2) {  // a whole 2x2 window: vector selects, the accumulator in registers
             const T* xp = x + ((n * g.h + hb) * g.w + wb) * g.c;
             const int64_t down = g.w * g.c;
-            max_pool_2x2(xp, xp + g.c, xp + down, xp + down + g.c, yp, g.c);
+            if constexpr (std::is_same_v<T, float>) {
+              max_pool_2x2(xp, xp + g.c, xp + down, xp + down + g.c, yp, g.c);
+            } else {
+              // Float16 (whose element conversions keep the general loop scalar): the window widened to float32
+              // (exact) and the maximum narrowed back (exact).
+              alignas(64) float xf[4][kCBlock], yf[kCBlock];
+              for (int64_t c0 = 0; c0 < g.c; c0 += kCBlock) {
+                const int64_t len = std::min(kCBlock, g.c - c0);
+                const T* src[4] = {xp + c0, xp + g.c + c0, xp + down + c0, xp + down + g.c + c0};
+                for (int q = 0; q < 4; ++q) cpu::to_compute_n(src[q], xf[q], len);
+                max_pool_2x2(xf[0], xf[1], xf[2], xf[3], yf, len);
+                cpu::from_compute_n(yf, yp + c0, len);
+              }
+            }
             continue;
           }
         }
@@ -220,10 +233,10 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
                   alignas(64) float xf[4][kCBlock], dyf[kCBlock], df[4][kCBlock];
                   const T* src[4] = {xp, xp + g.c, xp + down, xp + down + g.c};
                   T* dst[4] = {dp, dp + g.c, dp + down, dp + down + g.c};
-                  for (int q = 0; q < 4; ++q) cpu::widen(src[q], xf[q], len);
-                  cpu::widen(dyp, dyf, len);
+                  for (int q = 0; q < 4; ++q) cpu::to_compute_n(src[q], xf[q], len);
+                  cpu::to_compute_n(dyp, dyf, len);
                   max_pool_grad_2x2(xf[0], xf[1], xf[2], xf[3], dyf, df[0], df[1], df[2], df[3], len);
-                  for (int q = 0; q < 4; ++q) cpu::narrow(df[q], dst[q], len);
+                  for (int q = 0; q < 4; ++q) cpu::from_compute_n(df[q], dst[q], len);
                   continue;
                 }
               }

@@ -61,22 +61,15 @@ EMBER_REGISTER_KERNEL(is_finite, CPU, is_finite_cpu, EMBER_FLOAT_DTYPES);
 void logical_not_cpu(const KernelContext& ctx) { run_unary<bool, bool>(ctx, functors::LogicalNot{}); }
 EMBER_REGISTER_KERNEL(logical_not, CPU, logical_not_cpu, ::ember::DType::Bool);
 
-// From and To are storage types; the conversion itself runs between their compute types (half types through
-// half_convert.h's conversions, so casts to and from them vectorise).
-template <class From, class To>
-struct CastElement {
-  To operator()(const From& x) const {
-    return cpu::from_compute<To>(functors::CastTo<compute_t<To>>{}(cpu::to_compute(x)));
-  }
-};
-
 template <class From>
 void cast_from(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   Tensor& y = ctx.outputs[0];
   const From* src = static_cast<const From*>(x.raw_data());
   EMBER_DISPATCH_ALL(y.dtype(), "cast", {
-    cpu::unary_loop(src, static_cast<scalar_t*>(y.raw_data()), x.num_elements(), CastElement<From, scalar_t>{});
+    // From and To are storage types; the conversion runs between their compute types.
+    cpu::unary_loop(src, static_cast<scalar_t*>(y.raw_data()), x.num_elements(),
+                    cpu::Unary<From, scalar_t, functors::CastTo<compute_t<scalar_t>>>{});
   });
 }
 

@@ -315,6 +315,16 @@ TEST_CASE("half elementwise, reduction, pooling and cast kernels round as static
     check_same_bits(ops::add(x, y), ops::add(x32, y32), dt);
     check_same_bits(ops::mul(x, y), ops::mul(x32, y32), dt);
     check_same_bits(ops::add(x, bias), ops::add(x32, b32), dt);  // the bias add's broadcast rows
+    check_same_bits(ops::mul(x, Tensor::scalar_of(3, dt)), ops::mul(x32, Tensor::scalar_of(3, DType::Float32)), dt);
+    check_same_bits(ops::sub(Tensor::scalar_of(1, dt), y), ops::sub(Tensor::scalar_of(1, DType::Float32), y32), dt);
+    // Broadcast rows whose first operand repeats one value along the row, and a column against a row.
+    const Tensor col = make(awkward_values(2704, 7), {4, 26, 26, 1}, dt), col32 = ops::cast(col, DType::Float32);
+    check_same_bits(ops::sub(col, x), ops::sub(col32, x32), dt);
+    const Tensor row = make(awkward_values(300, 8), {1, 300}, dt), column = make(awkward_values(70, 9), {70, 1}, dt);
+    check_same_bits(ops::div(column, row), ops::div(ops::cast(column, DType::Float32), ops::cast(row, DType::Float32)),
+                    dt);
+    CHECK(values_as_double(ops::is_finite(x)) == values_as_double(ops::is_finite(x32)));
+    CHECK(values_as_double(ops::cast(x, DType::Int32)) == values_as_double(ops::cast(x32, DType::Int32)));
     check_same_bits(ops::sigmoid(x), ops::sigmoid(x32), dt);
     CHECK(values_as_double(ops::greater(x, Tensor::scalar_of(0, dt))) ==
           values_as_double(ops::greater(x32, Tensor::scalar_of(0, DType::Float32))));
