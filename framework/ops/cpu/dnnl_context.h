@@ -52,5 +52,9 @@ void check_bf16_enabled();
 inline bool is_jit(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).find("ref") == std::string::npos;
 }
+// Whether oneDNN picked one of its AMX kernels.
+inline bool is_amx(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).find("amx") != std::string::npos;
+}
 
 }  // namespace ember::dnnl_ctx
