@@ -3,6 +3,7 @@
 // the output depends only on the attributes, never on how the work is split between threads. The scaling
 // (u * range + lo, z * stddev + mean) is one fused multiply-add, std::fma, as in the CUDA kernels: the values
 // are the same whether or not the build lets the compiler fuse (-march=native on an FMA host, or not).
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -36,9 +37,14 @@ void for_each_block(int64_t n, uint64_t counter, uint64_t key, F&& fill) {
   constexpr int64_t k = per_block<T>();
   const int64_t blocks = (n + k - 1) / k;
   parallel_for(blocks, kParallelGrain / k / 8, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      philox::Uint4 bits = philox::block(key, counter + static_cast<uint64_t>(b));
-      fill(bits, b * k, std::min<int64_t>(k, n - b * k));
+    // Blocks are made a batch at a time, apart from their use: the batch's independent chains of rounds
+    // overlap in the CPU, which one block then its fill, in turn, kept apart (4x slower).
+    constexpr int64_t kBatch = 64;
+    philox::Uint4 batch[kBatch];
+    for (int64_t b = b0; b < b1; b += kBatch) {
+      const int64_t m = std::min(kBatch, b1 - b);
+      for (int64_t i = 0; i < m; ++i) batch[i] = philox::block(key, counter + static_cast<uint64_t>(b + i));
+      for (int64_t i = 0; i < m; ++i) fill(batch[i], (b + i) * k, std::min<int64_t>(k, n - (b + i) * k));
     }
   });
 }
