@@ -164,6 +164,12 @@ void widen_serial(const half* src, float* dst, int64_t n) {
 void narrow_serial(const float* src, half* dst, int64_t n) {
   hc_convert(src, dst, n, hc_narrow_f16_avx512, hc_narrow_f16_avx2);
 }
+void widen_serial(const bfloat16* src, float* dst, int64_t n) {
+  hc_convert(src, dst, n, hc_widen_bf16_avx512, hc_widen_bf16_avx2);
+}
+void narrow_serial(const float* src, bfloat16* dst, int64_t n) {
+  hc_convert(src, dst, n, hc_narrow_bf16_avx512, hc_narrow_bf16_avx2);
+}
 const char* half_convert_isa() {
   switch (hc_isa()) {
     case HalfIsa::kAvx512: return "avx512";
@@ -179,6 +185,8 @@ void narrow(const float* src, half* dst, int64_t n) { hc_run(src, dst, n, nullpt
 void narrow(const float* src, bfloat16* dst, int64_t n) { hc_run(src, dst, n, nullptr, nullptr); }
 void widen_serial(const half* src, float* dst, int64_t n) { hc_scalar(src, dst, n); }
 void narrow_serial(const float* src, half* dst, int64_t n) { hc_scalar(src, dst, n); }
+void widen_serial(const bfloat16* src, float* dst, int64_t n) { hc_scalar(src, dst, n); }
+void narrow_serial(const float* src, bfloat16* dst, int64_t n) { hc_scalar(src, dst, n); }
 const char* half_convert_isa() { return "scalar"; }
 #endif
 

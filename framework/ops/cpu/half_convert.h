@@ -16,9 +16,11 @@ void widen(const half* src, float* dst, int64_t n);
 void widen(const bfloat16* src, float* dst, int64_t n);
 void narrow(const float* src, half* dst, int64_t n);
 void narrow(const float* src, bfloat16* dst, int64_t n);
-// The float16 conversions on the calling thread, for loops that convert blocks inside their own split.
+// The same on the calling thread, for loops that convert blocks inside their own split.
 void widen_serial(const half* src, float* dst, int64_t n);
+void widen_serial(const bfloat16* src, float* dst, int64_t n);
 void narrow_serial(const float* src, half* dst, int64_t n);
+void narrow_serial(const float* src, bfloat16* dst, int64_t n);
 
 // The instruction set the buffer conversions use on this CPU: "avx512", "avx2" or "scalar".
 const char* half_convert_isa();
@@ -59,11 +61,12 @@ inline Out from_compute(V v) {
 }
 
 // n elements in their compute type / rounded back, on the calling thread, for loops that convert rows or blocks
-// inside their own parallel split: float16 through F16C (widen_serial / narrow_serial), since an element
-// conversion keeps a loop scalar; the other types element by element, which vectorises.
+// inside their own parallel split: the half types through widen_serial / narrow_serial's vector code (float16's
+// element conversion keeps a loop scalar, bfloat16's runs slower than the vector code); the other types element
+// by element.
 template <class T>
 inline void to_compute_n(const T* src, compute_t<T>* dst, int64_t n) {
-  if constexpr (std::is_same_v<T, half>) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
     widen_serial(src, dst, n);
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = to_compute(src[i]);
@@ -71,8 +74,8 @@ inline void to_compute_n(const T* src, compute_t<T>* dst, int64_t n) {
 }
 template <class Out, class V>
 inline void from_compute_n(const V* src, Out* dst, int64_t n) {
-  if constexpr (std::is_same_v<Out, half>) {
-    static_assert(std::is_same_v<V, float>, "float16 results are computed in float32");
+  if constexpr (std::is_same_v<Out, half> || std::is_same_v<Out, bfloat16>) {
+    static_assert(std::is_same_v<V, float>, "half-type results are computed in float32");
     narrow_serial(src, dst, n);
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = from_compute<Out>(src[i]);

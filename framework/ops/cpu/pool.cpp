@@ -69,6 +69,37 @@ void max_pool_2x2(const float* x0, const float* x1, const float* x2, const float
   }
 }
 
+// Keras's MaxPooling2D(2): 2x2 windows at stride 2, none clipped (no padding, so an odd last row or column is in
+// no window).
+bool whole_2x2_windows(const PoolGeom& g) {
+  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.pt == 0 && g.pl == 0 && 2 * g.oh <= g.h &&
+         2 * g.ow <= g.w;
+}
+
+// Max pooling over whole_2x2_windows on a half type, parallel over (batch, output row): the row's two input rows
+// are widened to float32 at once (element conversions keep a float16 loop scalar, and converting window by
+// window costs more than the maximum), the float32 loop runs, and the output row is narrowed at once. Both
+// conversions are exact (a maximum is one of the inputs), so the values are the general loop's.
+template <class T>
+void max_pool_2x2_half(const T* x, T* y, const PoolGeom& g) {
+  const int64_t row = g.w * g.c, used = 2 * g.ow * g.c, out_row = g.ow * g.c;
+  parallel_for(g.n * g.oh, grain_for(2 * used), [&](int64_t begin, int64_t end) {
+    std::vector<float> buf(static_cast<size_t>(2 * used + out_row));
+    float *top = buf.data(), *bottom = top + used, *out = bottom + used;
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / g.oh, oh = t % g.oh;
+      const T* x0 = x + (n * g.h + 2 * oh) * row;
+      cpu::to_compute_n(x0, top, used);
+      cpu::to_compute_n(x0 + row, bottom, used);
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        const int64_t i = 2 * ow * g.c;
+        max_pool_2x2(top + i, top + i + g.c, bottom + i, bottom + i + g.c, out + ow * g.c, g.c);
+      }
+      cpu::from_compute_n(out, y + t * out_row, out_row);
+    }
+  });
+}
+
 // Forward max / average pooling, parallel over (batch, output row).
 template <class T, bool kMax>
 void pool_forward(const T* x, T* y, const PoolGeom& g) {
@@ -82,24 +113,11 @@ void pool_forward(const T* x, T* y, const PoolGeom& g) {
         int64_t wb, we;
         g.cols(ow, wb, we);
         T* yp = y + ((n * g.oh + oh) * g.ow + ow) * g.c;
-        if constexpr (kMax && (std::is_same_v<T, float> || std::is_same_v<T, half>)) {
+        if constexpr (kMax && std::is_same_v<T, float>) {
           if (he - hb == 2 && we - wb == 2) {  // a whole 2x2 window: vector selects, the accumulator in registers
             const T* xp = x + ((n * g.h + hb) * g.w + wb) * g.c;
             const int64_t down = g.w * g.c;
-            if constexpr (std::is_same_v<T, float>) {
-              max_pool_2x2(xp, xp + g.c, xp + down, xp + down + g.c, yp, g.c);
-            } else {
-              // Float16 (whose element conversions keep the general loop scalar): the window widened to float32
-              // (exact) and the maximum narrowed back (exact).
-              alignas(64) float xf[4][kCBlock], yf[kCBlock];
-              for (int64_t c0 = 0; c0 < g.c; c0 += kCBlock) {
-                const int64_t len = std::min(kCBlock, g.c - c0);
-                const T* src[4] = {xp + c0, xp + g.c + c0, xp + down + c0, xp + down + g.c + c0};
-                for (int q = 0; q < 4; ++q) cpu::to_compute_n(src[q], xf[q], len);
-                max_pool_2x2(xf[0], xf[1], xf[2], xf[3], yf, len);
-                cpu::from_compute_n(yf, yp + c0, len);
-              }
-            }
+            max_pool_2x2(xp, xp + g.c, xp + down, xp + down + g.c, yp, g.c);
             continue;
           }
         }
@@ -169,6 +187,38 @@ void max_pool_grad_2x2(const float* x0, const float* x1, const float* x2, const 
   }
 }
 
+// The max-pool gradient over whole_2x2_windows on a half type, as max_pool_2x2_half: per (batch, output row), the
+// two input rows and the row of dy widened at once, max_pool_grad_2x2 on float32, the two rows of dx narrowed at
+// once (exact: each is 0 or 0 + dy). Pixels in no window (an odd last row or column) get 0.
+template <class T>
+void max_pool_grad_2x2_half(const T* x, const T* dy, T* dx, const PoolGeom& g) {
+  const int64_t row = g.w * g.c, used = 2 * g.ow * g.c, out_row = g.ow * g.c;
+  parallel_for(g.n * g.oh, grain_for(4 * used), [&](int64_t begin, int64_t end) {
+    std::vector<float> buf(static_cast<size_t>(4 * used + out_row));
+    float *top = buf.data(), *bottom = top + used, *dtop = bottom + used, *dbottom = dtop + used,
+          *dyf = dbottom + used;
+    for (int64_t t = begin; t < end; ++t) {  // t: a pair of input rows, the windows of output row t % oh
+      const int64_t n = t / g.oh, pair = t % g.oh;
+      T* d0 = dx + (n * g.h + 2 * pair) * row;
+      const T* x0 = x + (n * g.h + 2 * pair) * row;
+      cpu::to_compute_n(x0, top, used);
+      cpu::to_compute_n(x0 + row, bottom, used);
+      cpu::to_compute_n(dy + t * out_row, dyf, out_row);
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        const int64_t i = 2 * ow * g.c;
+        max_pool_grad_2x2(top + i, top + i + g.c, bottom + i, bottom + i + g.c, dyf + ow * g.c, dtop + i,
+                          dtop + i + g.c, dbottom + i, dbottom + i + g.c, g.c);
+      }
+      cpu::from_compute_n(dtop, d0, used);
+      cpu::from_compute_n(dbottom, d0 + row, used);
+      std::fill(d0 + used, d0 + row, T(0));  // an odd last column
+      std::fill(d0 + row + used, d0 + 2 * row, T(0));
+    }
+  });
+  if (g.h % 2)  // an odd last row
+    for (int64_t n = 0; n < g.n; ++n) std::fill(dx + (n * g.h + g.h - 1) * row, dx + (n * g.h + g.h) * row, T(0));
+}
+
 // Max-pool gradient: each window's gradient goes to the first (row-major) position of its maximum, as TF's
 // MaxPoolGrad. Windows overlap along both spatial axes, so the work is split over (batch, channel block),
 // whose output slices are disjoint.
@@ -224,19 +274,6 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
                 if constexpr (std::is_same_v<T, float>) {
                   max_pool_grad_2x2(xp, xp + g.c, xp + down, xp + down + g.c, dyp, dp, dp + g.c, dp + down,
                                     dp + down + g.c, len);
-                  continue;
-                } else if constexpr (!std::is_same_v<T, double>) {
-                  // Half types widen the window to float32 (exact), take the float32 path and narrow the
-                  // gradients back (exact too: each is 0 or a half dy): the same bits as the general loop
-                  // below, whose per-element selects on a half type do not vectorise (7x slower on the CNN's
-                  // 26x26x32 activations).
-                  alignas(64) float xf[4][kCBlock], dyf[kCBlock], df[4][kCBlock];
-                  const T* src[4] = {xp, xp + g.c, xp + down, xp + down + g.c};
-                  T* dst[4] = {dp, dp + g.c, dp + down, dp + down + g.c};
-                  for (int q = 0; q < 4; ++q) cpu::to_compute_n(src[q], xf[q], len);
-                  cpu::to_compute_n(dyp, dyf, len);
-                  max_pool_grad_2x2(xf[0], xf[1], xf[2], xf[3], dyf, df[0], df[1], df[2], df[3], len);
-                  for (int q = 0; q < 4; ++q) cpu::from_compute_n(df[q], dst[q], len);
                   continue;
                 }
               }
@@ -322,7 +359,12 @@ void pool_cpu(const KernelContext& ctx) {
   if (y.num_elements() == 0) return;
   PoolGeom g = pool_geom(x.shape(), y.shape(), std::get<Pool2DAttrs>(ctx.attrs));
   EMBER_DISPATCH_FLOAT(x.dtype(), op_name(ctx.op), {
-    pool_forward<scalar_t, kMax>(static_cast<const scalar_t*>(x.raw_data()), static_cast<scalar_t*>(y.raw_data()), g);
+    const auto* xp = static_cast<const scalar_t*>(x.raw_data());
+    auto* yp = static_cast<scalar_t*>(y.raw_data());
+    if constexpr (kMax && (std::is_same_v<scalar_t, half> || std::is_same_v<scalar_t, bfloat16>)) {
+      if (whole_2x2_windows(g)) return max_pool_2x2_half<scalar_t>(xp, yp, g);
+    }
+    pool_forward<scalar_t, kMax>(xp, yp, g);
   });
 }
 
@@ -335,8 +377,13 @@ void max_pool_grad_cpu(const KernelContext& ctx) {
   EMBER_CHECK(g.h * g.w <= INT32_MAX, InvalidArgument)
       << "max_pool2d_grad: images of " << g.h << "x" << g.w << " pixels are too large (at most 2^31 pixels)";
   EMBER_DISPATCH_FLOAT(x.dtype(), op_name(ctx.op), {
-    max_pool_backward<scalar_t>(static_cast<const scalar_t*>(x.raw_data()), static_cast<const scalar_t*>(dy.raw_data()),
-                                static_cast<scalar_t*>(dx.raw_data()), g);
+    const auto* xp = static_cast<const scalar_t*>(x.raw_data());
+    const auto* dyp = static_cast<const scalar_t*>(dy.raw_data());
+    auto* dxp = static_cast<scalar_t*>(dx.raw_data());
+    if constexpr (std::is_same_v<scalar_t, half> || std::is_same_v<scalar_t, bfloat16>) {
+      if (whole_2x2_windows(g)) return max_pool_grad_2x2_half<scalar_t>(xp, dyp, dxp, g);
+    }
+    max_pool_backward<scalar_t>(xp, dyp, dxp, g);
   });
 }
 

@@ -342,6 +342,18 @@ TEST_CASE("half elementwise, reduction, pooling and cast kernels round as static
                     ops::max_pool2d_grad(f32, ops::cast(pooled, DType::Float32), ops::cast(dy, DType::Float32),
                                          {2, 2}, {.strides = {2, 2}}),
                     dt);
+    // Odd rows and columns (in no window) and a channel count off the vector width.
+    for (const Shape& odd : {Shape{2, 11, 11, 64}, Shape{3, 7, 9, 5}}) {
+      INFO(odd);
+      const Tensor o = make(awkward_values(odd.num_elements(), 10), odd, dt), o32 = ops::cast(o, DType::Float32);
+      const Tensor op = ops::max_pool2d(o, {2, 2}, {.strides = {2, 2}});
+      check_same_bits(op, ops::max_pool2d(o32, {2, 2}, {.strides = {2, 2}}), dt);
+      const Tensor ody = make(awkward_values(op.num_elements(), 11), op.shape(), dt);
+      check_same_bits(ops::max_pool2d_grad(o, op, ody, {2, 2}, {.strides = {2, 2}}),
+                      ops::max_pool2d_grad(o32, ops::cast(op, DType::Float32), ops::cast(ody, DType::Float32), {2, 2},
+                                           {.strides = {2, 2}}),
+                      dt);
+    }
     check_same_bits(ops::avg_pool2d(f, {3, 3}, {.padding = "SAME"}),
                     ops::avg_pool2d(f32, {3, 3}, {.padding = "SAME"}), dt);
   }
