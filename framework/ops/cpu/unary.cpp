@@ -1,4 +1,6 @@
 // CPU kernels of the unary elementwise ops and cast: flat loops over a shared functor.
+#include <type_traits>
+
 #include "framework/ops/cpu/elementwise_loops.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/functors.h"
@@ -66,6 +68,14 @@ void cast_from(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   Tensor& y = ctx.outputs[0];
   const From* src = static_cast<const From*>(x.raw_data());
+  // Float32 to and from the half types (mixed precision's casts of every weight and activation): the buffer
+  // conversions, whole vectors at a time over the pool, with static_cast's values.
+  if constexpr (std::is_same_v<From, float>) {
+    if (y.dtype() == DType::Float16) return cpu::narrow(src, y.data<half>(), x.num_elements());
+    if (y.dtype() == DType::BFloat16) return cpu::narrow(src, y.data<bfloat16>(), x.num_elements());
+  } else if constexpr (std::is_same_v<From, half> || std::is_same_v<From, bfloat16>) {
+    if (y.dtype() == DType::Float32) return cpu::widen(src, y.data<float>(), x.num_elements());
+  }
   EMBER_DISPATCH_ALL(y.dtype(), "cast", {
     // From and To are storage types; the conversion runs between their compute types.
     cpu::unary_loop(src, static_cast<scalar_t*>(y.raw_data()), x.num_elements(),
