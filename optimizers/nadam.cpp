@@ -26,11 +26,15 @@ void Nadam::build_slots(const std::vector<Variable>& vars) {
 void Nadam::before_update_steps(double) {
   // u_product *= beta_1 * (1 - 0.5 * 0.96^t), in the variable's dtype, once per step before any update.
   const DType dt = u_product_.dtype();
-  const Scalar current(ops::cast(u_product_.value(), DType::Float64).to(Device::cpu()).item<double>(), dt);
+  // The host's copy while the variable holds the value it came from (a GPU read drains the queue).
+  if (!u_product_.value().is_same(u_product_seen_))
+    u_product_value_ = ops::cast(u_product_.value(), DType::Float64).to(Device::cpu()).item<double>();
+  const Scalar current(u_product_value_, dt);
   const Scalar t(static_cast<double>(current_step() + 1), dt);
   const Scalar updated = current * beta_1_ * (1.0 - 0.5 * pow(0.96, t));
   u_product_.assign(Tensor::scalar_of(updated.value(), dt, u_product_.device()));
   u_product_value_ = updated.value();
+  u_product_seen_ = u_product_.value();
 }
 
 void Nadam::update_step(const Tensor& g, Variable& var, size_t index, double learning_rate) {

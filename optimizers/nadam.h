@@ -33,7 +33,8 @@ class Nadam : public Optimizer {
   double beta_1_, beta_2_, epsilon_;
   std::vector<Variable> momentums_, velocities_;
   Variable u_product_;
-  double u_product_value_ = 1;  // u_product_ after this step's update, read once per step
+  double u_product_value_ = 1;  // u_product_ after this step's update: the value of u_product_seen_
+  Tensor u_product_seen_;
 };
 
 }  // namespace ember::optimizers

@@ -253,7 +253,9 @@ void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, cons
     const int64_t freq = options_.ema_overwrite_frequency.value_or(0);
     if (freq > 0 && (current_step() + 1) % freq == 0) overwrite_with_averages();
   }
-  iterations_.assign(Tensor::scalar<int64_t>(step_ + 1, iterations_.device()));
+  // Counted on the device (an upload per step could wait for a staging buffer); the host keeps its copy.
+  iterations_.assign(iterations_.value() + 1);
+  remember_iterations(step_ + 1);
 }
 
 int64_t Optimizer::current_step() const {
@@ -351,11 +353,32 @@ void Optimizer::finalize_variable_values(const std::vector<Variable>& vars) {
 
 // ---------------------------------------------------------------- learning rate, state, config
 
-int64_t Optimizer::read_iterations() const { return iterations_.value().item<int64_t>(); }
+// The host copies below stand while the variable holds the value they came from (assign always installs a
+// new one), so a step reads neither variable back: on a GPU each read would drain the queue. A value set
+// from outside (set_weights, a checkpoint, assign) is read once, at the next step.
+int64_t Optimizer::read_iterations() const {
+  const Tensor& now = iterations_.value();
+  if (!now.is_same(iterations_seen_)) {
+    iterations_host_ = now.item<int64_t>();
+    iterations_seen_ = now;
+  }
+  return iterations_host_;
+}
+
+void Optimizer::remember_iterations(int64_t value) {
+  iterations_seen_ = iterations_.value();
+  iterations_host_ = value;
+}
 
 double Optimizer::learning_rate_at(int64_t step) const {
+  // A schedule takes the step as a number, which the host has (above): no device read either way.
   if (schedule_) return (*schedule_)(step);
-  return static_cast<double>(learning_rate_.value().item<float>());
+  const Tensor& now = learning_rate_.value();
+  if (!now.is_same(learning_rate_seen_)) {
+    learning_rate_host_ = now.item<float>();
+    learning_rate_seen_ = now;
+  }
+  return static_cast<double>(learning_rate_host_);
 }
 
 double Optimizer::learning_rate() const { return learning_rate_at(read_iterations()); }
@@ -366,6 +389,8 @@ void Optimizer::set_learning_rate(double learning_rate) {
       << "constructor argument, hence its learning rate is not settable. If you need the learning rate to be "
       << "settable, you should instantiate the optimizer with a float `learning_rate` argument.";
   learning_rate_.assign(Tensor::scalar<float>(static_cast<float>(learning_rate), learning_rate_.device()));
+  learning_rate_seen_ = learning_rate_.value();
+  learning_rate_host_ = static_cast<float>(learning_rate);
 }
 
 void Optimizer::set_weights(const std::vector<Tensor>& values) {

@@ -215,6 +215,7 @@ class Optimizer {
   void overwrite_with_averages();
   double learning_rate_at(int64_t step) const;
   int64_t read_iterations() const;
+  void remember_iterations(int64_t value);  // iterations_ now holds `value`
 
   std::string name_;
   OptimizerOptions options_;
@@ -227,6 +228,10 @@ class Optimizer {
   std::vector<Variable> accumulators_;  // gradient_accumulation_steps
   bool built_ = false;
   int64_t step_ = 0;
+  // Host copies of iterations_ and learning_rate_, valid while the variable holds the *_seen_ value.
+  mutable Tensor iterations_seen_, learning_rate_seen_;
+  mutable int64_t iterations_host_ = 0;
+  mutable float learning_rate_host_ = 0;
   // Weight decay exclusions and a per-variable cache of the decision (-1: not decided yet).
   std::vector<Variable> wd_excluded_;
   std::optional<detail::NamePattern> wd_excluded_pattern_;
