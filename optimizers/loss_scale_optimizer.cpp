@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "optimizers/config_util.h"
@@ -41,9 +42,11 @@ LossScaleOptimizer::LossScaleOptimizer(OptimizerPtr inner, LossScaleOptimizerOpt
   inner_->set_loss_scale_factor(std::nullopt);
 }
 
-void LossScaleOptimizer::build_slots(const std::vector<Variable>&) {
-  step_counter_ = add_variable(Tensor::scalar<int64_t>(0), "step_counter");
-  dynamic_scale_ = add_variable(Tensor::scalar<float>(static_cast<float>(initial_scale_)), "dynamic_scale");
+void LossScaleOptimizer::build_slots(const std::vector<Variable>& vars) {
+  // Beside the variables: the scale meets the loss and the gradients in ops.
+  const Device device = vars.empty() ? default_device() : vars.front().device();
+  step_counter_ = add_variable(Tensor::scalar<int64_t>(0, device), "step_counter");
+  dynamic_scale_ = add_variable(Tensor::scalar<float>(static_cast<float>(initial_scale_), device), "dynamic_scale");
 }
 
 void LossScaleOptimizer::update_step(const Tensor&, Variable&, size_t, double) {
@@ -64,13 +67,22 @@ double LossScaleOptimizer::dynamic_scale() const {
 
 int64_t LossScaleOptimizer::step_counter() const { return built() ? step_counter_.value().item<int64_t>() : 0; }
 
+Tensor LossScaleOptimizer::scale_for(const Tensor& t) const {
+  // The variable's value, not a host copy: reading it would wait for the queued step on a GPU. A float32
+  // value: exact in float32 and float64 (the ops below then compute what `t * double` did).
+  if (!built()) return Tensor::scalar_of(initial_scale_, t.dtype(), Device::cpu());
+  Tensor scale = dynamic_scale_.value();
+  if (scale.device() != t.device()) scale = scale.to(t.device());  // only where the model moved since build
+  return t.dtype() == scale.dtype() ? scale : ops::cast(scale, t.dtype());
+}
+
 Tensor LossScaleOptimizer::scale_loss(const Tensor& loss) const {
-  return lso_widen(loss) * dynamic_scale();  // the scale is a float32 value: exact in float32 and float64
+  const Tensor wide = lso_widen(loss);
+  return ops::mul(wide, scale_for(wide));
 }
 
 std::vector<Tensor> LossScaleOptimizer::get_unscaled_gradients(const std::vector<Tensor>& grads) const {
   NoRecordScope no_record;
-  const double scale = dynamic_scale();
   std::vector<Tensor> out;
   out.reserve(grads.size());
   for (const Tensor& g : grads) {
@@ -78,7 +90,8 @@ std::vector<Tensor> LossScaleOptimizer::get_unscaled_gradients(const std::vector
       out.push_back(g);
       continue;
     }
-    out.push_back(lso_widen(g) / scale);
+    const Tensor wide = lso_widen(g);
+    out.push_back(ops::div(wide, scale_for(wide)));
   }
   return out;
 }
@@ -110,32 +123,33 @@ void LossScaleOptimizer::apply_checked(const std::vector<Tensor>& grads, const s
   NoRecordScope no_record;
   bool finite = true;
   if (dynamic_) {
-    // One host read for all the gradients (each read waits for a GPU), not one per gradient.
     Tensor all_finite;
     for (const Tensor& g : grads) {
       if (!g.defined() || !is_floating(g.dtype())) continue;
       Tensor f = ops::reduce_all(ops::is_finite(g));
       all_finite = all_finite.defined() ? ops::logical_and(all_finite, f) : f;
     }
+    // The one host read of a step (it waits for a GPU's queue): whether the inner optimizer updates. Its
+    // updates use host-side step terms (Adam's bias correction from its iteration count), which a skipped
+    // step selected away on the device would leave unknown to the host.
     finite = !all_finite.defined() || all_finite.item<bool>();
   }
-  const float scale = dynamic_scale_.value().item<float>();
+  // The scale and the counter change on the device, by ops (multiplying by 0.5 or 2 is exact).
+  const Tensor scale = dynamic_scale_.value();
+  const Tensor counter = step_counter_.value();
   if (!finite) {  // skip the step: only the scale and the counter change
-    step_counter_.assign(Tensor::scalar<int64_t>(0, step_counter_.device()));
-    dynamic_scale_.assign(Tensor::scalar<float>(scale * 0.5f, dynamic_scale_.device()));
+    step_counter_.assign(ops::zeros_like(counter));
+    dynamic_scale_.assign(scale * 0.5);
     return;
   }
   const std::vector<Tensor> unscaled = get_unscaled_gradients(grads);
   if (vars) inner_->apply(unscaled, *vars);
   else inner_->apply(unscaled);
   if (!dynamic_) return;
-  const int64_t counter = step_counter_.value().item<int64_t>();
-  if (counter == growth_steps_ - 1) {
-    step_counter_.assign(Tensor::scalar<int64_t>(0, step_counter_.device()));
-    dynamic_scale_.assign(Tensor::scalar<float>(scale * 2.0f, dynamic_scale_.device()));
-  } else {
-    step_counter_.assign(Tensor::scalar<int64_t>(counter + 1, step_counter_.device()));
-  }
+  const Tensor next = counter + 1;
+  const Tensor grow = ops::equal(next, Tensor::scalar_of(static_cast<double>(growth_steps_), next.dtype(), Device::cpu()));
+  dynamic_scale_.assign(ops::where(grow, scale * 2.0, scale));
+  step_counter_.assign(ops::where(grow, ops::zeros_like(next), next));
 }
 
 std::vector<Variable> LossScaleOptimizer::variables() const {

@@ -79,6 +79,9 @@ class LossScaleOptimizer : public Optimizer {
   void update_step(const Tensor& gradient, Variable& variable, size_t index, double learning_rate) override;
 
  private:
+  // The current scale as a 0-d tensor of t's dtype on t's device (the variable's value, cast when not
+  // float32; before build, initial_scale as a host scalar).
+  Tensor scale_for(const Tensor& t) const;
   void apply_checked(const std::vector<Tensor>& grads, const std::vector<Variable>* vars);
 
   OptimizerPtr inner_;
