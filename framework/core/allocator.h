@@ -15,6 +15,9 @@ struct MemoryInfo {
   int64_t peak_bytes = 0;
   int64_t allocation_count = 0;  // allocations made so far
   int64_t bytes_reserved = 0;    // held from the system (equals bytes_in_use for the CPU allocator)
+  // Requests to the system (a GPU: cudaMalloc segments and pinned staging buffers), not served from the
+  // cache; 0 for the CPU allocator, which counts none.
+  int64_t system_allocations = 0;
 };
 
 class Allocator {
@@ -33,6 +36,9 @@ class Allocator {
   virtual void copy_on_device(void* dst, const void* src, size_t bytes) const;
   // Waits until the device has finished every op enqueued so far (a no-op on the CPU).
   virtual void synchronize() const {}
+  // How often the host has waited for this device so far (stream drains, blocking reads, copies that had
+  // to wait); for tests that a training step queues ahead without waiting. 0 on the CPU.
+  virtual int64_t host_synchronizations() const { return 0; }
   // GPU memory options (config::set_memory_growth / set_memory_limit); the CPU allocator refuses them.
   virtual void set_memory_growth(bool enable);
   virtual bool memory_growth() const { return true; }

@@ -9,8 +9,15 @@ namespace ember::ops::detail {
 
 // InvalidArgument unless t is int32 or int64 (or uint8 where allowed), naming op and what.
 void check_index_dtype(const char* op, const char* what, const Tensor& t, bool allow_uint8 = false);
-// InvalidArgument naming the first index outside [0, limit) and its position. The indices are read on the
-// host before any kernel starts, so every backend reports the same error (a GPU copy costs one sync).
+// InvalidArgument naming the first index outside [0, limit) and its position. Indices in host memory are
+// checked here, before any kernel starts. A backend that registered a device check (the CUDA backend does)
+// checks its own tensors on the device instead, so a step queues ahead without waiting: its kernels skip
+// bad indices safely and the error is raised at the next synchronisation with the host. op and what must
+// be string literals (a device check reports them later).
 void check_indices_in_range(const char* op, const char* what, const Tensor& indices, int64_t limit);
+
+using DeviceIndexCheck = void (*)(const char* op, const char* what, const Tensor& indices, int64_t limit);
+// Installs the device check of a backend's tensors (int32 or int64 indices), from the backend's own file.
+void register_device_index_check(DeviceType type, DeviceIndexCheck check);
 
 }  // namespace ember::ops::detail

@@ -42,7 +42,23 @@ void check_index_dtype(const char* op, const char* what, const Tensor& t, bool a
       << d;
 }
 
+namespace {
+std::array<DeviceIndexCheck, kNumDeviceTypes>& device_index_checks() {
+  static std::array<DeviceIndexCheck, kNumDeviceTypes> checks{};
+  return checks;
+}
+}  // namespace
+
+void register_device_index_check(DeviceType type, DeviceIndexCheck check) {
+  device_index_checks()[static_cast<size_t>(type)] = check;
+}
+
 void check_indices_in_range(const char* op, const char* what, const Tensor& indices, int64_t limit) {
+  if (indices.num_elements() == 0) return;
+  if (DeviceIndexCheck on_device = device_index_checks()[static_cast<size_t>(indices.device().type())]) {
+    on_device(op, what, indices, limit);
+    return;
+  }
   Tensor h = indices.to(Device::cpu());
   int64_t n = h.num_elements();
   auto check = [&](auto* p) {

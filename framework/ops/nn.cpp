@@ -133,8 +133,8 @@ Tensor softmax(const Tensor& logits, int64_t axis) { return softmax_like(OpId::s
 Tensor log_softmax(const Tensor& logits, int64_t axis) { return softmax_like(OpId::log_softmax, logits, axis); }
 
 namespace {
-// The crossentropy ops' checks: float logits [..., C], integer labels [...] (in [0, C) when in_range, which
-// reads them on the host).
+// The crossentropy ops' checks: float logits [..., C], integer labels [...] (in [0, C) when in_range: see
+// check_indices_in_range for where and when a GPU's labels are checked).
 void check_sparse_xent(const char* op, const Tensor& labels, const Tensor& logits, bool in_range) {
   EMBER_CHECK(logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64, InvalidArgument)
       << op << ": logits must be float32 or float64, got " << logits.dtype() << " (cast them first)";

@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -81,7 +82,7 @@ class CudaAllocator final : public Allocator {
 
   MemoryInfo memory_info() const override {
     std::lock_guard<std::mutex> lock(mu_);
-    return MemoryInfo{in_use_, peak_, count_, reserved_};
+    return MemoryInfo{in_use_, peak_, count_, reserved_, system_allocations_.load()};
   }
   void reset_peak() override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -99,7 +100,7 @@ class CudaAllocator final : public Allocator {
     for (size_t done = 0; done < bytes; done += kStagingChunk) {
       size_t n = std::min(kStagingChunk, bytes - done);
       Staging& st = staging(0);
-      EMBER_CUDA_CHECK(cudaEventSynchronize(st.ready), "copy to host");
+      cuda::wait_event(device_, st.ready, "copy to host");
       EMBER_CUDA_CHECK(cudaMemcpyAsync(st.buf, in + done, n, cudaMemcpyDeviceToHost, s), "copy to host");
       // Synchronising the stream also reports any fault of an earlier op: host reads are sync points.
       cuda::synchronize(device_, "copy to host (a host read waits for the ops queued before it)");
@@ -119,7 +120,7 @@ class CudaAllocator final : public Allocator {
       size_t n = std::min(kStagingChunk, bytes - done);
       Staging& st = staging(next_slot_);
       next_slot_ = (next_slot_ + 1) % kStagingSlots;
-      EMBER_CUDA_CHECK(cudaEventSynchronize(st.ready), "copy from host");  // the slot's previous transfer is done
+      cuda::wait_event(device_, st.ready, "copy from host");  // the slot's previous transfer is done
       std::memcpy(st.buf, in + done, n);
       EMBER_CUDA_CHECK(cudaMemcpyAsync(out + done, st.buf, n, cudaMemcpyHostToDevice, s), "copy from host");
       EMBER_CUDA_CHECK(cudaEventRecord(st.ready, s), "copy from host");
@@ -134,6 +135,7 @@ class CudaAllocator final : public Allocator {
   }
 
   void synchronize() const override { cuda::synchronize(device_, "synchronize"); }
+  int64_t host_synchronizations() const override { return cuda::host_sync_count(device_); }
 
   void set_memory_growth(bool enable) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -233,6 +235,7 @@ class CudaAllocator final : public Allocator {
       return nullptr;
     }
     reserved_ += static_cast<int64_t>(bytes);
+    ++system_allocations_;
     segments_.push_back({p, bytes});
     return new Block{static_cast<char*>(p), bytes, s};
   }
@@ -287,6 +290,7 @@ class CudaAllocator final : public Allocator {
     Staging& st = staging_[static_cast<size_t>(slot)];
     if (!st.buf) {
       EMBER_CUDA_CHECK(cudaHostAlloc(&st.buf, kStagingChunk, cudaHostAllocDefault), "cuda allocator: pinned staging");
+      ++system_allocations_;
       EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&st.ready, cudaEventDisableTiming), "cuda allocator: staging event");
     }
     return st;
@@ -298,6 +302,7 @@ class CudaAllocator final : public Allocator {
   bool started_ = false;
   size_t limit_ = 0;
   int64_t in_use_ = 0, peak_ = 0, count_ = 0, reserved_ = 0;
+  mutable std::atomic<int64_t> system_allocations_{0};  // cudaMalloc segments and pinned staging buffers
   std::set<Block*, BySize> free_;
   std::map<void*, Block*> live_;
   std::vector<std::pair<void*, size_t>> segments_;

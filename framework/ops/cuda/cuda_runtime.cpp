@@ -2,8 +2,10 @@
 #include "framework/ops/cuda/cuda_runtime.h"
 
 #include <array>
+#include <atomic>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "framework/core/allocator.h"
 #include "framework/core/config.h"
@@ -22,7 +24,22 @@ struct DeviceRuntime {
   std::mutex ws_mu;
   void* ws = nullptr;
   size_t ws_bytes = 0;
+  std::atomic<int64_t> syncs{0};
+  // Device checks: the slot their kernels write (all ones: none failed) and the checks queued since the
+  // slot was last read; a check's tag is its index here.
+  std::once_flag check_once;
+  unsigned long long* check_slot = nullptr;        // device memory
+  unsigned long long* check_readback = nullptr;    // pinned host memory
+  std::mutex check_mu;
+  struct PendingCheck {
+    const char* op;
+    const char* what;
+    int64_t limit;
+  };
+  std::vector<PendingCheck> pending;
 };
+
+constexpr size_t kMaxPendingChecks = size_t{1} << (64 - kCheckPositionBits);
 
 DeviceRuntime& runtime(int device) {
   static std::array<DeviceRuntime, kMaxDevices> devices;
@@ -60,13 +77,78 @@ cudaStream_t stream(int device) {
 void after_launch(const char* op, int device) {
   check(cudaGetLastError(), op);
 #if !defined(NDEBUG)
-  check(cudaStreamSynchronize(stream(device)), op);
+  synchronize(device, op);
 #endif
 }
 
+namespace {
+
+// Reads and resets the check slot once the checks queued so far have run, then reports the first that
+// failed. The read is ordered on the stream after them; the caller has just drained it, so it costs no
+// further wait worth counting.
+void report_failed_checks(int device, DeviceRuntime& r) {
+  std::unique_lock<std::mutex> lock(r.check_mu);
+  if (r.pending.empty()) return;
+  cudaStream_t s = stream(device);
+  check(cudaMemcpyAsync(r.check_readback, r.check_slot, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
+        "reading the device checks");
+  check(cudaMemsetAsync(r.check_slot, 0xFF, sizeof(unsigned long long), s), "resetting the device checks");
+  check(cudaStreamSynchronize(s), "reading the device checks");
+  const unsigned long long key = *r.check_readback;
+  std::vector<DeviceRuntime::PendingCheck> pending;
+  pending.swap(r.pending);
+  lock.unlock();
+  if (key == ~0ULL) return;
+  const size_t index = static_cast<size_t>(key >> kCheckPositionBits);
+  const int64_t position = static_cast<int64_t>(key & ((1ULL << kCheckPositionBits) - 1));
+  EMBER_CHECK(index < pending.size(), Internal) << "cuda: a device check reported an unknown tag " << index;
+  const DeviceRuntime::PendingCheck& c = pending[index];
+  throw make_error<InvalidArgument>(c.op, ": ", c.what, "[", position, "] is not in [0, ", c.limit,
+                                    ") (a flat position; checked on ", Device::cuda(device),
+                                    " and reported at the next synchronisation with the host)");
+}
+
+}  // namespace
+
 void synchronize(int device, const char* what) {
   activate(device);
+  DeviceRuntime& r = runtime(device);
+  r.syncs.fetch_add(1, std::memory_order_relaxed);
   check(cudaStreamSynchronize(stream(device)), what);
+  report_failed_checks(device, r);
+}
+
+void wait_event(int device, cudaEvent_t event, const char* what) {
+  const cudaError_t done = cudaEventQuery(event);
+  if (done == cudaSuccess) return;
+  if (done != cudaErrorNotReady) throw_cuda_error(done, what);
+  runtime(device).syncs.fetch_add(1, std::memory_order_relaxed);
+  check(cudaEventSynchronize(event), what);
+}
+
+int64_t host_sync_count(int device) { return runtime(device).syncs.load(std::memory_order_relaxed); }
+
+DeviceCheck begin_device_check(int device, const char* op, const char* what, int64_t limit) {
+  DeviceRuntime& r = runtime(device);
+  std::call_once(r.check_once, [&] {
+    // From the caching allocator, outside check_mu: the allocator may synchronise, which reads the checks.
+    r.check_slot = static_cast<unsigned long long*>(allocator_for(Device::cuda(device)).allocate(sizeof(unsigned long long)));
+    check(cudaHostAlloc(reinterpret_cast<void**>(&r.check_readback), sizeof(unsigned long long), cudaHostAllocDefault),
+          "cuda: the device checks' readback buffer");
+    check(cudaMemsetAsync(r.check_slot, 0xFF, sizeof(unsigned long long), stream(device)),
+          "cuda: resetting the device checks");
+  });
+  bool full = false;
+  {
+    std::lock_guard<std::mutex> lock(r.check_mu);
+    full = r.pending.size() >= kMaxPendingChecks;
+  }
+  // Millions of checks without a host read: read them now rather than run out of tags.
+  if (full) synchronize(device, op);
+  std::lock_guard<std::mutex> lock(r.check_mu);
+  const unsigned long long tag = static_cast<unsigned long long>(r.pending.size()) << kCheckPositionBits;
+  r.pending.push_back({op, what, limit});
+  return DeviceCheck{r.check_slot, tag};
 }
 
 void* workspace(int device, size_t bytes) {

@@ -28,8 +28,27 @@ cudaStream_t stream(int device);
 // (no NDEBUG) also synchronises so an asynchronous fault is reported by the op that caused it.
 void after_launch(const char* op, int device);
 // Waits for every op enqueued on the device's stream; a fault raised by an earlier op surfaces here
-// as an ember::Error naming `what` (the host read that synchronised).
+// as an ember::Error naming `what` (the host read that synchronised), and a failed device check (below)
+// as InvalidArgument naming the op that queued it. Every host wait on a stream goes through here.
 void synchronize(int device, const char* what);
+// Waits for `event` (recorded on the device's stream), counted as a host synchronisation only when the
+// host actually had to wait (the event had not completed yet).
+void wait_event(int device, cudaEvent_t event, const char* what);
+// Host waits on the device since the process started (synchronize, and wait_event calls that waited).
+int64_t host_sync_count(int device);
+
+// A check that runs on the device (TF's GPU kernels report bad indices the same way): the check's kernel
+// calls atomicMin(slot, tag | position) for each value it rejects, position < 2^kCheckPositionBits; the
+// next synchronize() reports the first check that failed (at its lowest rejected position) as
+// InvalidArgument: "<op>: <what>[position] is not in [0, limit)". Values are not recorded, only positions.
+inline constexpr int kCheckPositionBits = 40;
+struct DeviceCheck {
+  unsigned long long* slot;  // device memory
+  unsigned long long tag;
+};
+// Registers a check about to be enqueued on the device's stream; op and what must outlive the process
+// (string literals).
+DeviceCheck begin_device_check(int device, const char* op, const char* what, int64_t limit);
 
 // A scratch buffer of at least `bytes` on the device for cuBLASLt/cuDNN, valid until the next call on
 // the same device (stream-ordered: every user runs on the one compute stream).

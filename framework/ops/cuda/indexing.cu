@@ -1,4 +1,6 @@
-// CUDA kernels of the indexing ops. Indices were range-checked on the host by the front ends. Data moves
+// CUDA kernels of the indexing ops. Indices are range-checked on the device by indexing_check_range, whose
+// error is raised at the next host synchronisation, so the kernels here read and write only in bounds
+// whatever the indices (a bad index gathers zeros and adds to no segment, as in TF's GPU kernels). Data moves
 // as unsigned integers of the element size, except in unsorted_segment_sum, which accumulates as
 // cpu/indexing.cpp does: in place for float/double/int32/int64 (integers through unsigned, so overflow
 // wraps), in a float buffer for the half types and a uint32 one for uint8, rounded or truncated once.
@@ -20,7 +22,7 @@ __global__ void indexing_gather_kernel(const E* __restrict__ params, const I* __
     const int64_t j = t % inner, row = t / inner;
     const int64_t ki = row % k, bo = row / k, bi = bo / outer;
     const int64_t pick = static_cast<int64_t>(idx[bi * k + ki]);
-    out[t] = params[(bo * n + pick) * inner + j];
+    out[t] = pick >= 0 && pick < n ? params[(bo * n + pick) * inner + j] : E{0};
   }
 }
 
@@ -34,10 +36,11 @@ template <> struct IndexingSegAcc<uint8_t> { using type = unsigned; };
 
 template <class T, class A, class I>
 __global__ void indexing_segment_atomic_kernel(const T* __restrict__ data, const I* __restrict__ ids, A* acc,
-                                               int64_t rows, int64_t inner) {
+                                               int64_t rows, int64_t inner, int64_t segments) {
   EMBER_CUDA_GRID_STRIDE_LOOP(t, rows * inner) {
     const int64_t r = t / inner, c = t % inner;
-    atomicAdd(acc + static_cast<int64_t>(ids[r]) * inner + c, static_cast<A>(load(data, t)));
+    const int64_t s = static_cast<int64_t>(ids[r]);
+    if (s >= 0 && s < segments) atomicAdd(acc + s * inner + c, static_cast<A>(load(data, t)));
   }
 }
 
@@ -84,7 +87,7 @@ void indexing_segment_run(const void* data_v, const void* ids_v, void* out_v, in
           data, ids, acc, rows, inner, segments, per_chunk, chunks);
     } else {
       indexing_segment_atomic_kernel<T, A, I><<<blocks_for(rows * inner), kThreads, 0, stream>>>(data, ids, acc,
-                                                                                                 rows, inner);
+                                                                                                 rows, inner, segments);
     }
     after_launch(op, device);
   }
@@ -147,7 +150,31 @@ void indexing_by_index(DT dt, F&& body) {
   }
 }
 
+template <class I>
+__global__ void indexing_check_kernel(const I* __restrict__ idx, int64_t n, int64_t limit, unsigned long long* slot,
+                                      unsigned long long tag) {
+  constexpr unsigned long long kLastPosition = (1ULL << kCheckPositionBits) - 1;
+  EMBER_CUDA_GRID_STRIDE_LOOP(t, n) {
+    const int64_t v = static_cast<int64_t>(idx[t]);
+    if (v < 0 || v >= limit) {
+      const unsigned long long position = static_cast<unsigned long long>(t);
+      atomicMin(slot, tag | (position < kLastPosition ? position : kLastPosition));
+    }
+  }
+}
+
 }  // namespace
+
+void indexing_check_range(const void* indices, DT index_dt, int64_t n, int64_t limit, DeviceCheck check, int device,
+                          cudaStream_t stream, const char* op) {
+  if (n == 0) return;
+  indexing_by_index(index_dt, [&](auto i) {
+    using I = decltype(i);
+    indexing_check_kernel<I><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const I*>(indices), n, limit,
+                                                                      check.slot, check.tag);
+  });
+  after_launch(op, device);
+}
 
 void indexing_gather(const void* params, const void* indices, DT index_dt, void* out, int unit, int64_t batch,
                      int64_t outer, int64_t n, int64_t k, int64_t inner, int device, cudaStream_t stream,

@@ -8,6 +8,7 @@
 #include "framework/ops/cuda/indexing_launch.h"
 #include "framework/ops/cuda/kernel_util.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/index_checks.h"
 
 namespace ember {
 namespace {
@@ -125,6 +126,20 @@ void indexing_cuda_pad(const KernelContext& ctx) {
   cuda::indexing_pad(x.raw_data(), y.raw_data(), static_cast<int>(dtype_size(x.dtype())), g, mode,
                      indexing_cuda_value_bits(a.constant_value, x.dtype()), dev, stream, op);
 }
+
+// The index checks of gather, unsorted_segment_sum and the sparse crossentropies, on the device.
+void indexing_cuda_check_range(const char* op, const char* what, const Tensor& indices, int64_t limit) {
+  const int dev = indices.device().index();
+  cuda::activate(dev);
+  const cuda::DeviceCheck check = cuda::begin_device_check(dev, op, what, limit);
+  cuda::indexing_check_range(indices.raw_data(), cuda::to_dt(indices.dtype()), indices.num_elements(), limit, check,
+                             dev, cuda::stream(dev), op);
+}
+
+const bool indexing_cuda_check_registered = [] {
+  ops::detail::register_device_index_check(DeviceType::CUDA, &indexing_cuda_check_range);
+  return true;
+}();
 
 }  // namespace
 

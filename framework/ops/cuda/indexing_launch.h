@@ -8,6 +8,10 @@
 
 namespace ember::cuda {
 
+// Queues the device check that the n indices (I32, I64 or U8) lie in [0, limit) (see begin_device_check).
+void indexing_check_range(const void* indices, DT index_dt, int64_t n, int64_t limit, DeviceCheck check, int device,
+                          cudaStream_t stream, const char* op);
+
 // out rows over (batch, outer, k), each a copy of params row (batch * outer + o) * n + indices[b * k + j] of
 // `inner` elements of `unit` bytes (1, 2, 4 or 8).
 void indexing_gather(const void* params, const void* indices, DT index_dt, void* out, int unit, int64_t batch,

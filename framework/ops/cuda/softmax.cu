@@ -139,7 +139,10 @@ __global__ void sparse_xent_kernel(const T* x, const L* labels, T* loss, int64_t
     T sum = 0;
     for (int64_t j = lane; j < n; j += 32) sum += softmax_exp(xr[j] - m);
     sum = softmax_warp_allreduce(sum, SoftmaxAdd{});
-    if (lane == 0) loss[row] = softmax_log(sum) - (xr[static_cast<int64_t>(labels[row])] - m);
+    // A label outside [0, n) (reported by the device check at the next host read) gives NaN, as in TF.
+    const int64_t label = static_cast<int64_t>(labels[row]);
+    if (lane == 0)
+      loss[row] = label >= 0 && label < n ? softmax_log(sum) - (xr[label] - m) : std::numeric_limits<T>::quiet_NaN();
   }
 }
 
