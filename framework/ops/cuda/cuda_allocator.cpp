@@ -23,6 +23,7 @@
 
 #include "framework/core/allocator.h"
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
 #include "framework/ops/cuda/cuda_runtime.h"
 
 namespace ember {
@@ -314,9 +315,24 @@ class CudaAllocator final : public Allocator {
 int cuda_device_count() {
   static const int n = [] {
     int count = 0;
-    // No driver or no GPU is not an error: Ember then runs CPU-only.
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    // No driver or no GPU is not an error: Ember then runs CPU-only, and says why (once: this runs once).
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
       cudaGetLastError();
+      int driver = 0, runtime = 0;
+      cudaDriverGetVersion(&driver);
+      cudaRuntimeGetVersion(&runtime);
+      auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+      const std::string why = std::string("cudaGetDeviceCount failed with ") + cudaGetErrorName(err) + " (" +
+                              cudaGetErrorString(err) + "); Ember runs on the CPU only";
+      if (err == cudaErrorNoDevice || driver == 0) {
+        logging::info(why + (driver == 0 ? " (no CUDA driver found)" : ""));
+      } else if (driver < runtime) {
+        logging::warn(why + ": the CUDA driver supports CUDA " + version(driver) + ", older than the CUDA " +
+                      version(runtime) + " runtime Ember was built with; update the driver");
+      } else {
+        logging::warn(why + " (driver CUDA " + version(driver) + ", runtime CUDA " + version(runtime) + ")");
+      }
       return 0;
     }
     return count;
