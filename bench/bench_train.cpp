@@ -1,12 +1,13 @@
 // Training speed and memory on real Fashion-MNIST through the public Keras-style API, 2 intra-op
 // threads: the MLP (784-256-256-10, Adam 1e-3, SparseCategoricalCrossentropy from logits, "accuracy")
-// and the Keras example CNN at batch 128 through fit(dataset), the MLP at batch 1 and 8 (latency-bound)
+// and the Keras example CNN at batch 128 through fit(dataset) (also under the mixed_bfloat16 policy, against
+// PyTorch's torch.autocast bfloat16), the MLP at batch 1 and 8 (latency-bound)
 // through fit and through train_on_batch, the MLP's eager forward at batch 1, and the peak resident
 // memory (VmHWM) of a process that trains one full MLP epoch; and the MLP epoch on a shared machine, beside
 // one and two busy processes (another user's compile, say) that the program starts and stops itself.
 // This program prints Ember's figures only; bench/compare_pytorch.py runs it, measures the same rows in
 // PyTorch and prints both with the speedup (what `make bench` shows; the loaded group is Ember's only).
-// Usage: bench_train [--json] [--only mlp128|cnn128|latency|forward|rss|loaded]
+// Usage: bench_train [--json] [--only mlp128|cnn128|cnn128_bf16|latency|forward|rss|loaded]
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -36,7 +37,7 @@ constexpr int64_t kEpochSteps128 = (kTrainImages + 127) / 128;  // 469, Keras's 
 constexpr int64_t kCnnSteps = 60;       // the CNN's epoch is projected from this many timed steps
 constexpr int64_t kLatencySteps = 2000;  // batch 1 and 8 rows time this many steps, not an epoch
 constexpr int64_t kForwardCalls = 2000;
-const char* const kGroups[] = {"mlp128", "cnn128", "latency", "forward", "rss", "loaded"};
+const char* const kGroups[] = {"mlp128", "cnn128", "cnn128_bf16", "latency", "forward", "rss", "loaded"};
 
 // Ember's figure for one row; compare_pytorch.py pairs it with PyTorch's by name.
 struct Figure {
@@ -157,14 +158,25 @@ void loaded_rows(const datasets::Split& train, bool json) {
   }
 }
 
-void cnn128_rows(const datasets::Split& train, bool json) {
+// The CNN's steps per second at batch 128 under the global policy `policy` (the logits stay float32).
+double cnn128_steps_per_s(const datasets::Split& train, const std::string& policy) {
+  mixed_precision::set_global_policy(policy);
   auto model = make_cnn();
+  mixed_precision::set_global_policy("float32");
   compile(*model);
   const double s = fit_seconds(*model, pipeline(train, Shape{28, 28, 1}, 128, true), kCnnSteps, 2);
-  const double steps_per_s = static_cast<double>(kCnnSteps) / s;
+  return static_cast<double>(kCnnSteps) / s;
+}
+
+void cnn128_rows(const datasets::Split& train, bool json) {
+  const double steps_per_s = cnn128_steps_per_s(train, "float32");
   print_figure({"cnn_b128", "steps/s", steps_per_s, true}, json);
   // A full CNN epoch would take most of the bench's time on 2 cores; the steps' rate projects it.
   print_figure({"cnn_b128_epoch_est", "s/epoch", static_cast<double>(kEpochSteps128) / steps_per_s, false}, json);
+}
+
+void cnn128_bf16_rows(const datasets::Split& train, bool json) {
+  print_figure({"cnn_b128_mixed_bfloat16", "steps/s", cnn128_steps_per_s(train, "mixed_bfloat16"), true}, json);
 }
 
 // The MLP at batch 1 and 8: fit on the (unshuffled) pipeline, and a train_on_batch loop over batches
@@ -248,7 +260,7 @@ void spawn_rss_row(bool json) {
 
 int usage(const char* problem) {
   std::fprintf(stderr,
-               "bench_train: %s\nusage: bench_train [--json] [--only mlp128|cnn128|latency|forward|rss|loaded]\n",
+               "bench_train: %s\nusage: bench_train [--json] [--only mlp128|cnn128|cnn128_bf16|latency|forward|rss|loaded]\n",
                problem);
   return 2;
 }
@@ -285,6 +297,7 @@ int main(int argc, char** argv) {
                   "PyTorch's)\n", config::get_intra_op_parallelism_threads());
     if (only.empty() || only == "mlp128") mlp128_rows(train, json);
     if (only.empty() || only == "cnn128") cnn128_rows(train, json);
+    if (only.empty() || only == "cnn128_bf16") cnn128_bf16_rows(train, json);
     if (only.empty() || only == "latency") latency_rows(train, json);
     if (only.empty() || only == "forward") forward_rows(train, json);
     if (only.empty() || only == "loaded") loaded_rows(train, json);

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """PyTorch reference for bench_train: for each group of rows, runs bench_train --json --only GROUP (Ember's
 figures), then measures the same rows in PyTorch on the same data, models, batch sizes, optimizer and loss,
-and prints both with the speedup (> 1: Ember is faster). Run it with Debian's /usr/bin/python3, which sees
-python3-torch; `make bench` does.
+and prints both with the speedup (> 1: Ember is faster). Run it with a Python that has PyTorch: Debian's
+/usr/bin/python3 with python3-torch (`make bench` does), or, for PyPI's current release, a venv
+(`python3 -m venv venv && venv/bin/pip install torch`, then `venv/bin/python bench/compare_pytorch.py`).
 
 Usage: compare_pytorch.py [--json] [--bench-train PATH] [--only GROUP] [--rounds N]
   --json         one JSON object per line, as the C++ bench programs print (bench/bench_util.h)
   --bench-train  the bench_train executable (default: build/bench/bench_train beside this script's repo)
-  --only GROUP   one of mlp128, cnn128, latency, forward, rss, for both programs
+  --only GROUP   one of mlp128, cnn128, cnn128_bf16, latency, forward, rss, for both programs
   --rounds N     measure each group N times, Ember then PyTorch each time, and print for each row the
                  round with the median speedup and the range of the N speedups (default 1). On a VM whose
                  speed changes every few tens of seconds, one round can catch the two programs at
@@ -55,10 +56,11 @@ TRAIN_IMAGES = 60000
 CNN_STEPS = 60  # as bench_train: the CNN's epoch is projected from this many timed steps
 LATENCY_STEPS = 2000  # batch 1 and 8 rows time this many steps
 FORWARD_CALLS = 2000
-GROUPS = ("rss", "mlp128", "cnn128", "latency", "forward")
+GROUPS = ("rss", "mlp128", "cnn128", "cnn128_bf16", "latency", "forward")
 # The issue's targets, by row: the least speedup wanted (or, for memory, the most MiB).
 TARGETS = {"mlp_b128_epoch": 1.5, "mlp_b128": 1.5, "cnn_b128": 1.5, "cnn_b128_epoch_est": 1.5,
-           "mlp_b1_fit": 5.0, "mlp_b1_train_on_batch": 5.0, "mlp_b8_fit": 5.0, "mlp_b8_train_on_batch": 5.0}
+           "mlp_b1_fit": 5.0, "mlp_b1_train_on_batch": 5.0, "mlp_b8_fit": 5.0, "mlp_b8_train_on_batch": 5.0,
+           "cnn_b128_mixed_bfloat16": 1.3}
 RSS_TARGET_MIB = 200
 
 
@@ -112,13 +114,16 @@ class Trainer:
     """A model with Keras's Adam (lr 1e-3, epsilon 1e-7) and the per-step work of Keras's train_step:
     cross-entropy from logits, backward, update, and the running loss and accuracy metrics."""
 
-    def __init__(self, model, image_shape, channels_last=False):
+    def __init__(self, model, image_shape, channels_last=False, autocast=None):
         # channels_last lets oneDNN run the convolutions without reordering (measured here: ~1.3x faster);
         # the multi-tensor (foreach) Adam is ~1.6x faster than the per-parameter loop on these models.
         self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
         self.model = model.to(memory_format=self.memory_format).train()
         self.shape = (-1,) + image_shape
         self.opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7, foreach=True)
+        # Mixed precision as PyTorch does it on a CPU: the forward pass and the loss under torch.autocast (float32
+        # weights, matmuls and convolutions in `autocast`), the backward and the update outside it.
+        self.autocast = autocast
         self.reset_metrics()
 
     def reset_metrics(self):
@@ -134,8 +139,9 @@ class Trainer:
     def step(self, x, y):
         """One training step on a prepared batch, updating the running metrics."""
         self.opt.zero_grad(set_to_none=True)
-        logits = self.model(x)
-        loss = F.cross_entropy(logits, y)
+        with torch.autocast("cpu", dtype=self.autocast, enabled=self.autocast is not None):
+            logits = self.model(x)
+            loss = F.cross_entropy(logits, y)
         loss.backward()
         self.opt.step()
         with torch.no_grad():
@@ -184,6 +190,13 @@ def cnn128_rows(images, labels):
     s = fit_seconds(Trainer(make_cnn(), (1, 28, 28), channels_last=True), images, labels, 128, CNN_STEPS, 2)
     steps_per_s = CNN_STEPS / s
     return {"cnn_b128": steps_per_s, "cnn_b128_epoch_est": ((TRAIN_IMAGES + 127) // 128) / steps_per_s}
+
+
+def cnn128_bf16_rows(images, labels):
+    """The CNN at batch 128 under torch.autocast bfloat16 (Ember: the mixed_bfloat16 policy), as cnn128_rows."""
+    trainer = Trainer(make_cnn(), (1, 28, 28), channels_last=True, autocast=torch.bfloat16)
+    s = fit_seconds(trainer, images, labels, 128, CNN_STEPS, 2)
+    return {"cnn_b128_mixed_bfloat16": CNN_STEPS / s}
 
 
 def latency_rows(images, labels):
@@ -253,7 +266,8 @@ def setup_torch():
     torch.manual_seed(42)
 
 
-GROUP_ROWS = {"mlp128": mlp128_rows, "cnn128": cnn128_rows, "latency": latency_rows, "forward": forward_rows}
+GROUP_ROWS = {"mlp128": mlp128_rows, "cnn128": cnn128_rows, "cnn128_bf16": cnn128_bf16_rows, "latency": latency_rows,
+              "forward": forward_rows}
 
 
 def run_bench_train(path, group):
