@@ -1,4 +1,5 @@
 // CPU kernels of the unary elementwise ops and cast: flat loops over a shared functor.
+#include <cstdint>
 #include <type_traits>
 
 #include "framework/ops/cpu/elementwise_loops.h"
@@ -75,6 +76,19 @@ void cast_from(const KernelContext& ctx) {
     if (y.dtype() == DType::BFloat16) return cpu::narrow(src, y.data<bfloat16>(), x.num_elements());
   } else if constexpr (std::is_same_v<From, half> || std::is_same_v<From, bfloat16>) {
     if (y.dtype() == DType::Float32) return cpu::widen(src, y.data<float>(), x.num_elements());
+  } else if constexpr (std::is_same_v<From, bool>) {
+    // A mask into a floating type (dropout's): each byte, 0 or 1, times the bits of 1.0, which vectorises (a
+    // select branches on the random mask, a conversion stays scalar).
+    const auto* bytes = reinterpret_cast<const uint8_t*>(src);
+    auto mask_bits = [&](auto* bits, auto one) {
+      cpu::run_range(x.num_elements(), kParallelGrain, [=](int64_t b, int64_t e) {
+        const auto v = one;  // a local: the stores below cannot change it
+        for (int64_t i = b; i < e; ++i) bits[i] = static_cast<decltype(v)>(bytes[i] * v);
+      });
+    };
+    if (y.dtype() == DType::Float32) return mask_bits(static_cast<uint32_t*>(y.raw_data()), uint32_t{0x3f800000});
+    if (y.dtype() == DType::Float16) return mask_bits(static_cast<uint16_t*>(y.raw_data()), uint16_t{0x3c00});
+    if (y.dtype() == DType::BFloat16) return mask_bits(static_cast<uint16_t*>(y.raw_data()), uint16_t{0x3f80});
   }
   EMBER_DISPATCH_ALL(y.dtype(), "cast", {
     // From and To are storage types; the conversion runs between their compute types.

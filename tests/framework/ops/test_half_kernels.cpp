@@ -325,6 +325,15 @@ TEST_CASE("half elementwise, reduction, pooling and cast kernels round as static
                     dt);
     CHECK(values_as_double(ops::is_finite(x)) == values_as_double(ops::is_finite(x32)));
     CHECK(values_as_double(ops::cast(x, DType::Int32)) == values_as_double(ops::cast(x32, DType::Int32)));
+    // A bool mask (dropout's) into every floating type: 1 where set, +0 elsewhere.
+    const Tensor mask = ops::greater(x, Tensor::scalar_of(0, dt));
+    const std::vector<double> m = values_as_double(mask);
+    for (DType to : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      INFO("bool to " << to);
+      const Tensor c = ops::cast(mask, to);
+      CHECK(values_as_double(c) == m);
+      if (to != DType::Float32) CHECK(bits_of(c) == rounded_bits(ops::cast(mask, DType::Float32), to));
+    }
     check_same_bits(ops::sigmoid(x), ops::sigmoid(x32), dt);
     CHECK(values_as_double(ops::greater(x, Tensor::scalar_of(0, dt))) ==
           values_as_double(ops::greater(x32, Tensor::scalar_of(0, DType::Float32))));
