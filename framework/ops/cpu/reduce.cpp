@@ -133,6 +133,13 @@ template <class Op, class In>
 typename Op::acc_t reduce_row(const In* p, int64_t n) {
   using A = typename Op::acc_t;
   constexpr int64_t L = kLanes<A>;
+  if constexpr (std::is_same_v<In, half>) {
+    if (n <= kRowLeaf) {  // float16's element conversion keeps the loop scalar: the leaf widens at once
+      A wide[kRowLeaf];
+      cpu::to_compute_n(p, wide, n);
+      return reduce_row<Op>(static_cast<const A*>(wide), n);
+    }
+  }
   if (n <= kRowLeaf) {
     A lane[L];
     flag_t<A> bad[L];
@@ -175,13 +182,24 @@ void reduce_cols(const In* p, int64_t rows, int64_t stride, int64_t width, typen
       out[j] = Op::identity();
       bad[j] = 0;
     }
-    for (int64_t r = 0; r < rows; ++r) {
-      const In* row = p + r * stride;
+    auto add_row = [&](const auto* row) {
       for (int64_t j = 0; j < width; ++j) {
         const A v = load<Op>(row[j]);
         out[j] = Op::fast(out[j], v);
         if constexpr (Op::kTrackNaN) bad[j] |= static_cast<flag_t<A>>(v != v);
       }
+    };
+    if constexpr (std::is_same_v<In, half>) {
+      // Widened as in reduce_row: a row at a time, or as many rows as fill kRowLeaf where they are contiguous.
+      A wide[kRowLeaf];
+      const int64_t group = stride == width ? std::max<int64_t>(1, kRowLeaf / std::max<int64_t>(width, 1)) : 1;
+      for (int64_t r = 0; r < rows; r += group) {
+        const int64_t g = std::min(group, rows - r);
+        cpu::to_compute_n(p + r * stride, wide, g * width);
+        for (int64_t q = 0; q < g; ++q) add_row(static_cast<const A*>(wide + q * width));
+      }
+    } else {
+      for (int64_t r = 0; r < rows; ++r) add_row(p + r * stride);
     }
     if constexpr (Op::kTrackNaN)
       for (int64_t j = 0; j < width; ++j) out[j] = nan_if<Op>(out[j], bad[j] != 0);

@@ -344,6 +344,9 @@ TEST_CASE("half elementwise, reduction, pooling and cast kernels round as static
     // The bias gradient's reduction and the pooling ops (finite values: NaN placement is not what is tested).
     const Tensor f = make(uniform_values(shape.num_elements(), 5), shape, dt), f32 = ops::cast(f, DType::Float32);
     check_same_bits(ops::reduce_sum(f, {0, 1, 2}), ops::reduce_sum(f32, {0, 1, 2}), dt);
+    check_same_bits(ops::reduce_sum(f, {3}), ops::reduce_sum(f32, {3}), dt);  // rows
+    check_same_bits(ops::reduce_sum(f, {0, 1, 2, 3}), ops::reduce_sum(f32, {0, 1, 2, 3}), dt);
+    check_same_bits(ops::reduce_max(x, {1, 2}), ops::reduce_max(x32, {1, 2}), dt);  // NaNs and infinities
     const Tensor pooled = ops::max_pool2d(f, {2, 2}, {.strides = {2, 2}});
     check_same_bits(pooled, ops::max_pool2d(f32, {2, 2}, {.strides = {2, 2}}), dt);
     const Tensor dy = make(uniform_values(pooled.num_elements(), 6), pooled.shape(), dt);
