@@ -75,6 +75,21 @@ void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& ve
          AdamAttrs{alpha, 1 - beta_1, 1 - beta_2, epsilon});
 }
 
+UnscaledGradient unscale_gradient(const Tensor& gradient, const Tensor& scale, const Tensor& finite) {
+  EMBER_CHECK(gradient.dtype() == DType::Float32 || gradient.dtype() == DType::Float64, InvalidArgument)
+      << "unscale_gradient: the gradient has dtype " << gradient.dtype() << "; expected float32 or float64";
+  EMBER_CHECK(scale.rank() == 0 && scale.dtype() == gradient.dtype(), InvalidArgument)
+      << "unscale_gradient: the scale has shape " << scale.shape() << " and dtype " << scale.dtype()
+      << "; expected a scalar of the gradient's dtype " << gradient.dtype();
+  EMBER_CHECK(finite.rank() == 0 && finite.dtype() == DType::Bool, InvalidArgument)
+      << "unscale_gradient: `finite` has shape " << finite.shape() << " and dtype " << finite.dtype()
+      << "; expected a bool scalar";
+  const std::array<Tensor, 3> inputs{gradient, scale, finite};
+  const std::array<OutputSpec, 2> outputs{OutputSpec{gradient.shape(), gradient.dtype()}, OutputSpec{Shape{}, DType::Bool}};
+  std::vector<Tensor> out = run_op(OpId::unscale_gradient, inputs, outputs);
+  return {out[0], out[1]};
+}
+
 bool factored_adam_pays(const Shape& variable, DeviceType device) {
   return device != DeviceType::CPU || (variable.rank() == 2 && variable[1] >= 16);
 }

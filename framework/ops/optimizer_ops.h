@@ -35,4 +35,15 @@ void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& ve
 // batch of 8 took 3.1 us against 2.3 for the two ops).
 bool factored_adam_pays(const Shape& variable, DeviceType device);
 
+struct UnscaledGradient {
+  Tensor gradient;  // the gradient divided by the loss scale
+  Tensor finite;    // 0-d bool: the `finite` passed in, and every element of the gradient finite
+};
+
+// Dynamic loss scaling's pass over one gradient (PyTorch's _amp_foreach_non_finite_check_and_unscale_): the
+// gradient divided by `scale` (0-d, the gradient's dtype; ops::div's values), and `finite` (0-d bool) and-ed
+// with whether every element of the gradient is finite, which chains the check over all of a step's gradients.
+// Float32 or float64; all three on one device. One read of the gradient instead of four ops.
+UnscaledGradient unscale_gradient(const Tensor& gradient, const Tensor& scale, const Tensor& finite);
+
 }  // namespace ember::ops

@@ -1,5 +1,7 @@
 // CPU kernels of the fused optimizer updates: one pass over the variable, its slots and the gradient.
 #include <array>
+#include <atomic>
+#include <cstdint>
 #include <cmath>
 
 #include "framework/core/parallel.h"
@@ -135,4 +137,45 @@ void apply_adam_factored_cpu(const KernelContext& ctx) {
 EMBER_REGISTER_KERNEL(apply_adam_factored, CPU, apply_adam_factored_cpu, DType::Float32, DType::Float64);
 
 }  // namespace
+
+namespace {
+
+// unscale_gradient: out = g / scale, element by element (ops::div's values); the finite flag as an OR of
+// (v - v != 0), which is set by an infinity or a NaN and vectorises with the division.
+template <class T>
+void unscale_loop(const KernelContext& ctx) {
+  const T* g = ctx.inputs[0].data<T>();
+  const T scale = *ctx.inputs[1].data<T>();
+  const bool finite_in = *ctx.inputs[2].data<bool>();
+  T* out = ctx.outputs[0].data<T>();
+  const int64_t n = ctx.inputs[0].num_elements();
+  std::atomic<bool> bad{false};
+  auto body = [&](int64_t b, int64_t e) {
+    int32_t any = 0;
+    for (int64_t i = b; i < e; ++i) {
+      const T v = g[i];
+      out[i] = v / scale;
+      any |= static_cast<int32_t>(v - v != T(0));
+    }
+    if (any) bad.store(true, std::memory_order_relaxed);
+  };
+  if (n <= kParallelGrain)
+    body(0, n);
+  else
+    parallel_for(n, kParallelGrain, body);
+  *ctx.outputs[1].data<bool>() = finite_in && !bad.load();
+}
+
+void unscale_gradient_cpu(const KernelContext& ctx) {
+  switch (ctx.inputs[0].dtype()) {
+    case DType::Float32: return unscale_loop<float>(ctx);
+    case DType::Float64: return unscale_loop<double>(ctx);
+    default: throw make_error<InvalidArgument>("unscale_gradient: dtype ", ctx.inputs[0].dtype(), " is not supported");
+  }
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(unscale_gradient, CPU, unscale_gradient_cpu, DType::Float32, DType::Float64);
+
 }  // namespace ember

@@ -68,6 +68,21 @@ __global__ void opt_adam_factored_kernel(T* w, T* m, T* v, const T* __restrict__
   }
 }
 
+// unscale_gradient: *finite_out starts as *finite_in (unscale_flag_kernel, launched first on the stream), and a
+// thread that meets an infinity or a NaN clears it (every writer stores the same false).
+__global__ void unscale_flag_kernel(const bool* finite_in, bool* finite_out) { *finite_out = *finite_in; }
+
+template <class T>
+__global__ void unscale_kernel(const T* __restrict__ g, const T* __restrict__ scale, T* out, int64_t n,
+                               bool* finite_out) {
+  const T s = *scale;
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, n) {
+    const T v = g[i];
+    out[i] = OptRn::div(v, s);
+    if (!isfinite(v)) *finite_out = false;
+  }
+}
+
 // Calls f with a value of the C++ type of dt (float or double); false for another dtype.
 template <class F>
 bool with_float_type(DT dt, F&& f) {
@@ -101,6 +116,18 @@ bool launch_apply_adam_factored(DT dt, void* w, void* m, void* v, const void* a,
         static_cast<T*>(w), static_cast<T*>(m), static_cast<T*>(v), static_cast<const T*>(a), static_cast<const T*>(b),
         k, rows, cols, static_cast<T>(alpha), static_cast<T>(one_minus_beta_1), static_cast<T>(one_minus_beta_2),
         static_cast<T>(epsilon));
+  });
+}
+
+bool launch_unscale_gradient(DT dt, const void* g, const void* scale, const bool* finite_in, void* out, bool* finite_out,
+                             int64_t n, cudaStream_t stream) {
+  if (dt != DT::F32 && dt != DT::F64) return false;
+  unscale_flag_kernel<<<1, 1, 0, stream>>>(finite_in, finite_out);
+  if (n == 0) return true;
+  return with_float_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    unscale_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const T*>(g), static_cast<const T*>(scale),
+                                                              static_cast<T*>(out), n, finite_out);
   });
 }
 

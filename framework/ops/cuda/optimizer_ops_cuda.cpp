@@ -49,5 +49,16 @@ void apply_adam_factored_cuda(const KernelContext& ctx) {
 }
 EMBER_REGISTER_KERNEL(apply_adam_factored, CUDA, apply_adam_factored_cuda, DType::Float32, DType::Float64);
 
+void unscale_gradient_cuda(const KernelContext& ctx) {
+  const int dev = cuda::device_of(ctx);
+  const DType t = ctx.inputs[0].dtype();
+  const bool launched = cuda::launch_unscale_gradient(
+      cuda::to_dt(t), ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), ctx.inputs[2].data<bool>(),
+      ctx.outputs[0].raw_data(), ctx.outputs[1].data<bool>(), ctx.inputs[0].num_elements(), cuda::stream(dev));
+  if (!launched) throw make_error<Unimplemented>("unscale_gradient: dtype ", t, " is not implemented on CUDA");
+  cuda::after_launch("unscale_gradient", dev);
+}
+EMBER_REGISTER_KERNEL(unscale_gradient, CUDA, unscale_gradient_cuda, DType::Float32, DType::Float64);
+
 }  // namespace
 }  // namespace ember

@@ -20,4 +20,9 @@ bool launch_apply_adam_factored(DT dt, void* w, void* m, void* v, const void* a,
                                 int64_t cols, double alpha, double one_minus_beta_1, double one_minus_beta_2,
                                 double epsilon, cudaStream_t stream);
 
+// unscale_gradient over n elements of F32 or F64: out = g / *scale (separately rounded, as ops::div), and
+// *finite_out = *finite_in and every g finite. Enqueues two kernels on `stream`; false for another dtype.
+bool launch_unscale_gradient(DT dt, const void* g, const void* scale, const bool* finite_in, void* out, bool* finite_out,
+                             int64_t n, cudaStream_t stream);
+
 }  // namespace ember::cuda

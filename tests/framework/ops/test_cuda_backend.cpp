@@ -727,6 +727,21 @@ void add_optimizer(Table& t) {
            ops::apply_adam_factored_in_place(w, m, v, in[3], in[4], 1e-3, 0.9, 0.999, 1e-7);
            return Outputs{w, m, v};
          }});
+  // Loss scaling's unscale and finite check: finite gradients, and one with an infinity (the flag clears).
+  for (const Shape& s : std::vector<Shape>{{7}, {}, {0}, {1031, 67}})
+    for (bool with_inf : {false, true})
+      t[OpId::unscale_gradient].push_back(
+          {str(s) + (with_inf ? " inf" : ""),
+           [s, with_inf](DType dt) {
+             Tensor g = make(s, dt, 291, Domain{-4e4, 4e4});
+             if (with_inf && g.num_elements() > 0) g = ops::where(ops::equal(g, ops::reduce_max(g)), g * std::numeric_limits<double>::infinity(), g);
+             return Inputs{g, Tensor::scalar_of(3 * 32768.0, dt, kCpu), Tensor::scalar<bool>(true, kCpu)};
+           },
+           [](const Inputs& in, DType) {
+             ops::UnscaledGradient u = ops::unscale_gradient(in[0], in[1], in[2]);
+             return Outputs{u.gradient, u.finite};
+           },
+           {DType::Float32, DType::Float64}, 1, /*grad=*/false, /*bitwise=*/true});
 }
 
 const Table& table() {

@@ -143,3 +143,41 @@ TEST_CASE("factored_adam_pays for rows the CPU kernel vectorizes, and on a GPU",
   CHECK_FALSE(ops::factored_adam_pays({256}, DeviceType::CPU));
   CHECK(ops::factored_adam_pays({256, 10}, DeviceType::CUDA));
 }
+
+TEST_CASE("unscale_gradient divides as ops::div and ands the gradient's finiteness into the flag",
+          "[ops][optimizer][mixed_precision]") {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    INFO("dtype " << dtype_name(dt));
+    for (int64_t n : {int64_t{0}, int64_t{7}, int64_t{100003}}) {  // empty, one thread, the parallel path
+      INFO("n " << n);
+      Tensor g = ops::cast(random::uniform({n}, {.minval = -3e4, .maxval = 3e4, .seed = 5}), dt);
+      const Tensor scale = Tensor::scalar_of(32768.0 * 3, dt);  // not a power of two: division must round
+      const Tensor yes = Tensor::scalar<bool>(true), no = Tensor::scalar<bool>(false);
+      ops::UnscaledGradient u = ops::unscale_gradient(g, scale, yes);
+      CHECK(u.gradient.dtype() == dt);
+      CHECK(u.gradient.shape() == g.shape());
+      CHECK(ops::reduce_all(ops::equal(u.gradient, ops::div(g, scale))).item<bool>());
+      CHECK(u.finite.item<bool>());
+      CHECK_FALSE(ops::unscale_gradient(g, scale, no).finite.item<bool>());  // a flag already cleared stays so
+      if (n == 0) continue;
+      // An infinity or a NaN anywhere, the last element included, clears the flag; the values still divide.
+      for (double bad : {INFINITY, -INFINITY, NAN}) {
+        std::vector<double> v = ops::cast(g, DType::Float64).to_vector<double>();
+        v.back() = bad;
+        const Tensor gb = ops::cast(Tensor::from_vector(v, {n}), dt);
+        ops::UnscaledGradient b = ops::unscale_gradient(gb, scale, yes);
+        CHECK_FALSE(b.finite.item<bool>());
+        const std::vector<double> got = ops::cast(b.gradient, DType::Float64).to_vector<double>();
+        CHECK(got[0] == ops::cast(ops::div(gb, scale), DType::Float64).to_vector<double>()[0]);
+        CHECK((std::isnan(bad) ? std::isnan(got.back()) : got.back() == bad));
+      }
+    }
+  }
+  REQUIRE_THROWS_WITH(ops::unscale_gradient(ops::zeros({3}, DType::Float16), Tensor::scalar_of(2, DType::Float16),
+                                            Tensor::scalar<bool>(true)),
+                      Catch::Contains("unscale_gradient") && Catch::Contains("float16"));
+  REQUIRE_THROWS_WITH(ops::unscale_gradient(ops::zeros({3}), Tensor::scalar<double>(2), Tensor::scalar<bool>(true)),
+                      Catch::Contains("unscale_gradient") && Catch::Contains("scale"));
+  REQUIRE_THROWS_WITH(ops::unscale_gradient(ops::zeros({3}), Tensor::scalar<float>(2), ops::ones({1}, DType::Bool)),
+                      Catch::Contains("unscale_gradient") && Catch::Contains("finite"));
+}
