@@ -7,9 +7,15 @@
 //   the same loop on the CPU;
 // - training images/s at batch 256 on random 32x32x3 data (train_on_batch after warm-up) of the Keras
 //   example CNN and of a small ResNet (Conv2D + BatchNormalization + ReLU blocks with Add), in float32
-//   against the CPU and in mixed_float16 against float32 on the GPU.
-// Without a GPU it prints "no GPU: skipped" and exits 0. Finishes in well under 2 minutes on an H200.
-// Usage: bench_gpu [--json]
+//   against the CPU and in mixed_float16 against float32 on the GPU;
+// - resnet50: training images/s of ResNet-50 as keras.applications.ResNet50 builds it (bench/resnet50.h:
+//   NHWC 224x224x3, 1000 classes, softmax top, Adam, sparse categorical crossentropy) at batch 128 on
+//   synthetic data already on the GPU (train_on_batch after 3 warm-up steps, 10 timed steps), in float32
+//   with TF32 on (TF's default) and in mixed_float16 and mixed_bfloat16 against that float32 (speedup =
+//   float32's step time / the policy's). bench/compare_pytorch_gpu.py measures the same in PyTorch.
+// Without a GPU it says "no GPU: skipped" (on stderr with --json) and exits 0. All groups finish in well
+// under 2 minutes on an H200; scripts/gpu_check.sh runs resnet50 on its own under its own time limit.
+// Usage: bench_gpu [--json] [--only seeds|matmul|dispatch|train|resnet50]
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/resnet50.h"
 #include "framework/ember.h"
 
 #if defined(EMBER_BENCH_CUDA)
@@ -241,23 +248,86 @@ void train_rows(bool json) {
   }
 }
 
+// ------------------------------------------------------------------------------------------------- resnet50
+
+constexpr int64_t kResnetBatch = 128;
+
+// Images/s of ResNet-50's train_on_batch under `policy` on the GPU. Two batches of synthetic images and
+// labels are made on the GPU first, so the figure is the step's and not a host-to-device copy's.
+double resnet50_images_per_second(const std::string& policy, int warmup, int steps) {
+  DeviceScope on(kGpu);
+  backend::clear_session();
+  random::set_seed(5);
+  mixed_precision::set_global_policy(policy);
+  std::shared_ptr<Model> model = resnet50();
+  model->compile({.optimizer = optimizers::Adam(), .loss = losses::SparseCategoricalCrossentropy()});
+  mixed_precision::set_global_policy("float32");
+  std::vector<Tensor> xs, ys;
+  for (int i = 0; i < 2; ++i) {
+    xs.push_back(random::uniform({kResnetBatch, 224, 224, 3}));
+    ys.push_back(ops::cast(random::uniform({kResnetBatch}, {.maxval = 1000}), DType::Int64));
+  }
+  int next = 0;
+  auto step = [&] {
+    model->train_on_batch(xs[static_cast<size_t>(next)], ys[static_cast<size_t>(next)]);
+    next = 1 - next;
+  };
+  for (int i = 0; i < warmup; ++i) step();
+  sync_gpu();
+  const double s = best_seconds(1, [&] {
+    for (int i = 0; i < steps; ++i) step();
+    sync_gpu();
+  });
+  return static_cast<double>(steps * kResnetBatch) / s;
+}
+
+void resnet50_rows(bool json) {
+  const bool tf32_before = config::tensor_float_32_execution_enabled();
+  config::enable_tensor_float_32_execution(true);  // float32's row is TF's default: TF32 on
+  const double f32 = resnet50_images_per_second("float32", 3, 10);
+  print({"resnet50_float32", "img/s", "none", f32, 0, 0}, json);
+  const double f16 = resnet50_images_per_second("mixed_float16", 3, 10);
+  print({"resnet50_mixed_float16_vs_float32", "img/s", "float32", f16, f32, f16 / f32}, json);
+  const double bf16 = resnet50_images_per_second("mixed_bfloat16", 3, 10);
+  print({"resnet50_mixed_bfloat16_vs_float32", "img/s", "float32", bf16, f32, bf16 / f32}, json);
+  config::enable_tensor_float_32_execution(tf32_before);
+  backend::clear_session();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool json = json_requested(argc, argv);
+  bool json = false;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") json = true;
+    else if (arg == "--only" && i + 1 < argc) only = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: bench_gpu [--json] [--only seeds|matmul|dispatch|train|resnet50]\n");
+      return 2;
+    }
+  }
+  const std::vector<std::string> groups = {"seeds", "matmul", "dispatch", "train", "resnet50"};
+  if (!only.empty() && std::find(groups.begin(), groups.end(), only) == groups.end()) {
+    std::fprintf(stderr, "bench_gpu: unknown group '%s' for --only\n", only.c_str());
+    return 2;
+  }
+  const auto wanted = [&](const char* group) { return only.empty() || only == group; };
   try {
     if (device_count(DeviceType::CUDA) == 0) {
-      std::printf("no GPU: skipped\n");
+      std::fprintf(json ? stderr : stdout, "no GPU: skipped\n");
       return 0;
     }
     random::set_seed(42);
     if (!json)
       std::printf("GPU benchmarks on %s, %d CPU threads for the CPU references\n",
                   config::list_physical_devices("GPU")[0].name.c_str(), config::get_intra_op_parallelism_threads());
-    seed_rows(json);
-    matmul_rows(json);
-    dispatch_rows(json);
-    train_rows(json);
+    if (wanted("seeds")) seed_rows(json);
+    if (wanted("matmul")) matmul_rows(json);
+    if (wanted("dispatch")) dispatch_rows(json);
+    if (wanted("train")) train_rows(json);
+    if (wanted("resnet50")) resnet50_rows(json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpu: %s\n", e.what());
     return 1;
