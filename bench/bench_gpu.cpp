@@ -15,7 +15,7 @@
 //   float32's step time / the policy's). bench/compare_pytorch_gpu.py measures the same in PyTorch.
 // Without a GPU it says "no GPU: skipped" (on stderr with --json) and exits 0. All groups finish in well
 // under 2 minutes on an H200; scripts/gpu_check.sh runs resnet50 on its own under its own time limit.
-// Usage: bench_gpu [--json] [--only seeds|matmul|dispatch|train|resnet50]
+// Usage: bench_gpu [--json] [--only GROUP[,GROUP...]]   (groups: seeds, matmul, dispatch, train, resnet50)
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -304,16 +304,24 @@ int main(int argc, char** argv) {
     if (arg == "--json") json = true;
     else if (arg == "--only" && i + 1 < argc) only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_gpu [--json] [--only seeds|matmul|dispatch|train|resnet50]\n");
+      std::fprintf(stderr, "usage: bench_gpu [--json] [--only GROUP[,GROUP...]] (groups: seeds, matmul, dispatch, train, resnet50)\n");
       return 2;
     }
   }
   const std::vector<std::string> groups = {"seeds", "matmul", "dispatch", "train", "resnet50"};
-  if (!only.empty() && std::find(groups.begin(), groups.end(), only) == groups.end()) {
-    std::fprintf(stderr, "bench_gpu: unknown group '%s' for --only\n", only.c_str());
-    return 2;
+  std::vector<std::string> selected;  // --only's comma-separated groups; empty: all
+  for (size_t at = 0; !only.empty() && at <= only.size();) {
+    const size_t comma = std::min(only.find(',', at), only.size());
+    selected.push_back(only.substr(at, comma - at));
+    if (std::find(groups.begin(), groups.end(), selected.back()) == groups.end()) {
+      std::fprintf(stderr, "bench_gpu: unknown group '%s' for --only\n", selected.back().c_str());
+      return 2;
+    }
+    at = comma + 1;
   }
-  const auto wanted = [&](const char* group) { return only.empty() || only == group; };
+  const auto wanted = [&](const char* group) {
+    return selected.empty() || std::find(selected.begin(), selected.end(), group) != selected.end();
+  };
   try {
     if (device_count(DeviceType::CUDA) == 0) {
       std::fprintf(json ? stderr : stdout, "no GPU: skipped\n");

@@ -51,6 +51,11 @@ while read -r soname path; do
 done < "$stage/loads"
 rm "$stage/loads"
 git rev-parse --short HEAD > "$stage/commit"
+# What gpu_check.sh checks the machine against before it starts: the CUDA runtime's version (the driver must
+# run it) and the architectures the kernels are built for.
+nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+"$nvcc" --version | sed -nE 's/.*release ([0-9]+\.[0-9]+).*/\1/p' > "$stage/cuda-version"
+tr ';' '\n' <<< "$ARCHS" | sed -E 's/-(real|virtual)$//' > "$stage/cuda-archs"
 
 mkdir -p "$(dirname "$BUNDLE")"
 tar -C "$stage" -cf - . | xz -T0 -6 > "$BUNDLE.tmp"
