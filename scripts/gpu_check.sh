@@ -54,6 +54,7 @@ LIMIT_PYTORCH=110  # bench/compare_pytorch_gpu.py
 # 0.8881; the CPU's CNN 0.8897, Keras's 0.8885).
 MIN_ACCURACY_MLP=0.85
 MIN_ACCURACY_CNN=0.87
+limits_total=$((LIMIT_TESTS + LIMIT_BENCH + LIMIT_RESNET + 3 * LIMIT_TRAIN + LIMIT_PYTORCH))
 
 start=$(date +%s)
 elapsed() { echo "$(($(date +%s) - start))s"; }
@@ -140,7 +141,7 @@ trap 'on_signal 130' INT
 
 mkdir -p "$LOGS"
 
-echo "== GPU ($(elapsed))"
+echo "== GPU ($(elapsed); the steps' limits: $limits_total s, within a budget of $BUDGET s)"
 phase="GPU and driver checks"
 gpu_query=
 if ! command -v nvidia-smi > /dev/null; then
