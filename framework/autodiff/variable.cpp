@@ -1,5 +1,7 @@
 #include "framework/autodiff/variable.h"
 
+#include <atomic>
+
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/ops/elementwise.h"
 
@@ -8,7 +10,13 @@ namespace ember {
 Variable::Variable(Tensor initial_value, VariableOptions options) {
   EMBER_CHECK(initial_value.defined(), InvalidArgument)
       << "Variable '" << options.name << "': the initial value is an undefined tensor";
-  state_ = std::make_shared<State>(State{std::move(initial_value), std::move(options.name), options.trainable});
+  state_ = std::make_shared<State>(
+      State{std::move(initial_value), std::move(options.name), options.trainable, next_version()});
+}
+
+uint64_t Variable::next_version() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 Variable::State& Variable::state() const {
@@ -25,8 +33,10 @@ Tensor Variable::read_value() const {
 const Tensor& Variable::value() const { return state().value; }
 
 Tensor* Variable::exclusive_value() {
-  Tensor& v = state().value;
-  return v.is_exclusive() ? &v : nullptr;
+  State& s = state();
+  if (!s.value.is_exclusive()) return nullptr;
+  s.version = next_version();  // the caller writes the values
+  return &s.value;
 }
 
 void Variable::assign(const Tensor& value) {
@@ -39,6 +49,7 @@ void Variable::assign(const Tensor& value) {
       << s.value.device();
   // A fresh tensor, so values saved by a tape from before the assignment stay as they were.
   s.value = value.is_same(s.value) ? value : value.view(value.shape());
+  s.version = next_version();
 }
 
 void Variable::assign_add(const Tensor& delta) {

@@ -41,6 +41,11 @@ class Variable {
   void assign_add(const Tensor& delta);
   void assign_sub(const Tensor& delta);
 
+  // Which value the variable holds: a number no other value of any variable had, renewed by every assign and
+  // by exclusive_value (whose caller writes the buffer), so a cache of something computed from the value
+  // (a layer's cast of it) can tell that it is stale.
+  uint64_t version() const { return state().version; }
+
   const std::string& name() const;
   bool trainable() const;
   void set_trainable(bool trainable);
@@ -54,7 +59,9 @@ class Variable {
     Tensor value;
     std::string name;
     bool trainable;
+    uint64_t version;
   };
+  static uint64_t next_version();
   template <class T>
   static Tensor scalar_value(T value) {
     if constexpr (std::is_same_v<T, bool>) {

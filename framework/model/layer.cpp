@@ -46,10 +46,22 @@ namespace backend {
 void clear_session() { reset_unique_names(); }
 }  // namespace backend
 
+struct Layer::CastCache {
+  struct Entry {
+    const Tensor* variable;  // the variable's value slot (its identity)
+    uint64_t version;        // the value the cast was made from
+    DType dtype;
+    Tensor cast;
+  };
+  std::mutex mu;
+  std::vector<Entry> entries;
+};
+
 Layer::Layer(const std::string& base_name, const LayerOptions& options)
     : name_(options.name.empty() ? unique_layer_name(base_name) : options.name),
       policy_(options.dtype.empty() ? mixed_precision::global_policy() : mixed_precision::Policy(options.dtype)),
-      trainable_(options.trainable) {}
+      trainable_(options.trainable),
+      cast_cache_(std::make_shared<CastCache>()) {}
 
 Layer::~Layer() = default;
 
@@ -61,7 +73,8 @@ Layer::Layer(Layer&& o) noexcept
       built_(o.built_),
       build_shapes_(std::move(o.build_shapes_)),
       weights_(std::move(o.weights_)),
-      call_losses_(std::move(o.call_losses_)) {
+      call_losses_(std::move(o.call_losses_)),
+      cast_cache_(std::make_shared<CastCache>()) {
   // Owned sublayers move along; members tracked without ownership live in the moved-from object's
   // memory, so they are re-tracked by the next call instead.
   for (Child& c : o.children_)
@@ -203,7 +216,21 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
 
 Tensor Layer::read(const Variable& v) const {
   Tensor t = v;
-  return is_floating(t.dtype()) && t.dtype() != compute_dtype() ? ops::cast(t, compute_dtype()) : t;
+  if (!is_floating(t.dtype()) || t.dtype() == compute_dtype()) return t;
+  // A tape that records the variable needs the cast recorded, for the gradient to reach the variable.
+  const Tensor inputs[] = {t};
+  if (any_tape_records(inputs)) return ops::cast(t, compute_dtype());
+  CastCache& cache = *cast_cache_;
+  const DType to = compute_dtype();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  auto it = std::find_if(cache.entries.begin(), cache.entries.end(),
+                         [&](const CastCache::Entry& e) { return e.variable == &v.value() && e.dtype == to; });
+  if (it == cache.entries.end()) it = cache.entries.insert(cache.entries.end(), {&v.value(), 0, to, Tensor()});
+  if (!it->cast.defined() || it->version != v.version()) {
+    it->cast = ops::cast(t, to);
+    it->version = v.version();
+  }
+  return it->cast;
 }
 
 void Layer::track(const LayerPtr& child) {

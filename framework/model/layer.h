@@ -127,7 +127,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Creates a weight named "<layer>/<name>" in the variable dtype (Keras: add_weight).
   Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                       bool trainable = true, const Regularizer& regularizer = {});
-  // A weight's value as the layer computes with it: cast to the compute dtype when the policy is mixed.
+  // A weight's value as the layer computes with it: cast to the compute dtype when the policy is mixed. Where no
+  // tape records the variable (predict, evaluate, validation), the cast is made once per value of the variable
+  // and reused until an assignment or an optimizer's update changes it.
   Tensor read(const Variable& v) const;
   // Registers a sublayer owned elsewhere (a member, or a model's graph).
   void track(const LayerPtr& child);
@@ -164,6 +166,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void append_losses(std::vector<Tensor>& out, bool frozen) const;
   std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
   void clear_call_losses();
+  // read()'s casts of weights outside tapes, by variable, each valid while the variable's version stands.
+  struct CastCache;
+  std::shared_ptr<CastCache> cast_cache_;
 };
 
 // unique_layer_name (framework/core/names.h) and to_snake_case (framework/core/strings.h) name layers.

@@ -8,12 +8,14 @@
 #include <fstream>
 
 #include "framework/ember.h"
+#include "framework/ops/dispatch.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
 using ember::testing::TempDir;
+using ember::testing::values_as_double;
 using nlohmann::json;
 
 namespace {
@@ -135,6 +137,66 @@ TEST_CASE("gradients flow through the autocast in float32 for float32 variables"
       for (size_t k = 0; k < a.size(); ++k) CHECK(std::abs(a[k] - b[k]) <= tol * largest);
     }
   }
+}
+
+namespace {
+int g_weight_casts = 0;  // casts of mp_mlp's first kernel (6 x 16, float32), counted by a hook
+void count_weight_casts(const OpRecord& r) {
+  if (r.op == OpId::cast && r.inputs[0].dtype() == DType::Float32 && r.inputs[0].shape() == Shape{6, 16})
+    ++g_weight_casts;
+}
+}  // namespace
+
+TEST_CASE("outside tapes a layer casts each weight once per value, and again after it changes",
+          "[mixed_precision]") {
+  for (const char* name : {"mixed_float16", "mixed_bfloat16"}) {
+    INFO(name);
+    PolicyScope scope(name);
+    auto model = mp_mlp(5);
+    mp_compile(*model, optimizers::SGD({.learning_rate = 0.1}));
+    const MpData d = mp_data();
+    const Tensor first = model->predict(d.x, {.batch_size = 8});  // five batches
+    const int hook = add_op_hook(count_weight_casts);
+    g_weight_casts = 0;
+    const Tensor again = model->predict(d.x, {.batch_size = 8});
+    const int cached = g_weight_casts;
+    // An optimizer step (in place where it can) and an assignment each give the next read a new cast.
+    model->train_on_batch(d.x, d.y);
+    g_weight_casts = 0;
+    const Tensor trained = model->predict(d.x, {.batch_size = 40});
+    const int after_step = g_weight_casts;
+    auto& dense = *model->layers()[0];
+    const Variable kernel = dense.weights()[0];
+    Variable(kernel).assign(ops::zeros_like(kernel.value()));
+    g_weight_casts = 0;
+    const Tensor zeroed = model->predict(d.x, {.batch_size = 40});
+    const int after_assign = g_weight_casts;
+    remove_op_hook(hook);
+    CHECK(cached == 0);
+    CHECK(after_step == 1);
+    CHECK(after_assign == 1);
+    CHECK(values_as_double(again) == values_as_double(first));
+    CHECK(values_as_double(trained) != values_as_double(first));
+    // With a zero kernel the first layer gives relu(bias): every row of the output is the same.
+    const std::vector<double> z = values_as_double(zeroed);
+    for (size_t i = 3; i < z.size(); ++i) CHECK(z[i] == z[i % 3]);
+  }
+}
+
+TEST_CASE("a variable's version changes with every assignment and every update in place", "[mixed_precision]") {
+  Variable v(ops::zeros({3}));
+  const uint64_t v0 = v.version();
+  v.assign(ops::ones({3}));
+  const uint64_t v1 = v.version();
+  CHECK(v1 != v0);
+  REQUIRE(v.exclusive_value() != nullptr);
+  CHECK(v.version() != v1);
+  Variable w(ops::zeros({3}));
+  CHECK(w.version() != v.version());
+  const Tensor held = v.value();  // a second holder: no update in place, no new version
+  const uint64_t v2 = v.version();
+  CHECK(v.exclusive_value() == nullptr);
+  CHECK(v.version() == v2);
 }
 
 TEST_CASE("compile wraps the optimizer in a LossScaleOptimizer under mixed_float16 only", "[mixed_precision][fit]") {
