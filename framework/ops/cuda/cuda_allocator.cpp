@@ -232,6 +232,8 @@ class CudaAllocator final : public Allocator {
     void* p = nullptr;
     cudaError_t err = cudaMalloc(&p, bytes);
     if (err != cudaSuccess) {
+      // A lost context is no shortage of memory: say so rather than report an out-of-memory.
+      if (cuda::is_sticky_error(err)) cuda::throw_cuda_error(err, "cuda allocator: cudaMalloc");
       cudaGetLastError();  // an out-of-memory error is not sticky: clear it, the device stays usable
       return nullptr;
     }

@@ -50,7 +50,42 @@ DeviceRuntime& runtime(int device) {
 
 }  // namespace
 
+bool is_sticky_error(cudaError_t err) {
+  // The errors whose documentation (driver_types.h) says the process must be terminated and relaunched.
+  switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
+      return true;
+    default:
+      // By number, since older toolkits lack their names: cudaErrorContained (226), cudaErrorTensorMemoryLeak (721).
+      return static_cast<int>(err) == 226 || static_cast<int>(err) == 721;
+  }
+}
+
+cudaError_t sticky_error_now() {
+  const cudaError_t last = cudaPeekAtLastError();
+  if (is_sticky_error(last)) return last;
+  const cudaError_t query = cudaStreamQuery(nullptr);
+  return is_sticky_error(query) ? query : cudaSuccess;
+}
+
 void throw_cuda_error(cudaError_t err, const char* what) {
+  if (is_sticky_error(err)) {
+    // Not cleared (it cannot be) and not blamed on `what`: the op that faulted ran earlier, asynchronously.
+    throw Internal(std::string("CUDA context lost: CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) +
+                   "), detected at " + what + " (the fault of a GPU op queued before this point, which ran "
+                   "asynchronously; CUDA_LAUNCH_BLOCKING=1 reports it at the op that caused it). Every later CUDA "
+                   "call of this process fails the same way: the process must restart to use the GPU again");
+  }
   cudaGetLastError();  // clears a non-sticky error so the process stays usable
   std::string msg = std::string(what) + ": CUDA error " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
   if (err == cudaErrorMemoryAllocation) throw ResourceExhausted(msg);

@@ -11,7 +11,17 @@
 namespace ember::cuda {
 
 // Throws ember::Internal (ResourceExhausted for cudaErrorMemoryAllocation) naming `what` and the CUDA error.
+// A sticky error (see is_sticky_error) is reported as the CUDA context being lost, with `what` named only as
+// where it was detected: the fault comes from some earlier kernel, since kernels run asynchronously.
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* what);
+
+// True for the errors after which the CUDA context is unusable and every later CUDA call fails the same way
+// (an illegal address, a failed launch, a device assert...): the process must restart to use the GPU again.
+bool is_sticky_error(cudaError_t err);
+// The context's sticky error, or cudaSuccess while it is usable. Cheap and non-blocking (it queries the
+// legacy default stream, which reports a sticky error of the context); a library failure (cuBLASLt, cuDNN)
+// asks it so that a lost context is not blamed on the library call that ran into it.
+cudaError_t sticky_error_now();
 
 // Throws when a CUDA runtime call failed: EMBER_CUDA_CHECK(cudaMemcpyAsync(...), "matmul").
 inline void check(cudaError_t err, const char* what) {

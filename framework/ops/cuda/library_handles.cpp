@@ -61,7 +61,18 @@ CudnnLease cudnn_handle(int device) {
   return CudnnLease{entry->handle, std::unique_lock<std::mutex>(entry->use)};
 }
 
+namespace {
+
+// A library call that failed because the context was already lost says so, rather than blaming itself.
+void library_handles_check_context(const char* op, const char* call) {
+  const cudaError_t sticky = sticky_error_now();
+  if (sticky != cudaSuccess) throw_cuda_error(sticky, (std::string(op) + " (" + call + ")").c_str());
+}
+
+}  // namespace
+
 void throw_cublas_error(cublasStatus_t status, const char* op, const char* call, const std::string& context) {
+  library_handles_check_context(op, call);
   const std::string msg = std::string(op) + ": " + call + " failed (" + cublasLtGetStatusName(status) + ": " +
                           cublasLtGetStatusString(status) + ") for " + context;
   if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH) throw Unimplemented(msg);
@@ -70,6 +81,7 @@ void throw_cublas_error(cublasStatus_t status, const char* op, const char* call,
 }
 
 void throw_cudnn_error(cudnnStatus_t status, const char* op, const char* call, const std::string& context) {
+  library_handles_check_context(op, call);
   const std::string msg = std::string(op) + ": " + call + " failed (cuDNN status " + std::to_string(status) + ": " +
                           cudnnGetErrorString(status) + ") for " + context;
   if (CUDNN_STATUS_CATEGORY(status) == CUDNN_STATUS_NOT_SUPPORTED) throw Unimplemented(msg);
