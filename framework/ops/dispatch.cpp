@@ -125,6 +125,16 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
       << op << ": dtype " << key << " is not supported on " << device;
   for (size_t i = 0; i < specs.size(); ++i) {
     const OutputSpec& s = specs[i];
+    // Only a 0-d CPU scalar can sit on another device than the op's; aliased, the kernel would write a host
+    // address from the device, and writing its uploaded copy instead would lose the update (or corrupt the
+    // shared constant device_scalar keeps).
+    if (s.alias_input >= 0) {
+      const Tensor& aliased = inputs[static_cast<size_t>(s.alias_input)];
+      EMBER_CHECK(aliased.device() == device, InvalidArgument)
+          << op << ": output " << i << " is written in place into input " << s.alias_input << ", a 0-d tensor on "
+          << aliased.device() << ", but the op runs on " << device << " (its other inputs' device); move it there "
+          << "first with tensor.to(" << device << ")";
+    }
     outputs[i] = s.alias_input >= 0 ? inputs[static_cast<size_t>(s.alias_input)].view(s.shape)
                                     : Tensor::empty(s.shape, s.dtype, device);
   }

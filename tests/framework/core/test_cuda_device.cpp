@@ -156,6 +156,26 @@ TEST_CASE("an op mixing a CPU and a GPU tensor names both devices; a 0-d CPU sca
   CHECK_THROWS_AS(ops::add(g, Tensor::from_vector<float>({1}, kCpu)), InvalidArgument);
 }
 
+TEST_CASE("an update in place of a 0-d CPU tensor by a GPU op is refused, and the tensor is left alone",
+          "[cuda][device]") {
+  EMBER_CUDA_OR_SKIP();
+  // The variable and its slots are 0-d CPU scalars, the gradient a 0-d GPU tensor: the op runs on the GPU,
+  // whose kernel must not write the host buffers (nor a throwaway uploaded copy of them).
+  Tensor variable = Tensor::scalar<float>(1, kCpu);
+  Tensor momentum = Tensor::scalar<float>(0, kCpu);
+  Tensor velocity = Tensor::scalar<float>(0, kCpu);
+  const Tensor gradient = Tensor::scalar<float>(0.5f, kGpu);
+  CHECK_THROWS_AS(ops::apply_adam_in_place(variable, momentum, velocity, gradient, 0.1, 0.9, 0.999, 1e-7),
+                  InvalidArgument);
+  CHECK_THROWS_WITH(ops::apply_adam_in_place(variable, momentum, velocity, gradient, 0.1, 0.9, 0.999, 1e-7),
+                    Catch::Contains("in place") && Catch::Contains("cpu:0") && Catch::Contains("cuda:0"));
+  CHECK(variable.item<float>() == 1);
+  CHECK(momentum.item<float>() == 0);
+  // Not in place, the same inputs are fine: the scalars are uploaded and the results live on the GPU.
+  const ops::AdamUpdate u = ops::apply_adam(variable, momentum, velocity, gradient, 0.1, 0.9, 0.999, 1e-7);
+  CHECK(u.variable.device() == kGpu);
+}
+
 TEST_CASE("GPU work is asynchronous; host reads synchronise and see every op before them", "[cuda][device]") {
   EMBER_CUDA_OR_SKIP();
   DeviceScope gpu(kGpu);
