@@ -7,11 +7,12 @@
 //   cuDNN pads the common part (the input gradient is computed on the padded shape and cropped).
 // - Algorithms: cuDNN's heuristics (cudnnGet*Algorithm_v7, which run nothing), the first usable one with a
 //   workspace of at most 256 MiB, deterministic when config::is_op_determinism_enabled(); chosen once per
-//   (shape, dtype, device, math mode) and cached.
+//   (shape, dtype, device, math mode, operand alignment) and cached.
 // - Float64, shapes beyond cuDNN's 32-bit descriptors, and configurations cuDNN has no algorithm for run the
 //   direct kernels of conv.cu instead (cuDNN offers no double convolution in NHWC).
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -145,8 +146,9 @@ struct ConvCudaPlan {
   size_t workspace = 0;
 };
 
-// kind, device, dtype, tf32, determinism, n, hp, wp, c, o, kh, kw, oh, ow, groups, sh, sw, dh, dw, ph, pw.
-using ConvCudaKey = std::array<int64_t, 21>;
+// kind, device, dtype, tf32, determinism, n, hp, wp, c, o, kh, kw, oh, ow, groups, sh, sw, dh, dw, ph, pw, and the
+// alignment of the two inputs and the output.
+using ConvCudaKey = std::array<int64_t, 24>;
 
 struct ConvCudaCache {
   std::mutex mutex;
@@ -158,10 +160,21 @@ ConvCudaCache& conv_cuda_cache() {
   return *cache;
 }
 
-ConvCudaKey conv_cuda_key(ConvCudaKind kind, int dev, DType dt, bool deterministic, const ConvCudaGeom& g) {
+// The largest power of two up to 256 dividing the address. Some algorithms need aligned operands (a view into
+// a tensor can start anywhere): a plan found unusable for a misaligned view must not send the aligned
+// tensors of the same shape to the direct kernels too.
+int64_t conv_cuda_alignment(const void* p) {
+  const auto v = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t lowest = v & (~v + 1);  // the lowest set bit; 0 for a null pointer
+  return lowest == 0 || lowest > 256 ? 256 : static_cast<int64_t>(lowest);
+}
+
+ConvCudaKey conv_cuda_key(ConvCudaKind kind, int dev, DType dt, bool deterministic, const ConvCudaGeom& g,
+                          const void* in0, const void* in1, const void* out) {
   const cuda::ConvShape& s = g.s;
   return {static_cast<int64_t>(kind), dev, static_cast<int64_t>(dt), cuda::tf32_enabled(), deterministic, s.n, g.hp,
-          g.wp, s.c, s.o, s.kh, s.kw, s.oh, s.ow, s.groups, s.sh, s.sw, s.dh, s.dw, g.ph, g.pw};
+          g.wp, s.c, s.o, s.kh, s.kw, s.oh, s.ow, s.groups, s.sh, s.sw, s.dh, s.dw, g.ph, g.pw,
+          conv_cuda_alignment(in0), conv_cuda_alignment(in1), conv_cuda_alignment(out)};
 }
 
 // The first heuristic result that is supported, deterministic if required, free of down-conversion (which
@@ -281,7 +294,7 @@ void conv_cuda_run(const KernelContext& ctx, ConvCudaKind kind, const ConvCudaGe
   cuda::CudnnLease lease = cuda::cudnn_handle(dev);
   ConvCudaDescs d;
   conv_cuda_make_descs(d, g, dt, op, ctx_fn);
-  const ConvCudaKey key = conv_cuda_key(kind, dev, dt, deterministic, g);
+  const ConvCudaKey key = conv_cuda_key(kind, dev, dt, deterministic, g, a.raw_data(), b.raw_data(), out.raw_data());
   const ConvCudaPlan plan = conv_cuda_plan(kind, lease.handle, d, dt, deterministic, key, op, ctx_fn);
   if (!plan.cudnn) return conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
   cuda::check_cudnn(cudnnSetConvolutionMathType(d.conv, plan.math), op, "cudnnSetConvolutionMathType", ctx_fn);
