@@ -7,13 +7,14 @@
 //   cuDNN pads the common part (the input gradient is computed on the padded shape and cropped).
 // - Algorithms: cuDNN's heuristics (cudnnGet*Algorithm_v7, which run nothing), the first usable one with a
 //   workspace of at most 256 MiB, deterministic when config::is_op_determinism_enabled(); chosen once per
-//   (shape, dtype, device, math mode, operand alignment) and cached.
+//   (shape, dtype, device, math mode, operand alignment) and cached, with the cuDNN descriptors of that key.
 // - Float64, shapes beyond cuDNN's 32-bit descriptors, and configurations cuDNN has no algorithm for run the
 //   direct kernels of conv.cu instead (cuDNN offers no double convolution in NHWC).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 
@@ -153,6 +154,8 @@ using ConvCudaKey = std::array<int64_t, 24>;
 struct ConvCudaCache {
   std::mutex mutex;
   std::map<ConvCudaKey, ConvCudaPlan> plans;
+  // Shared: an eviction (clear) must not destroy descriptors a running convolution still uses.
+  std::map<ConvCudaKey, std::shared_ptr<ConvCudaDescs>> descs;
 };
 
 ConvCudaCache& conv_cuda_cache() {
@@ -175,6 +178,26 @@ ConvCudaKey conv_cuda_key(ConvCudaKind kind, int dev, DType dt, bool determinist
   return {static_cast<int64_t>(kind), dev, static_cast<int64_t>(dt), cuda::tf32_enabled(), deterministic, s.n, g.hp,
           g.wp, s.c, s.o, s.kh, s.kw, s.oh, s.ow, s.groups, s.sh, s.sw, s.dh, s.dw, g.ph, g.pw,
           conv_cuda_alignment(in0), conv_cuda_alignment(in1), conv_cuda_alignment(out)};
+}
+
+// The descriptors of a key, made on its first use instead of created and destroyed on every call. The key
+// names the device, and every user of a device's descriptors holds its cuDNN lease (conv_cuda_run), so a
+// descriptor is never set (cudnnSetConvolutionMathType) by two threads at once.
+template <class Context>
+std::shared_ptr<ConvCudaDescs> conv_cuda_descs(const ConvCudaKey& key, const ConvCudaGeom& g, DType dt, const char* op,
+                                               Context&& context) {
+  ConvCudaCache& cache = conv_cuda_cache();
+  {
+    std::lock_guard<std::mutex> guard(cache.mutex);
+    auto it = cache.descs.find(key);
+    if (it != cache.descs.end()) return it->second;
+  }
+  auto d = std::make_shared<ConvCudaDescs>();
+  conv_cuda_make_descs(*d, g, dt, op, context);  // stored only once complete
+  std::lock_guard<std::mutex> guard(cache.mutex);
+  if (cache.descs.size() >= kConvCudaMaxPlans) cache.descs.clear();
+  cache.descs[key] = d;
+  return d;
 }
 
 // The first heuristic result that is supported, deterministic if required, free of down-conversion (which
@@ -292,9 +315,9 @@ void conv_cuda_run(const KernelContext& ctx, ConvCudaKind kind, const ConvCudaGe
   auto ctx_fn = [&] { return conv_cuda_describe(op, g, dt, dev); };
   const bool deterministic = config::is_op_determinism_enabled();
   cuda::CudnnLease lease = cuda::cudnn_handle(dev);
-  ConvCudaDescs d;
-  conv_cuda_make_descs(d, g, dt, op, ctx_fn);
   const ConvCudaKey key = conv_cuda_key(kind, dev, dt, deterministic, g, a.raw_data(), b.raw_data(), out.raw_data());
+  const std::shared_ptr<ConvCudaDescs> descs = conv_cuda_descs(key, g, dt, op, ctx_fn);
+  const ConvCudaDescs& d = *descs;
   const ConvCudaPlan plan = conv_cuda_plan(kind, lease.handle, d, dt, deterministic, key, op, ctx_fn);
   if (!plan.cudnn) return conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
   cuda::check_cudnn(cudnnSetConvolutionMathType(d.conv, plan.math), op, "cudnnSetConvolutionMathType", ctx_fn);
