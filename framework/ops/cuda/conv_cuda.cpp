@@ -3,8 +3,10 @@
 // - Filters: cuDNN's NHWC filter layout is KRSC = OHWI, so the HWIO filter (a (kh*kw*i, o) matrix) is transposed
 //   into the workspace before use, and the filter gradient transposed back from it.
 // - Padding: cuDNN pads symmetrically. SAME with an even window or a stride can pad one pixel more after than
-//   before; then, as TF's conv_ops do, the input is padded explicitly by the difference into the workspace and
-//   cuDNN pads the common part (the input gradient is computed on the padded shape and cropped).
+//   before; then, as TF's conv_ops do, the input is padded explicitly by the difference and cuDNN pads the common
+//   part (the input gradient is computed on the padded shape and cropped). The padded copy is a temporary from
+//   the device's allocator, returned after the call: in the workspace, which only grows, it kept a batch's
+//   largest padded activation (hundreds of MB at ResNet sizes) out of reach of every other tensor.
 // - Algorithms: cuDNN's heuristics (cudnnGet*Algorithm_v7, which run nothing), the first usable one with a
 //   workspace of at most 256 MiB, deterministic when config::is_op_determinism_enabled(); chosen once per
 //   (shape, dtype, device, math mode, operand alignment) and cached, with the cuDNN descriptors of that key.
@@ -18,6 +20,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "framework/core/allocator.h"
 #include "framework/core/config.h"
 #include "framework/core/error.h"
 #include "framework/ops/cuda/conv_launch.h"
@@ -285,6 +288,27 @@ void conv_cuda_forget_plan(const ConvCudaKey& key) {
 
 size_t conv_cuda_round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+// A buffer from the device's caching allocator for the length of one call (none for 0 bytes). Returning it once
+// the call's work is enqueued is safe: the allocator is stream-ordered, and every op of the device runs on the
+// one stream the cuDNN handle is bound to, so the next user of the block runs behind that work.
+class ConvCudaTemp {
+ public:
+  ConvCudaTemp(int dev, size_t bytes) : allocator_(allocator_for(Device::cuda(dev))), bytes_(bytes) {
+    if (bytes_ > 0) ptr_ = allocator_.allocate(bytes_);
+  }
+  ConvCudaTemp(const ConvCudaTemp&) = delete;
+  ConvCudaTemp& operator=(const ConvCudaTemp&) = delete;
+  ~ConvCudaTemp() {
+    if (ptr_) allocator_.deallocate(ptr_, bytes_);
+  }
+  void* get() const { return ptr_; }
+
+ private:
+  Allocator& allocator_;
+  size_t bytes_;
+  void* ptr_ = nullptr;
+};
+
 void conv_cuda_direct(ConvCudaKind kind, DType dt, const void* in0, const void* in1, void* out, const ConvCudaGeom& g,
                       int dev, const char* op) {
   const cuda::DT t = cuda::to_dt(dt);
@@ -322,19 +346,18 @@ void conv_cuda_run(const KernelContext& ctx, ConvCudaKind kind, const ConvCudaGe
   if (!plan.cudnn) return conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
   cuda::check_cudnn(cudnnSetConvolutionMathType(d.conv, plan.math), op, "cudnnSetConvolutionMathType", ctx_fn);
 
-  // One workspace request, split into: the OHWI filter (or filter gradient), the explicitly padded input (or
-  // input gradient), cuDNN's scratch.
+  // One workspace request, split into the OHWI filter (or filter gradient) and cuDNN's scratch; the explicitly
+  // padded input (or input gradient) is a temporary of its own.
   const cuda::ConvShape& s = g.s;
   const size_t elem = dtype_size(dt);
   const int eb = static_cast<int>(elem);
   const int64_t filter_rows = s.kh * s.kw * g.ig();  // HWIO as a (filter_rows, o) matrix
   const size_t filter_bytes = conv_cuda_round_up(static_cast<size_t>(filter_rows * s.o) * elem);
-  const size_t pad_bytes =
-      g.explicit_pad() ? conv_cuda_round_up(static_cast<size_t>(s.n * g.hp * g.wp * s.c) * elem) : 0;
-  char* base = static_cast<char*>(cuda::workspace(dev, filter_bytes + pad_bytes + plan.workspace));
+  const ConvCudaTemp padded(dev, g.explicit_pad() ? static_cast<size_t>(s.n * g.hp * g.wp * s.c) * elem : 0);
+  char* base = static_cast<char*>(cuda::workspace(dev, filter_bytes + plan.workspace));
   void* filter_buf = base;
-  void* pad_buf = g.explicit_pad() ? base + filter_bytes : nullptr;
-  void* scratch = plan.workspace > 0 ? base + filter_bytes + pad_bytes : nullptr;
+  void* pad_buf = padded.get();
+  void* scratch = plan.workspace > 0 ? base + filter_bytes : nullptr;
   const float one = 1.0f, zero = 0.0f;
   cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
   const char* call = "";
