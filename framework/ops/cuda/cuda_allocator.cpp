@@ -5,10 +5,13 @@
 // of a device runs on its one compute stream, so a block freed by the host while kernels that use it
 // are still queued is safe to hand to the next op: that op is queued behind them.
 //
-// Without memory growth (TF's default) the first allocation reserves most of the device's free memory
-// as one segment; with growth, segments are taken on demand (2 MiB for small requests, the rounded size
-// for large ones) and, when the driver refuses, unused cached segments are released and the request
-// retried. Host copies go through pinned staging buffers.
+// As in PyTorch's allocator, small requests (up to 1 MiB) and large ones come from separate pools of
+// separate segments, so a long-lived small block never pins a hole in a large segment: small blocks are cut
+// from 2 MiB segments of their own. Without memory growth (TF's default) the first allocation reserves most
+// of the device's free memory as one large segment, and a small segment is carved out of the large pool
+// (and handed back to it once wholly free); with growth, segments are taken on demand (2 MiB for small
+// requests, the rounded size for large ones) and, when the driver refuses, unused cached segments are
+// released and the request retried. Host copies go through pinned staging buffers.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -56,8 +59,9 @@ class CudaAllocator final : public Allocator {
     started_ = true;
     cudaStream_t s = cuda::stream(device_);
     size_t size = block_size(bytes);
-    Block* b = take_free(size, s);
-    if (!b) b = grow(size, s, bytes);
+    const bool small = size <= kSmallRequest;
+    Block* b = take_free(size, s, small);
+    if (!b) b = grow(size, s, bytes, small);
     split(b, size);
     b->allocated = true;
     in_use_ += static_cast<int64_t>(b->size);
@@ -78,7 +82,17 @@ class CudaAllocator final : public Allocator {
     in_use_ -= static_cast<int64_t>(b->size);
     b = merge(b, b->prev);
     b = merge(b, b->next);
-    free_.insert(b);
+    auto carved = b->small && !b->prev && !b->next ? carved_.find(b->ptr) : carved_.end();
+    if (carved != carved_.end()) {
+      // A wholly free small segment carved out of the large pool goes back to it.
+      Block* host = carved->second;
+      carved_.erase(carved);
+      delete b;
+      host->allocated = false;
+      b = merge(host, host->prev);
+      b = merge(b, b->next);
+    }
+    pool(b->small).insert(b);
   }
 
   MemoryInfo memory_info() const override {
@@ -158,6 +172,7 @@ class CudaAllocator final : public Allocator {
     char* ptr;
     size_t size;
     cudaStream_t stream;
+    bool small = false;     // its segment's pool: every block of a segment is in the same one
     bool allocated = false;
     Block* prev = nullptr;  // neighbours within the same segment
     Block* next = nullptr;
@@ -185,13 +200,16 @@ class CudaAllocator final : public Allocator {
         << "(as tf.config requires)";
   }
 
-  // Best fit among free blocks of the stream.
-  Block* take_free(size_t size, cudaStream_t s) {
+  std::set<Block*, BySize>& pool(bool small) { return small ? small_free_ : large_free_; }
+
+  // Best fit among the pool's free blocks of the stream.
+  Block* take_free(size_t size, cudaStream_t s, bool small) {
+    std::set<Block*, BySize>& blocks = pool(small);
     Block key{nullptr, size, s};
-    auto it = free_.lower_bound(&key);
-    if (it == free_.end() || (*it)->stream != s) return nullptr;
+    auto it = blocks.lower_bound(&key);
+    if (it == blocks.end() || (*it)->stream != s) return nullptr;
     Block* b = *it;
-    free_.erase(it);
+    blocks.erase(it);
     return b;
   }
 
@@ -200,18 +218,19 @@ class CudaAllocator final : public Allocator {
     size_t rest = b->size - size;
     if (rest < kCudaAlign) return;
     Block* r = new Block{b->ptr + size, rest, b->stream};
+    r->small = b->small;
     r->prev = b;
     r->next = b->next;
     if (b->next) b->next->prev = r;
     b->next = r;
     b->size = size;
-    free_.insert(r);
+    pool(r->small).insert(r);
   }
 
   // Merges free neighbour n into b (or b into n); returns the surviving block.
   Block* merge(Block* b, Block* n) {
-    if (!n || n->allocated || n->stream != b->stream) return b;
-    free_.erase(n);
+    if (!n || n->allocated || n->stream != b->stream || n->small != b->small) return b;
+    pool(n->small).erase(n);
     Block* first = n == b->prev ? n : b;
     Block* second = first == b ? n : b;
     first->size += second->size;
@@ -247,10 +266,11 @@ class CudaAllocator final : public Allocator {
   void release_unused() {
     for (auto it = segments_.begin(); it != segments_.end();) {
       Block* whole = nullptr;
-      for (Block* b : free_)
-        if (b->ptr == it->first && b->size == it->second && !b->prev && !b->next) whole = b;
+      for (const auto* blocks : {&small_free_, &large_free_})
+        for (Block* b : *blocks)
+          if (b->ptr == it->first && b->size == it->second && !b->prev && !b->next) whole = b;
       if (whole) {
-        free_.erase(whole);
+        pool(whole->small).erase(whole);
         delete whole;
         cuda::synchronize(device_, "releasing cached GPU memory");
         EMBER_CUDA_CHECK(cudaFree(it->first), "releasing cached GPU memory");
@@ -262,23 +282,54 @@ class CudaAllocator final : public Allocator {
     }
   }
 
-  Block* grow(size_t size, cudaStream_t s, size_t requested) {
-    Block* b = nullptr;
-    if (!growth_ && segments_.empty()) {
+  // A new segment of the large pool holding at least `size`, or null.
+  Block* new_large_segment(size_t size, cudaStream_t s) {
+    if (!growth_) {
+      if (!segments_.empty()) return nullptr;
       // TF's default: one reservation of most of the free memory, served from then on.
       size_t free_bytes = 0, total = 0;
       EMBER_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total), "cuda allocator: querying device memory");
       size_t want = round_up(static_cast<size_t>(static_cast<double>(free_bytes) * kReserveFraction), kLargeRound);
       want = std::min(want, cap());
-      if (want >= size) b = new_segment(want, s);
-    } else if (growth_) {
-      b = new_segment(size <= kSmallRequest ? kSmallSegment : size, s);
-      if (!b && size <= kSmallRequest) b = new_segment(size, s);
+      return want >= size ? new_segment(want, s) : nullptr;
+    }
+    Block* b = new_segment(size, s);
+    if (!b) {
+      release_unused();
+      b = new_segment(size, s);
+    }
+    return b;
+  }
+
+  // A new segment of the small pool holding at least `size` (2 MiB when it can), or null.
+  Block* new_small_segment(size_t size, cudaStream_t s) {
+    Block* b = nullptr;
+    if (growth_) {
+      b = new_segment(kSmallSegment, s);
+      if (!b) b = new_segment(size, s);
       if (!b) {
         release_unused();
         b = new_segment(size, s);
       }
+    } else {
+      // The reservation is all there is: carve the segment out of the large pool, as a block allocated there.
+      for (size_t want : {kSmallSegment, size}) {
+        Block* host = take_free(want, s, /*small=*/false);
+        if (!host) host = new_large_segment(want, s);
+        if (!host) continue;
+        split(host, want);
+        host->allocated = true;
+        b = new Block{host->ptr, host->size, s};
+        carved_.emplace(b->ptr, host);
+        break;
+      }
     }
+    if (b) b->small = true;
+    return b;
+  }
+
+  Block* grow(size_t size, cudaStream_t s, size_t requested, bool small) {
+    Block* b = small ? new_small_segment(size, s) : new_large_segment(size, s);
     if (!b) {
       throw make_error<ResourceExhausted>(
           "out of memory on ", device(), ": could not allocate ", requested, " bytes (", mib(static_cast<int64_t>(size)),
@@ -306,8 +357,9 @@ class CudaAllocator final : public Allocator {
   size_t limit_ = 0;
   int64_t in_use_ = 0, peak_ = 0, count_ = 0, reserved_ = 0;
   mutable std::atomic<int64_t> system_allocations_{0};  // cudaMalloc segments and pinned staging buffers
-  std::set<Block*, BySize> free_;
+  std::set<Block*, BySize> small_free_, large_free_;
   std::map<void*, Block*> live_;
+  std::map<char*, Block*> carved_;  // small segments carved out of the large pool: their base -> the host block
   std::vector<std::pair<void*, size_t>> segments_;
   mutable std::mutex staging_mu_;
   mutable Staging staging_[kStagingSlots];
