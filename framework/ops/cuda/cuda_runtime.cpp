@@ -75,7 +75,9 @@ cudaError_t sticky_error_now() {
   const cudaError_t last = cudaPeekAtLastError();
   if (is_sticky_error(last)) return last;
   const cudaError_t query = cudaStreamQuery(nullptr);
-  return is_sticky_error(query) ? query : cudaSuccess;
+  if (is_sticky_error(query)) return query;
+  if (query == cudaErrorNotReady) cudaGetLastError();  // busy is no fault: leave no "not ready" as the last error
+  return cudaSuccess;
 }
 
 void throw_cuda_error(cudaError_t err, const char* what) {
