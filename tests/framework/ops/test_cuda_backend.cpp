@@ -648,7 +648,18 @@ void add_nn(Table& t) {
   ci.push_back({"dilation 2", pair({2, 2, 2, 3}, {1, 4, 4, 3}, 245), bi({1, 6, 6, 2}, {.dilations = {2, 2}}), kAll, conv_tol});
   ci.push_back({"[8,32,32,16] SAME", pair({3, 3, 16, 32}, {8, 32, 32, 32}, 247), bi({8, 32, 32, 16}, {.padding = "SAME"}), kAll,
                 conv_tol});
+  // Uneven SAME pads (one more after than before): the CUDA kernel pads the input explicitly by the difference
+  // and crops the input gradient from the padded shape. Stride 2 over 6x5 pads 0/1 (cuDNN pads nothing); a 4x4
+  // window pads 1/2 (cuDNN pads 1, the rest explicit).
+  ci.push_back({"SAME stride 2, uneven pads", pair({3, 2, 3, 2}, {1, 3, 3, 2}, 287), bi({1, 6, 5, 3}, same2), kAll,
+                conv_tol});
+  ci.push_back({"SAME 4x4, uneven pads", pair({4, 4, 4, 8}, {2, 7, 7, 8}, 289), bi({2, 7, 7, 4}, {.padding = "SAME"}),
+                kAll, conv_tol});
   auto& cf = t[OpId::conv2d_backprop_filter];
+  cf.push_back({"SAME stride 2, uneven pads", pair({1, 6, 5, 3}, {1, 3, 3, 2}, 293), bf({3, 2, 3, 2}, same2), kAll,
+                conv_tol});
+  cf.push_back({"SAME 4x4, uneven pads", pair({2, 7, 7, 4}, {2, 7, 7, 8}, 295), bf({4, 4, 4, 8}, {.padding = "SAME"}),
+                kAll, conv_tol});
   cf.push_back({"SAME stride 2", pair({1, 5, 5, 3}, {1, 3, 3, 2}, 251), bf({3, 3, 3, 2}, same2), kAll, conv_tol});
   cf.push_back({"VALID", pair({2, 5, 5, 3}, {2, 3, 3, 4}, 253), bf({3, 3, 3, 4}, {}), kAll, conv_tol});
   cf.push_back({"dilation 2", pair({1, 6, 6, 2}, {1, 4, 4, 3}, 255), bf({2, 2, 2, 3}, {.dilations = {2, 2}}), kAll, conv_tol});
@@ -1098,6 +1109,44 @@ CUDA_BACKEND_SECTION("optimizer updates", OpId::apply_adam)
 
 TEST_CASE("the CPU/CUDA sections cover op_list.def, each with its test case", "[ops][backend_cases]") {
   testing::check_sections_cover_the_table();
+}
+
+// A view can start anywhere in its storage: here float16 operands 2 bytes past an aligned address reach the
+// convolution and its gradients (cuDNN may refuse an algorithm for them; the op then runs the direct kernels),
+// then copies of them at aligned addresses, then the views again. All agree with the CPU: the plans are cached
+// per alignment, so neither kind of call may spoil the other's.
+TEST_CASE("cuda conv2d and its gradients take misaligned float16 views and agree with the CPU", "[cuda][ops]") {
+  EMBER_CUDA_OR_SKIP();
+  const DType dt = DType::Float16;
+  const Shape sx{4, 9, 9, 8}, sf{3, 3, 8, 16}, sy{4, 5, 5, 16};
+  const ops::Conv2DOptions o{.strides = {2, 2}, .padding = "SAME"};
+  // The last n elements of a flat tensor of n + 1, viewed as shape s: one element past the storage's start.
+  auto view_of = [](const Tensor& flat, const Shape& s) { return flat.slice_rows(1, 1 + s.num_elements()).view(s); };
+  const Tensor fx = make({sx.num_elements() + 1}, dt, 911), ff = make({sf.num_elements() + 1}, dt, 912),
+               fy = make({sy.num_elements() + 1}, dt, 913);
+  const Tensor x = view_of(fx, sx), f = view_of(ff, sf), dy = view_of(fy, sy);
+  Tensor want_y, want_dx, want_df;
+  {
+    DeviceScope on(kCpu);
+    want_y = ops::conv2d(x, f, o);
+    want_dx = ops::conv2d_backprop_input(sx, f, dy, o);
+    want_df = ops::conv2d_backprop_filter(x, sf, dy, o);
+  }
+  const Tensor gx = fx.to(kGpu), gf = ff.to(kGpu), gy = fy.to(kGpu);
+  const double tol = 3 * rtol_for(dt);
+  for (const bool aligned : {false, true, false}) {
+    INFO((aligned ? "aligned copies" : "misaligned views"));
+    const Tensor xg = aligned ? x.to(kGpu) : view_of(gx, sx), fg = aligned ? f.to(kGpu) : view_of(gf, sf),
+                 dyg = aligned ? dy.to(kGpu) : view_of(gy, sy);
+    DeviceScope on(kGpu);
+    const std::string y = compare(want_y, ops::conv2d(xg, fg, o), tol, false);
+    const std::string dx = compare(want_dx, ops::conv2d_backprop_input(sx, fg, dyg, o), tol, false);
+    const std::string df = compare(want_df, ops::conv2d_backprop_filter(xg, sf, dyg, o), tol, false);
+    INFO("conv2d: " << y << "; backprop input: " << dx << "; backprop filter: " << df);
+    CHECK(y.empty());
+    CHECK(dx.empty());
+    CHECK(df.empty());
+  }
 }
 
 // TF's default: float32 matmul and convolutions on tensor cores in TF32 (10-bit mantissa inputs).
