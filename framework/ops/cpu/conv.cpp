@@ -19,6 +19,7 @@
 #include "framework/ops/cpu/dnnl_context.h"
 #include "framework/ops/cpu/elementwise_loops.h"
 #include "framework/ops/cpu/half_convert.h"
+#include "framework/ops/cpu/post_ops.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/functors.h"
 
@@ -315,44 +316,6 @@ void conv2d_cpu(const KernelContext& ctx) {
   });
 }
 
-// The largest |v| of n values, in float32, as its bit pattern (sign cleared, so unsigned order is the order of
-// magnitudes): 0x7f800000 or more when some v is infinite or NaN.
-template <class T>
-uint32_t max_abs_bits(const T* v, int64_t n) {
-  std::atomic<uint32_t> result{0};
-  parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
-    uint32_t m = 0;
-    for (int64_t i = begin; i < end; ++i)
-      m = std::max(m, std::bit_cast<uint32_t>(static_cast<float>(cpu::to_compute(v[i]))) & 0x7fffffffu);
-    uint32_t seen = result.load();
-    while (seen < m && !result.compare_exchange_weak(seen, m)) {
-    }
-  });
-  return result.load();
-}
-
-// Whether oneDNN's relu post-op gives relu(conv2d_bias) (up to the sign of a zero): when no sum can overflow, the
-// output holds no infinity and no NaN, and oneDNN's max(v, 0) agrees with relu's select. Every sum is bounded
-// by terms * max|x| * max|w| + max|b|; half of FLT_MAX leaves room for the rounding of float32 partial sums.
-template <class T>
-bool relu_post_op_exact(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g) {
-  double max_abs[3];
-  const Tensor* operands[] = {&x, &w, &b};
-  for (int i = 0; i < 3; ++i) {
-    const uint32_t bits = max_abs_bits(operands[i]->data<T>(), operands[i]->num_elements());
-    if (bits >= 0x7f800000u) return false;
-    max_abs[i] = std::bit_cast<float>(bits);
-  }
-  const double terms = static_cast<double>(g.kh * g.kw * g.ig());
-  return terms * max_abs[0] * max_abs[1] + max_abs[2] < std::numeric_limits<float>::max() / 2.0;
-}
-
-// y = relu(y) in T, the values relu would give.
-template <class T>
-void relu_in_place(T* y, int64_t n) {
-  cpu::unary_loop(y, y, n, cpu::Unary<T, T, functors::Relu>{});
-}
-
 // The convolution, its bias and (with relu) its relu in one oneDNN primitive, which adds the bias to the float32
 // sum before the output's one rounding, as TF's fused convolution on oneDNN does: float32, and bfloat16 where
 // oneDNN has an AMX kernel, as they are; otherwise the half types on float32 copies, narrowed once. (So a half
@@ -393,12 +356,12 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
       cpu::add_bias_rows<double>(y.data<double>(), b.data<double>(), rows, channels, attrs.relu);
     } else {
       guarded("conv2d_bias", [&] {
-        const bool fused = attrs.relu && relu_post_op_exact<scalar_t>(x, w, b, g);
+        const bool fused = attrs.relu && cpu::relu_post_op_exact<scalar_t>(x, w, b, g.kh * g.kw * g.ig());
         conv_bias_dnnl<scalar_t>(x, w, b, y, g, fused);
         relu_left = attrs.relu && !fused;
       });
     }
-    if (relu_left) relu_in_place<scalar_t>(y.data<scalar_t>(), y.num_elements());
+    if (relu_left) cpu::relu_in_place<scalar_t>(y.data<scalar_t>(), y.num_elements());
   });
 }
 

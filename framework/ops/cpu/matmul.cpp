@@ -21,6 +21,7 @@
 #include "framework/ops/cpu/bias_add.h"
 #include "framework/ops/cpu/dnnl_context.h"
 #include "framework/ops/cpu/half_convert.h"
+#include "framework/ops/cpu/post_ops.h"
 #include "framework/ops/matmul_geometry.h"
 #include "framework/ops/cpu/small_batch.h"
 #include "framework/ops/dispatch.h"
@@ -153,13 +154,18 @@ MatmulDescs make_descs(const MatmulGeometry& g, dnnl::memory::data_type dt) {
   return {dnnl::memory::desc(sd, dt, ss), dnnl::memory::desc(wd, dt, ws), dnnl::memory::desc(dd, dt, ds)};
 }
 
-// The cached primitive of a geometry and data type. A bf16 entry stays empty, and the caller widens to
-// float32, where creation fails (no AMX, see dnnl_ctx::check_bf16_enabled, or a geometry oneDNN rejects) or
+// What a matmul primitive adds to its product before the output's one rounding: nothing, a bias of the
+// primitive's data type per column, or that bias then relu.
+enum class Epilogue { kNone, kBias, kBiasRelu };
+
+// The cached primitive of a geometry, data type and epilogue. A bf16 entry stays empty, and the caller widens
+// to float32, where creation fails (no AMX, see dnnl_ctx::check_bf16_enabled, or a geometry oneDNN rejects) or
 // oneDNN offers only its reference kernel, far slower than widening.
-MatmulPrimitive& primitive_for(const MatmulGeometry& g, dnnl::memory::data_type dt) {
+MatmulPrimitive& primitive_for(const MatmulGeometry& g, dnnl::memory::data_type dt,
+                               Epilogue epilogue = Epilogue::kNone) {
   const bool bf16 = dt == dnnl::memory::data_type::bf16;
   // oneDNN sizes its work split by the calling thread's OpenMP thread count at creation.
-  std::vector<int64_t> key = {omp_get_max_threads(), g.m, g.n, g.k, g.ta, g.tb};
+  std::vector<int64_t> key = {omp_get_max_threads(), g.m, g.n, g.k, g.ta, g.tb, static_cast<int64_t>(epilogue)};
   key.insert(key.end(), g.batch.begin(), g.batch.end());
   key.insert(key.end(), g.a_step.begin(), g.a_step.end());
   key.insert(key.end(), g.b_step.begin(), g.b_step.end());
@@ -173,7 +179,21 @@ MatmulPrimitive& primitive_for(const MatmulGeometry& g, dnnl::memory::data_type 
       // A user scratchpad keeps the cached primitive safe to run from several threads at once.
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.src, d.weights, d.dst), attr, dnnl_ctx::engine());
+      dnnl::memory::desc bias;  // none, or one value per column broadcast over the rows and batches
+      if (epilogue != Epilogue::kNone) {
+        const size_t nd = static_cast<size_t>(d.dst.dims().size());
+        dnnl::memory::dims dims(nd, 1), strides(nd, g.n);
+        dims[nd - 1] = g.n;
+        strides[nd - 1] = 1;
+        bias = dnnl::memory::desc(dims, dt, strides);
+      }
+      if (epilogue == Epilogue::kBiasRelu) {
+        dnnl::post_ops ops;
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+        attr.set_post_ops(ops);
+      }
+      p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.src, d.weights, bias, d.dst), attr,
+                                          dnnl_ctx::engine());
       if (bf16 && !dnnl_ctx::is_jit(p.pd)) return MatmulPrimitive{};
       p.prim = dnnl::matmul(p.pd);
     } catch (const dnnl::error&) {
@@ -183,13 +203,14 @@ MatmulPrimitive& primitive_for(const MatmulGeometry& g, dnnl::memory::data_type 
   });
 }
 
-// Runs a primitive on a, b, c (of the primitive's data type).
-void execute(MatmulPrimitive& p, const void* a, const void* b, void* c) {
+// Runs a primitive on a, b, c (and its bias, when it has one), of the primitive's data type.
+void execute(MatmulPrimitive& p, const void* a, const void* b, void* c, const void* bias = nullptr) {
   const dnnl::engine& eng = dnnl_ctx::engine();
   try {
     dnnl::memory src(p.pd.src_desc(), eng, const_cast<void*>(a)), wei(p.pd.weights_desc(), eng, const_cast<void*>(b)),
         dst(p.pd.dst_desc(), eng, c);
     std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.pd.bias_desc(), eng, const_cast<void*>(bias)));
     dnnl_ctx::ScratchMemory scratch = dnnl_ctx::scratch_memory(p.pd.scratchpad_desc());
     args.emplace(DNNL_ARG_SCRATCHPAD, scratch.memory);
     p.prim.execute(dnnl_ctx::stream(), args);
@@ -217,13 +238,16 @@ void gemm_f32(const float* a, const float* b, float* c, const MatmulGeometry& ge
   }
 }
 
-// BFloat16 in oneDNN's bf16 matmul; false (nothing written) when oneDNN has no JIT kernel for it here.
-bool gemm_bf16_native(const bfloat16* a, const bfloat16* b, bfloat16* c, const MatmulGeometry& geometry) {
+// BFloat16 in oneDNN's bf16 matmul, plus a bias per column (and its relu) before the one rounding where `bias` is
+// given; false (nothing written) when oneDNN has no JIT kernel for it here.
+bool gemm_bf16_native(const bfloat16* a, const bfloat16* b, bfloat16* c, const MatmulGeometry& geometry,
+                      const bfloat16* bias = nullptr, bool relu = false) {
   const MatmulGeometry g = fold_shared_b(geometry);
   if (g.batch.size() > kMaxPrimitiveBatchDims) return false;
-  MatmulPrimitive& p = primitive_for(g, dnnl::memory::data_type::bf16);
+  const Epilogue e = !bias ? Epilogue::kNone : relu ? Epilogue::kBiasRelu : Epilogue::kBias;
+  MatmulPrimitive& p = primitive_for(g, dnnl::memory::data_type::bf16, e);
   if (!p.prim) return false;
-  execute(p, a, b, c);
+  execute(p, a, b, c, bias);
   return true;
 }
 
@@ -292,12 +316,27 @@ void matmul_cpu(const KernelContext& ctx) {
   }
 }
 
-// matmul_bias: the product as matmul computes it (inputs 0 and 1, output 0 are matmul's), then the bias and
-// the fused relu in one pass over the output.
+// matmul_bias: bfloat16 on oneDNN's AMX kernels adds the bias (and the relu, where relu_post_op_exact says it
+// may) inside the primitive, before the output's one rounding, as conv2d_bias does; otherwise the product as
+// matmul computes it (inputs 0 and 1, output 0 are matmul's), then the bias and the fused relu in one pass over
+// the output.
 void matmul_bias_cpu(const KernelContext& ctx) {
-  matmul_cpu(ctx);
   const Tensor& bias = ctx.inputs[2];
   Tensor& out = ctx.outputs[0];
+  if (out.dtype() == DType::BFloat16 && out.num_elements() > 0) {
+    const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
+    const auto& attrs = std::get<MatMulAttrs>(ctx.attrs);
+    const MatmulGeometry g = matmul_geometry(a.shape(), b.shape(), attrs);
+    if (g.k > 0) {
+      const bool fused_relu = attrs.relu && cpu::relu_post_op_exact<bfloat16>(a, b, bias, g.k);
+      if (gemm_bf16_native(a.data<bfloat16>(), b.data<bfloat16>(), out.data<bfloat16>(), g, bias.data<bfloat16>(),
+                           fused_relu)) {
+        if (attrs.relu && !fused_relu) cpu::relu_in_place(out.data<bfloat16>(), out.num_elements());
+        return;
+      }
+    }
+  }
+  matmul_cpu(ctx);
   const int64_t n = bias.num_elements(), rows = n == 0 ? 0 : out.num_elements() / n;
   const bool relu = std::get<MatMulAttrs>(ctx.attrs).relu;
   EMBER_DISPATCH_FLOAT(out.dtype(), "matmul_bias", {
