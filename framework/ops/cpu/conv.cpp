@@ -4,10 +4,7 @@
 // to float32 and takes the float32 path. Float64 has no oneDNN primitive and uses direct loops, which are also the
 // reference the tests hold oneDNN to.
 #include <algorithm>
-#include <atomic>
-#include <bit>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <type_traits>
 #include <unordered_map>

@@ -76,7 +76,7 @@ void unary_loop(const T* x, Out* y, int64_t n, Unary<T, Out, F> u) {
     R ys[kHalfBlock];
     for (int64_t i = b; i < e; i += kHalfBlock) {
       const int64_t k = std::min(kHalfBlock, e - i);
-      load_block(x + i, 1, xs, k);
+      to_compute_n(x + i, xs, k);
       for (int64_t j = 0; j < k; ++j) ys[j] = u.f(xs[j]);
       from_compute_n(ys, y + i, k);
     }
