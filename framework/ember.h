@@ -10,6 +10,8 @@
 #include "framework/core/error.h"
 #include "framework/core/shape.h"
 #include "framework/core/tensor.h"
+#include "framework/graph/function.h"
+#include "framework/graph/print.h"
 #include "framework/model/activations.h"
 #include "framework/model/callbacks/callbacks.h"
 #include "framework/model/initializers.h"

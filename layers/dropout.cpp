@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "framework/core/config_reader.h"
+#include "framework/graph/trace.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
@@ -60,9 +61,13 @@ Tensor Dropout::uniform_noise(const Shape& shape, DType dtype) {
   // Stateless draw keyed by the seed (TF's seed pair (DEFAULT_GRAPH_SEED, seed), as the seeded initializers
   // use), at a counter that advances per call: a seeded layer's masks depend only on its seed and how many
   // times it dropped, like Keras 3's SeedGenerator, not on other random ops or other layers.
-  const uint64_t key = kTfDefaultGraphSeed | ((*options_.seed % kTfMaxInt32) << 32);
-  const uint64_t counter = seeded_calls_++ << kCallShift;
-  return run_op(OpId::random_uniform, {}, OutputSpec{shape, dtype}, RandomAttrs{shape, dtype, key, counter, 0.0, 1.0});
+  // The call counter lives on the host: a traced function draws each call's mask through a host node.
+  return graph::host_call("dropout_noise", {}, [this, shape, dtype](std::span<const Tensor>) {
+    const uint64_t key = kTfDefaultGraphSeed | ((*options_.seed % kTfMaxInt32) << 32);
+    const uint64_t counter = seeded_calls_++ << kCallShift;
+    return std::vector<Tensor>{
+        run_op(OpId::random_uniform, {}, OutputSpec{shape, dtype}, RandomAttrs{shape, dtype, key, counter, 0.0, 1.0})};
+  })[0];
 }
 
 Tensor Dropout::call(const Tensor& x, bool training) {

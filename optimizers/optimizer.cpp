@@ -3,6 +3,7 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/names.h"  // unique_layer_name: Keras names optimizers like layers
 #include "framework/core/strings.h"
+#include "framework/graph/trace.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "optimizers/clipping.h"
@@ -135,8 +136,28 @@ void Optimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variab
   apply_factored(unfactored(grads), vars);
 }
 
+bool Optimizer::apply_as_traced_node(const std::vector<SourceGradient>& grads,
+                                     std::function<void(const std::vector<SourceGradient>&)> run) {
+  if (!graph::is_tracing()) return false;
+  std::vector<Tensor> flat;
+  for (const SourceGradient& g : grads) {
+    flat.push_back(g.value);
+    flat.push_back(g.a);
+    flat.push_back(g.b);
+  }
+  graph::host_call(name_ + ".apply", flat, [run = std::move(run)](std::span<const Tensor> in) {
+    std::vector<SourceGradient> rebuilt(in.size() / 3);
+    for (size_t i = 0; i < rebuilt.size(); ++i) rebuilt[i] = SourceGradient{in[3 * i], in[3 * i + 1], in[3 * i + 2]};
+    run(rebuilt);
+    return std::vector<Tensor>{};
+  });
+  return true;
+}
+
 void Optimizer::apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars) {
   if (grads.empty() && vars.empty()) return;  // Keras: an empty gradient list is a no-op
+  if (apply_as_traced_node(grads, [this, vars](const std::vector<SourceGradient>& g) { apply_factored(g, vars); }))
+    return;
   EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
       << name_ << ".apply: got " << grads.size() << " gradients for " << vars.size()
       << " variables; pass one gradient (or an undefined Tensor) per variable";
@@ -151,6 +172,12 @@ void Optimizer::update_step_factored(const Tensor& a, const Tensor& b, Variable&
 
 void Optimizer::apply(const std::vector<Tensor>& grads) {
   if (grads.empty()) return;
+  if (apply_as_traced_node(unfactored(grads), [this](const std::vector<SourceGradient>& g) {
+        std::vector<Tensor> values;
+        for (const SourceGradient& s : g) values.push_back(s.value);
+        apply(values);
+      }))
+    return;
   EMBER_CHECK(built_, FailedPrecondition)
       << name_ << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
       << "list of variables. Call build(trainable_variables) first.";

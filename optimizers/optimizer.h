@@ -2,6 +2,7 @@
 // Optimizer (Keras 3: keras.optimizers.Optimizer): the base owns apply, gradient filtering, loss-scale
 // unscaling, clipping, decoupled weight decay, EMA, the iteration counter, the learning rate and the
 // slot variables; a subclass is build_slots + update_step (Keras's build + update_step).
+#include <functional>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -165,6 +166,11 @@ class Optimizer {
   virtual nlohmann::json get_config() const;
 
  protected:
+  // While a function is traced: records `run`, called with `grads`, as one node of the graph that runs it again
+  // eagerly on every call (the step count, the schedule and the loss scale live on the host), runs it now, and
+  // returns true. Returns false when no function is traced.
+  bool apply_as_traced_node(const std::vector<SourceGradient>& grads,
+                            std::function<void(const std::vector<SourceGradient>&)> run);
   // class_name: the Keras class name, whose snake_case names an unnamed optimizer.
   Optimizer(const std::string& class_name, OptimizerOptions options);
 

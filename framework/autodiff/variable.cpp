@@ -12,6 +12,7 @@ Variable::Variable(Tensor initial_value, VariableOptions options) {
       << "Variable '" << options.name << "': the initial value is an undefined tensor";
   state_ = std::make_shared<State>(
       State{std::move(initial_value), std::move(options.name), options.trainable, next_version()});
+  if (detail::t_variable_tracer) detail::t_variable_tracer->created(*this, state_->value);
 }
 
 uint64_t Variable::next_version() {
@@ -26,15 +27,21 @@ Variable::State& Variable::state() const {
 
 Tensor Variable::read_value() const {
   State& s = state();
+  if (detail::t_variable_tracer) detail::t_variable_tracer->read(*this, s.value);
   if (s.trainable) detail::on_variable_read(s.value);
   return s.value;
 }
 
-const Tensor& Variable::value() const { return state().value; }
+const Tensor& Variable::value() const {
+  State& s = state();
+  if (detail::t_variable_tracer) detail::t_variable_tracer->read(*this, s.value);
+  return s.value;
+}
 
 Tensor* Variable::exclusive_value() {
   State& s = state();
-  if (!s.value.is_exclusive()) return nullptr;
+  // A trace records ops, not writes into a buffer; replay decides again where in-place pays.
+  if (detail::t_variable_tracer || !s.value.is_exclusive()) return nullptr;
   s.version = next_version();  // the caller writes the values
   return &s.value;
 }
@@ -50,6 +57,7 @@ void Variable::assign(const Tensor& value) {
   // A fresh tensor, so values saved by a tape from before the assignment stay as they were.
   s.value = value.is_same(s.value) ? value : value.view(value.shape());
   s.version = next_version();
+  if (detail::t_variable_tracer) detail::t_variable_tracer->assigned(*this, value, s.value);
 }
 
 void Variable::assign_add(const Tensor& delta) {

@@ -16,6 +16,23 @@ struct VariableOptions {
   bool trainable = true;
 };
 
+class Variable;
+
+// What a graph trace (framework/graph) learns from variables: reads and assignments while it is installed on
+// the thread, so that a traced function reads and writes each variable by reference on every call.
+class VariableTracer {
+ public:
+  virtual ~VariableTracer() = default;
+  virtual void created(const Variable& v, const Tensor& initial_value) = 0;
+  virtual void read(const Variable& v, const Tensor& current) = 0;
+  // v now holds `stored`, which shares `source`'s values.
+  virtual void assigned(const Variable& v, const Tensor& source, const Tensor& stored) = 0;
+};
+namespace detail {
+// The tracer of this thread, or nullptr.
+inline thread_local VariableTracer* t_variable_tracer = nullptr;
+}  // namespace detail
+
 class Variable {
  public:
   Variable() = default;
@@ -31,10 +48,15 @@ class Variable {
   operator Tensor() const { return read_value(); }
   // The current value without notifying tapes.
   const Tensor& value() const;
+  // Whether two handles name the same variable.
+  bool is_same(const Variable& o) const { return state_ == o.state_; }
+  // The variable's identity (equal for handles that are_same): how a traced function's signature tells
+  // variables apart.
+  const void* handle() const { return state_.get(); }
 
   // The value, for an update in place (an optimizer's fused step), or nullptr when another tensor shares
   // its buffer (a tape's saved input, a value a caller kept): then the update must make a new tensor and
-  // assign it, so that the other tensor keeps the old values.
+  // assign it, so that the other tensor keeps the old values. Always nullptr while a function is traced.
   Tensor* exclusive_value();
   // Replaces the value; shape and dtype must match (InvalidArgument otherwise). Not recorded by tapes.
   void assign(const Tensor& value);

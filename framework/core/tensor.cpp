@@ -1,5 +1,7 @@
 #include "framework/core/tensor.h"
 
+#include "framework/core/trace_hooks.h"
+
 #include <atomic>
 #include <cmath>
 #include <ostream>
@@ -69,16 +71,26 @@ Tensor Tensor::scalar_of(double value, DType dtype, Device device) {
 
 void Tensor::copy_to_host(void* dst) const {
   check_concrete("Tensor: reading values");
+  if (detail::t_tensor_tracer) detail::t_tensor_tracer->host_read(*this, "Tensor: reading values");
   allocator_for(device()).copy_to_host(dst, raw_data(), nbytes());
 }
 
 Tensor Tensor::to(Device target) const {
   check_concrete("Tensor::to");
   if (target == device()) return *this;
-  if (device().is_cpu()) return from_host(raw_data(), shape(), dtype(), target);
-  Tensor host = empty(shape(), dtype(), Device::cpu());
-  copy_to_host(host.raw_data());
-  return host.to(target);
+  Tensor out;
+  if (device().is_cpu()) {
+    out = empty(shape(), dtype(), target);
+    allocator_for(target).copy_from_host(out.raw_data(), raw_data(), nbytes());
+  } else {
+    Tensor host = empty(shape(), dtype(), Device::cpu());
+    allocator_for(device()).copy_to_host(host.raw_data(), raw_data(), nbytes());
+    out = target.is_cpu() ? host : empty(shape(), dtype(), target);
+    if (!target.is_cpu()) allocator_for(target).copy_from_host(out.raw_data(), host.raw_data(), nbytes());
+  }
+  if (detail::t_tensor_tracer)
+    detail::t_tensor_tracer->derived("to", *this, out, [target](const Tensor& t) { return t.to(target); });
+  return out;
 }
 
 Tensor Tensor::view(const Shape& new_shape) const {
@@ -86,7 +98,10 @@ Tensor Tensor::view(const Shape& new_shape) const {
   EMBER_CHECK(new_shape.num_elements() == num_elements(), InvalidArgument)
       << "Tensor::view: cannot view a tensor of shape " << shape() << " (" << num_elements() << " elements) as "
       << new_shape << " (" << new_shape.num_elements() << " elements)";
-  return Tensor(new_shape, dtype(), storage(), impl().offset);
+  Tensor out(new_shape, dtype(), storage(), impl().offset);
+  if (detail::t_tensor_tracer)
+    detail::t_tensor_tracer->derived("view", *this, out, [new_shape](const Tensor& t) { return t.view(new_shape); });
+  return out;
 }
 
 Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
@@ -96,13 +111,19 @@ Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
   Shape s = shape();
   int64_t row_elems = s[0] ? num_elements() / s[0] : 0;
   s[0] = end - begin;
-  return Tensor(s, dtype(), storage(), impl().offset + static_cast<size_t>(begin * row_elems) * dtype_size(dtype()));
+  Tensor out(s, dtype(), storage(), impl().offset + static_cast<size_t>(begin * row_elems) * dtype_size(dtype()));
+  if (detail::t_tensor_tracer)
+    detail::t_tensor_tracer->derived("slice_rows", *this, out,
+                                     [begin, end](const Tensor& t) { return t.slice_rows(begin, end); });
+  return out;
 }
 
 Tensor Tensor::clone() const {
   check_concrete("Tensor::clone");
   Tensor out = empty(shape(), dtype(), device());
   allocator_for(device()).copy_on_device(out.raw_data(), raw_data(), nbytes());
+  if (detail::t_tensor_tracer)
+    detail::t_tensor_tracer->derived("clone", *this, out, [](const Tensor& t) { return t.clone(); });
   return out;
 }
 

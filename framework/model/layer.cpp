@@ -9,6 +9,7 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/config_reader.h"
 #include "framework/core/strings.h"
+#include "framework/graph/trace.h"
 #include "framework/model/functional.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
@@ -208,6 +209,8 @@ void Layer::check_input_shape(const std::vector<Shape>& shapes) const {
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer, bool trainable,
                            const Regularizer& regularizer) {
+  // Built while a function traces: the initialiser runs once, now, outside the graph (TF lifts it out).
+  graph::SuspendTracing untraced;
   Tensor value = initializer(shape, variable_dtype());
   Variable v(value, {.name = name_ + "/" + name, .trainable = trainable});
   weights_.push_back({v, regularizer});
@@ -219,7 +222,8 @@ Tensor Layer::read(const Variable& v) const {
   if (!is_floating(t.dtype()) || t.dtype() == compute_dtype()) return t;
   // A tape that records the variable needs the cast recorded, for the gradient to reach the variable.
   const Tensor inputs[] = {t};
-  if (any_tape_records(inputs)) return ops::cast(t, compute_dtype());
+  // A traced function casts on every call: a cached cast would be captured as a constant.
+  if (any_tape_records(inputs) || graph::is_tracing()) return ops::cast(t, compute_dtype());
   CastCache& cache = *cast_cache_;
   const DType to = compute_dtype();
   std::lock_guard<std::mutex> lock(cache.mu);

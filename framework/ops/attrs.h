@@ -3,6 +3,7 @@
 // the tape and backward formulas all read the same resolved values.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -86,6 +87,7 @@ struct RandomAttrs {
   uint64_t key = 0;
   uint64_t counter = 0;
   double a = 0, b = 1;
+  std::optional<uint64_t> op_seed{};  // the call's op seed, from which a replayed graph draws key and counter again
 };
 // conv2d family, NHWC input, HWIO filter. For the backprop ops `shape` is the input (backprop_input)
 // or filter (backprop_filter) shape being produced. Padding is resolved to explicit (top, bottom,

@@ -4,6 +4,9 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
+
+#include "framework/core/trace_hooks.h"
 
 namespace ember {
 
@@ -123,42 +126,56 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
   DType key = inputs.empty() ? specs[0].dtype : inputs[0].dtype();
   EMBER_CHECK(k.dtype_mask & dispatch_bit(key), InvalidArgument)
       << op << ": dtype " << key << " is not supported on " << device;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const OutputSpec& s = specs[i];
-    // Only a 0-d CPU scalar can sit on another device than the op's; aliased, the kernel would write a host
-    // address from the device, and writing its uploaded copy instead would lose the update (or corrupt the
-    // shared constant device_scalar keeps).
-    if (s.alias_input >= 0) {
-      const Tensor& aliased = inputs[static_cast<size_t>(s.alias_input)];
-      EMBER_CHECK(aliased.device() == device, InvalidArgument)
-          << op << ": output " << i << " is written in place into input " << s.alias_input << ", a 0-d tensor on "
-          << aliased.device() << ", but the op runs on " << device << " (its other inputs' device); move it there "
-          << "first with tensor.to(" << device << ")";
+  // A trace records this op whole: not the views made here for outputs aliasing an input, nor what a kernel
+  // runs inside (views, other ops).
+  OpTracer* const op_tracer = detail::t_op_tracer;
+  {
+    struct Untraced {
+      detail::TensorTracer* saved_tensor = std::exchange(detail::t_tensor_tracer, nullptr);
+      OpTracer* saved_op = std::exchange(detail::t_op_tracer, nullptr);
+      ~Untraced() {
+        detail::t_tensor_tracer = saved_tensor;
+        detail::t_op_tracer = saved_op;
+      }
+    } untraced;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const OutputSpec& s = specs[i];
+      // Only a 0-d CPU scalar can sit on another device than the op's; aliased, the kernel would write a host
+      // address from the device, and writing its uploaded copy instead would lose the update (or corrupt the
+      // shared constant device_scalar keeps).
+      if (s.alias_input >= 0) {
+        const Tensor& aliased = inputs[static_cast<size_t>(s.alias_input)];
+        EMBER_CHECK(aliased.device() == device, InvalidArgument)
+            << op << ": output " << i << " is written in place into input " << s.alias_input << ", a 0-d tensor on "
+            << aliased.device() << ", but the op runs on " << device << " (its other inputs' device); move it there "
+            << "first with tensor.to(" << device << ")";
+      }
+      outputs[i] = s.alias_input >= 0 ? inputs[static_cast<size_t>(s.alias_input)].view(s.shape)
+                                      : Tensor::empty(s.shape, s.dtype, device);
     }
-    outputs[i] = s.alias_input >= 0 ? inputs[static_cast<size_t>(s.alias_input)].view(s.shape)
-                                    : Tensor::empty(s.shape, s.dtype, device);
-  }
-  // Kernels see only tensors on their device: 0-d CPU scalars mixed into a GPU op are uploaded.
-  std::vector<Tensor> moved;
-  std::span<const Tensor> kernel_inputs = inputs;
-  if (!device.is_cpu()) {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].device() == device) continue;
-      if (moved.empty()) moved.assign(inputs.begin(), inputs.end());
-      moved[i] = device_scalar(inputs[i], device);
+    // Kernels see only tensors on their device: 0-d CPU scalars mixed into a GPU op are uploaded.
+    std::vector<Tensor> moved;
+    std::span<const Tensor> kernel_inputs = inputs;
+    if (!device.is_cpu()) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i].device() == device) continue;
+        if (moved.empty()) moved.assign(inputs.begin(), inputs.end());
+        moved[i] = device_scalar(inputs[i], device);
+      }
+      if (!moved.empty()) kernel_inputs = moved;
     }
-    if (!moved.empty()) kernel_inputs = moved;
+    if (device.is_cpu()) {
+      k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
+    } else {
+      // An accelerator's ops are enqueued one at a time: they share the device's stream and scratch
+      // workspace, which a second host thread must not reuse between an op's launches. Enqueueing is quick,
+      // so the lock is held briefly; recursive for kernels that run other ops.
+      static std::recursive_mutex device_mu[kNumDeviceTypes];
+      std::lock_guard<std::recursive_mutex> lock(device_mu[static_cast<int>(device.type())]);
+      k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
+    }
   }
-  if (device.is_cpu()) {
-    k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
-  } else {
-    // An accelerator's ops are enqueued one at a time: they share the device's stream and scratch
-    // workspace, which a second host thread must not reuse between an op's launches. Enqueueing is quick,
-    // so the lock is held briefly; recursive for kernels that run other ops.
-    static std::recursive_mutex device_mu[kNumDeviceTypes];
-    std::lock_guard<std::recursive_mutex> lock(device_mu[static_cast<int>(device.type())]);
-    k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
-  }
+  if (op_tracer) op_tracer->op(op, inputs, specs, outputs, attrs, device);
   if (g_hook_count.load(std::memory_order_acquire) == 0) return;
   OpRecord rec{op, inputs, outputs, attrs};
   for (auto& slot : g_hooks)
@@ -177,6 +194,11 @@ Tensor run_op(OpId op, std::span<const Tensor> inputs, const OutputSpec& output,
   Tensor out;
   execute(op, inputs, std::span<const OutputSpec>(&output, 1), std::span<Tensor>(&out, 1), attrs, device);
   return out;
+}
+
+void run_op_into(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<Tensor> outputs,
+                 const Attrs& attrs, Device device) {
+  execute(op, inputs, specs, outputs, attrs, device);
 }
 
 }  // namespace ember

@@ -54,6 +54,19 @@ using OpHook = void (*)(const OpRecord&);
 int add_op_hook(OpHook hook);
 void remove_op_hook(int id);
 
+// What a graph trace (framework/graph) learns from the dispatch point: every op run while it is installed
+// on the thread, with the device it ran on.
+class OpTracer {
+ public:
+  virtual ~OpTracer() = default;
+  virtual void op(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs,
+                  std::span<const Tensor> outputs, const Attrs& attrs, Device device) = 0;
+};
+namespace detail {
+// The tracer of this thread, or nullptr.
+inline thread_local OpTracer* t_op_tracer = nullptr;
+}  // namespace detail
+
 // Runs `op`: resolves the device (inputs must share one, 0-d CPU scalars excepted; ops without
 // inputs use `device`), allocates the outputs, runs the kernel and calls the hooks.
 std::vector<Tensor> run_op(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> outputs,
@@ -61,5 +74,9 @@ std::vector<Tensor> run_op(OpId op, std::span<const Tensor> inputs, std::span<co
 // The single-output form.
 Tensor run_op(OpId op, std::span<const Tensor> inputs, const OutputSpec& output, Attrs attrs = {},
               Device device = default_device());
+
+// run_op writing into `outputs` (one per spec) and reading attrs in place: a replayed graph's form.
+void run_op_into(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<Tensor> outputs,
+                 const Attrs& attrs, Device device);
 
 }  // namespace ember

@@ -84,7 +84,7 @@ void check_float_dtype(DType dtype, const char* op) {
 
 Tensor run_random(OpId op, const Shape& shape, DType dtype, std::optional<uint64_t> seed, double a, double b) {
   Stream stream = reserve(seed, blocks_for(shape, dtype));
-  RandomAttrs attrs{shape, dtype, stream.key, stream.counter, a, b};
+  RandomAttrs attrs{shape, dtype, stream.key, stream.counter, a, b, seed};
   return run_op(op, {}, OutputSpec{shape, dtype}, std::move(attrs));
 }
 
@@ -151,6 +151,12 @@ Tensor uniform(const Shape& shape, UniformOptions o) {
         << "random_uniform: need finite minval <= maxval, got [" << o.minval << ", " << o.maxval << ")";
   }
   return run_random(OpId::random_uniform, shape, o.dtype, o.seed, o.minval, o.maxval);
+}
+
+void detail::redraw(RandomAttrs& attrs) {
+  Stream stream = reserve(attrs.op_seed, blocks_for(attrs.shape, attrs.dtype));
+  attrs.key = stream.key;
+  attrs.counter = stream.counter;
 }
 
 Tensor permutation(int64_t n, std::optional<uint64_t> seed) {

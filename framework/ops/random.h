@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "framework/core/tensor.h"
+#include "framework/ops/attrs.h"
 
 namespace ember::random {
 
@@ -46,5 +47,11 @@ Tensor uniform(const Shape& shape, UniformOptions options = {});
 Tensor truncated_normal(const Shape& shape, NormalOptions options = {});
 // A random permutation of 0..n-1 (int64), for shuffling.
 Tensor permutation(int64_t n, std::optional<uint64_t> seed = std::nullopt);
+
+namespace detail {
+// Draws a new key and counter into a random op's attributes, as a fresh call with its op seed would: a
+// traced function's random ops give new numbers on every call, in eager execution's sequence.
+void redraw(RandomAttrs& attrs);
+}  // namespace detail
 
 }  // namespace ember::random

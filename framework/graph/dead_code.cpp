@@ -1,0 +1,39 @@
+// Dead-code elimination: what a traced function computed but never used (the views a variable assignment
+// makes, a forward value only the discarded branch of a gradient read) is not run again on replay.
+#include <vector>
+
+#include "framework/graph/passes.h"
+
+namespace ember::graph {
+
+void eliminate_dead_code(Graph& g) {
+  std::vector<char> needed(g.values.size(), 0);
+  for (int v : g.outputs) needed[static_cast<size_t>(v)] = 1;
+  std::vector<char> live(g.nodes.size(), 0);
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    const Node& n = g.nodes[k];
+    bool keep = n.has_effects();
+    for (int v : n.outputs) keep = keep || (v >= 0 && needed[static_cast<size_t>(v)]);
+    if (!keep) continue;
+    live[k] = 1;
+    for (int v : n.inputs)
+      if (v >= 0) needed[static_cast<size_t>(v)] = 1;
+  }
+  // Renumber nodes; value ids stay (a producer index is rewritten, unused values remain as entries).
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (!live[k]) continue;
+    for (int v : g.nodes[k].outputs)
+      if (v >= 0) g.values[static_cast<size_t>(v)].producer = static_cast<int>(kept.size());
+    kept.push_back(std::move(g.nodes[k]));
+  }
+  g.nodes = std::move(kept);
+  // A constant only a dead node read is let go.
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (!needed[v] && g.values[v].constant.defined()) g.values[v].constant = Tensor();
+}
+
+void optimize(Graph& g) { eliminate_dead_code(g); }
+
+}  // namespace ember::graph

@@ -1,0 +1,241 @@
+#pragma once
+// ember::function (TF: tf.function): wraps a C++ callable so that its first call per signature traces it
+// into a graph and later calls replay the graph. See docs/graph_mode.md.
+//
+//   auto step = ember::function([&](const Tensor& x, const Tensor& y) { ...; return loss; });
+//   Tensor loss = step(x, y);   // traces on the first call per signature, then replays
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <typeinfo>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "framework/autodiff/variable.h"
+#include "framework/core/tensor.h"
+#include "framework/graph/executor.h"
+#include "framework/graph/trace.h"
+
+namespace ember {
+
+// The type of a function input (TF: tf.TensorSpec): its shape and dtype.
+struct TensorSpec {
+  TensorSpec(Shape shape, DType dtype = DType::Float32, std::string name = {})
+      : shape(std::move(shape)), dtype(dtype), name(std::move(name)) {}
+  Shape shape;
+  DType dtype;
+  std::string name;
+  std::string to_string() const;
+};
+
+struct FunctionOptions {
+  // Fuse elementwise chains into compiled kernels (XLA's role). Not implemented yet: true is refused.
+  bool jit_compile = false;
+  // One trace for every size of a dimension. Not implemented yet: true is refused.
+  bool reduce_retracing = false;
+  // Pins the tensor inputs' types: a call with others is an InvalidArgument naming the argument.
+  std::optional<std::vector<TensorSpec>> input_signature{};
+  std::string name = "function";
+};
+
+// One traced graph of a function, for one input signature (TF: ConcreteFunction).
+class ConcreteFunction {
+ public:
+  ConcreteFunction(std::string name, std::vector<TensorSpec> inputs, graph::Graph graph);
+  // What was traced: print it (`std::cout << cf.graph()`) or write it as GraphViz (`cf.graph().to_dot()`).
+  const graph::Graph& graph() const { return executable_.graph(); }
+  const std::vector<TensorSpec>& input_specs() const { return inputs_; }
+  // Runs the graph on tensors of the traced types (InvalidArgument naming the argument otherwise).
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+
+ private:
+  std::string name_;
+  std::vector<TensorSpec> inputs_;
+  graph::Executable executable_;
+};
+
+namespace detail {
+
+// A call's arguments as a signature key (tensor types, variables and objects by identity, plain values by
+// value) plus the tensors in order.
+struct CallSignature {
+  std::ostringstream key;
+  std::vector<Tensor> tensors;
+
+  void add(const Tensor& t);
+  void add(const std::vector<Tensor>& ts);
+  void add(const Variable& v) { key << "V" << v.handle() << ";"; }
+  void add(const std::string& s) { key << "S" << s.size() << ":" << s << ";"; }
+  void add(const char* s) { add(std::string(s)); }
+  template <class T>
+    requires std::is_arithmetic_v<T> || std::is_enum_v<T>
+  void add(T value) {
+    if constexpr (std::is_enum_v<T>)
+      key << "E" << static_cast<int64_t>(value) << ";";
+    else
+      key << "N" << typeid(T).name() << "=" << value << ";";
+  }
+  // Any other object (a model, an optimizer, a loss) is part of the signature by identity, as TF keys a
+  // Python object it cannot hash by value.
+  template <class T>
+    requires(!std::is_arithmetic_v<T> && !std::is_enum_v<T>)
+  void add(const T& object) {
+    key << "R" << static_cast<const void*>(std::addressof(object)) << ";";
+  }
+};
+
+// The non-template state of a Function: its concrete functions, counters and the retracing warning.
+class FunctionCore {
+ public:
+  explicit FunctionCore(FunctionOptions options);
+  const FunctionOptions& options() const { return options_; }
+  // The concrete function for `key`, or nullptr; counts the call for the retracing warning.
+  std::shared_ptr<ConcreteFunction> find(const std::string& key);
+  // input_signature's check of a call's tensors.
+  void check_signature(const std::vector<Tensor>& tensors) const;
+  std::shared_ptr<ConcreteFunction> add(const std::string& key, const std::vector<Tensor>& inputs, graph::Graph graph);
+  int tracing_count() const;
+  std::vector<std::shared_ptr<ConcreteFunction>> concrete_functions() const;
+
+ private:
+  FunctionOptions options_;
+  mutable std::mutex mu_;
+  std::vector<std::pair<std::string, std::shared_ptr<ConcreteFunction>>> cache_;
+  int tracing_count_ = 0;
+  std::vector<char> recent_;  // the last calls: 1 where the call traced
+  int warnings_ = 0;
+  void note_call(bool traced);  // under mu_
+};
+
+// A tensor argument, as the traced callable sees it: a fresh view, so that one tensor passed twice is still
+// two inputs of the graph. Other arguments pass through unchanged.
+inline Tensor trace_arg(graph::Trace& trace, const Tensor& t) {
+  Tensor v = t.view(t.shape());
+  trace.add_input(v);
+  return v;
+}
+inline std::vector<Tensor> trace_arg(graph::Trace& trace, const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : ts) out.push_back(trace_arg(trace, t));
+  return out;
+}
+template <class A>
+  requires(!std::same_as<std::remove_cvref_t<A>, Tensor> && !std::same_as<std::remove_cvref_t<A>, std::vector<Tensor>>)
+A&& trace_arg(graph::Trace&, A&& a) {
+  return std::forward<A>(a);
+}
+template <class A>
+using traced_arg_t = decltype(trace_arg(std::declval<graph::Trace&>(), std::declval<A>()));
+
+// A result as the graph's outputs, and back.
+template <class R>
+std::vector<Tensor> flatten(const R& r) {
+  if constexpr (std::is_same_v<R, Tensor>) {
+    return {r};
+  } else if constexpr (std::is_same_v<R, std::vector<Tensor>>) {
+    return r;
+  } else {
+    return std::apply([](const auto&... t) { return std::vector<Tensor>{Tensor(t)...}; }, r);
+  }
+}
+template <class R>
+R unflatten(std::vector<Tensor> outs) {
+  if constexpr (std::is_same_v<R, Tensor>) {
+    return outs[0];
+  } else if constexpr (std::is_same_v<R, std::vector<Tensor>>) {
+    return outs;
+  } else {
+    return [&]<size_t... I>(std::index_sequence<I...>) { return R{outs[I]...}; }(
+               std::make_index_sequence<std::tuple_size_v<R>>{});
+  }
+}
+
+}  // namespace detail
+
+// A traced function: call it like the callable it wraps.
+template <class F>
+class Function {
+ public:
+  Function(F fn, FunctionOptions options)
+      : fn_(std::move(fn)), core_(std::make_shared<detail::FunctionCore>(std::move(options))) {}
+
+  template <class... Args>
+  auto operator()(Args&&... args) {
+    using R = std::invoke_result_t<F&, detail::traced_arg_t<Args&&>...>;
+    static_assert(std::is_void_v<R> || std::is_same_v<R, Tensor> || std::is_same_v<R, std::vector<Tensor>> ||
+                      detail_is_tensor_tuple<R>(),
+                  "ember::function: the callable must return void, a Tensor, a std::vector<Tensor> or a std::tuple "
+                  "of Tensors");
+    // Called while another function traces: its ops join that trace (TF inlines nested functions).
+    if (graph::is_tracing()) return fn_(std::forward<Args>(args)...);
+    detail::CallSignature sig;
+    (sig.add(args), ...);
+    core_->check_signature(sig.tensors);
+    const std::string key = sig.key.str();
+    if (auto cf = core_->find(key)) {
+      std::vector<Tensor> outs = (*cf)(sig.tensors);
+      if constexpr (!std::is_void_v<R>) return detail::unflatten<R>(std::move(outs));
+      else return;
+    }
+    graph::Trace trace(core_->options().name);
+    // Braced initialisation evaluates in order: the graph's inputs follow the arguments.
+    std::tuple<detail::traced_arg_t<Args&&>...> traced{detail::trace_arg(trace, std::forward<Args>(args))...};
+    if constexpr (std::is_void_v<R>) {
+      std::apply(fn_, std::move(traced));
+      core_->add(key, sig.tensors, trace.finish({}));
+    } else {
+      R result = std::apply(fn_, std::move(traced));
+      core_->add(key, sig.tensors, trace.finish(detail::flatten(result)));
+      return result;
+    }
+  }
+
+  // How many times the callable was traced (TF: experimental_get_tracing_count).
+  int tracing_count() const { return core_->tracing_count(); }
+  // The concrete function traced for arguments of these types; NotFound when none was (call the function
+  // with such arguments first).
+  template <class... Specs>
+  ConcreteFunction& get_concrete_function(const Specs&... specs) const {
+    std::vector<TensorSpec> wanted{TensorSpec(specs)...};
+    for (const auto& cf : core_->concrete_functions()) {
+      const auto& have = cf->input_specs();
+      bool same = have.size() == wanted.size();
+      for (size_t i = 0; same && i < have.size(); ++i)
+        same = have[i].shape == wanted[i].shape && have[i].dtype == wanted[i].dtype;
+      if (same) return *cf;
+    }
+    std::string list;
+    for (const TensorSpec& s : wanted) list += (list.empty() ? "" : ", ") + s.to_string();
+    throw make_error<NotFound>("ember::function '", core_->options().name, "': no concrete function was traced for (",
+                               list, "); call the function with such arguments first");
+  }
+  std::vector<std::shared_ptr<ConcreteFunction>> concrete_functions() const { return core_->concrete_functions(); }
+
+ private:
+  template <class R>
+  static constexpr bool detail_is_tensor_tuple() {
+    if constexpr (requires { std::tuple_size<R>::value; })
+      return []<size_t... I>(std::index_sequence<I...>) {
+        return (std::is_same_v<std::tuple_element_t<I, R>, Tensor> && ...);
+      }(std::make_index_sequence<std::tuple_size_v<R>>{});
+    else
+      return false;
+  }
+  F fn_;
+  std::shared_ptr<detail::FunctionCore> core_;
+};
+
+// Wraps `fn` as a traced function (TF: tf.function).
+template <class F>
+Function<std::decay_t<F>> function(F&& fn, FunctionOptions options = {}) {
+  return Function<std::decay_t<F>>(std::forward<F>(fn), std::move(options));
+}
+
+}  // namespace ember

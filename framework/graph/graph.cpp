@@ -1,0 +1,114 @@
+#include "framework/graph/graph.h"
+
+#include <ostream>
+#include <sstream>
+
+namespace ember::graph {
+
+bool Node::has_effects() const {
+  if (kind == NodeKind::AssignVariable || kind == NodeKind::HostCall) return true;
+  // Random ops advance the generator: a traced function draws what eager execution would, used or not.
+  return kind == NodeKind::Op && (op == OpId::random_uniform || op == OpId::random_normal ||
+                                  op == OpId::truncated_normal);
+}
+
+int Graph::add_value(Value v) {
+  values.push_back(std::move(v));
+  return static_cast<int>(values.size()) - 1;
+}
+
+size_t Graph::count(NodeKind kind) const {
+  size_t n = 0;
+  for (const Node& node : nodes) n += node.kind == kind;
+  return n;
+}
+
+size_t Graph::count(OpId op) const {
+  size_t n = 0;
+  for (const Node& node : nodes) n += node.kind == NodeKind::Op && node.op == op;
+  return n;
+}
+
+namespace {
+
+std::string node_label(const Node& n) {
+  switch (n.kind) {
+    case NodeKind::Op:
+      return op_name(n.op);
+    case NodeKind::ReadVariable:
+      return "read_variable['" + n.variable.name() + "']";
+    case NodeKind::AssignVariable:
+      return "assign_variable['" + n.variable.name() + "']";
+    case NodeKind::Derived:
+      return n.name;
+    case NodeKind::HostCall:
+      return "host_call['" + n.name + "']";
+  }
+  return "?";
+}
+
+std::string value_type(const Value& v) {
+  std::ostringstream os;
+  os << dtype_name(v.dtype) << v.shape.to_string();
+  if (!v.device.is_cpu()) os << "@" << v.device;
+  return os.str();
+}
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Graph& g) {
+  os << "graph(";
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    os << (i ? ", " : "") << "%" << g.inputs[i] << ":" << value_type(g.values[static_cast<size_t>(g.inputs[i])]);
+  os << ") {\n";
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].constant.defined()) os << "  %" << v << ":" << value_type(g.values[v]) << " = constant\n";
+  for (const Node& n : g.nodes) {
+    os << "  ";
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      os << (i ? ", " : "") << "%" << n.outputs[i] << ":" << value_type(g.values[static_cast<size_t>(n.outputs[i])]);
+    if (!n.outputs.empty()) os << " = ";
+    os << node_label(n) << "(";
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      os << (i ? ", " : "");
+      if (n.inputs[i] >= 0) os << "%" << n.inputs[i];
+      else os << "none";
+    }
+    os << ")\n";
+  }
+  os << "  return";
+  for (size_t i = 0; i < g.outputs.size(); ++i) os << (i ? ", " : " ") << "%" << g.outputs[i];
+  return os << "\n}\n";
+}
+
+std::string Graph::to_dot() const {
+  std::ostringstream os;
+  os << "digraph ember_function {\n  node [shape=box, fontname=\"monospace\"];\n";
+  // A value's source: an input or constant (its own node) or the node that makes it.
+  auto source = [&](int v) {
+    const Value& val = values[static_cast<size_t>(v)];
+    return val.producer >= 0 ? "n" + std::to_string(val.producer) : "v" + std::to_string(v);
+  };
+  for (size_t v = 0; v < values.size(); ++v) {
+    const Value& val = values[v];
+    if (val.input >= 0)
+      os << "  v" << v << " [shape=ellipse, label=\"input " << val.input << "\\n" << value_type(val) << "\"];\n";
+    else if (val.constant.defined())
+      os << "  v" << v << " [shape=ellipse, style=dashed, label=\"constant\\n" << value_type(val) << "\"];\n";
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    os << "  n" << i << " [label=\"" << node_label(n);
+    for (int out : n.outputs) os << "\\n" << value_type(values[static_cast<size_t>(out)]);
+    os << "\"" << (n.has_effects() ? ", style=bold" : "") << "];\n";
+    for (int in : n.inputs)
+      if (in >= 0) os << "  " << source(in) << " -> n" << i << ";\n";
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    os << "  out" << i << " [shape=ellipse, label=\"output " << i << "\"];\n  " << source(outputs[i]) << " -> out" << i
+       << ";\n";
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace ember::graph

@@ -1,0 +1,70 @@
+#pragma once
+// Graph: what tracing a function records (TF: FuncGraph). Values are numbered; nodes read and write them
+// in program order. A node is an op, a read or an assignment of a variable, a tensor remade from another
+// outside any op (a view, a copy), or a host call (eager code run on every call, e.g. ops::print).
+#include <functional>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "framework/autodiff/variable.h"
+#include "framework/core/tensor.h"
+#include "framework/ops/dispatch.h"
+
+namespace ember::graph {
+
+enum class NodeKind { Op, ReadVariable, AssignVariable, Derived, HostCall };
+
+// One value of the graph: its type, and where it comes from.
+struct Value {
+  Shape shape;
+  DType dtype = DType::Float32;
+  Device device = Device::cpu();
+  int producer = -1;  // the node making it; -1 for inputs and constants
+  int input = -1;     // >= 0: the function's input with this index
+  Tensor constant;    // defined: a tensor captured by value while tracing
+};
+
+using HostFn = std::function<std::vector<Tensor>(std::span<const Tensor>)>;
+
+struct Node {
+  NodeKind kind = NodeKind::Op;
+  std::vector<int> inputs;   // value ids
+  std::vector<int> outputs;  // value ids
+  // Op
+  OpId op{};
+  Attrs attrs{};
+  std::vector<OutputSpec> specs;
+  Device device = Device::cpu();
+  // ReadVariable, AssignVariable
+  Variable variable;
+  // Derived
+  std::function<Tensor(const Tensor&)> remake;
+  // HostCall
+  HostFn host;
+  std::string name;  // what the node is called in printouts (host calls, derivations)
+
+  // Whether the node changes state outside its outputs, so it runs even when nothing reads them.
+  bool has_effects() const;
+};
+
+class Graph {
+ public:
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<int> inputs;   // value ids of the function's tensor inputs, in order
+  std::vector<int> outputs;  // value ids the function returns, in order
+
+  int add_value(Value v);
+  // Nodes that are not ops, by kind, and ops (all kinds when kind is empty): for tests and printouts.
+  size_t count(NodeKind kind) const;
+  size_t count(OpId op) const;
+  // GraphViz DOT: one box per node, an edge per value read.
+  std::string to_dot() const;
+};
+
+// One line per node, in program order: `%3:float32[8, 10] = matmul(%1, %2)`.
+std::ostream& operator<<(std::ostream& os, const Graph& g);
+
+}  // namespace ember::graph

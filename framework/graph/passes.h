@@ -1,0 +1,13 @@
+#pragma once
+// The compiler's passes over a traced Graph, each in its own file, run in order by optimize().
+#include "framework/graph/graph.h"
+
+namespace ember::graph {
+
+// Removes nodes whose outputs nothing reads and that have no effects (DCE), then the values nobody uses.
+void eliminate_dead_code(Graph& g);
+
+// The always-on passes, in order.
+void optimize(Graph& g);
+
+}  // namespace ember::graph

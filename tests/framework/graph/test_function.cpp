@@ -1,0 +1,268 @@
+// ember::function: tracing, replay, variables by reference, TF's retracing rules and refusals.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "framework/ember.h"
+
+using namespace ember;
+
+namespace {
+
+bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
+  return std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+Tensor sample(const Shape& s, uint64_t seed) { return random::normal(s, {.seed = seed}); }
+
+}  // namespace
+
+TEST_CASE("a function traces once per signature and replays eager's bits", "[function]") {
+  int traced = 0;
+  auto f = ember::function([&](const Tensor& x, const Tensor& w) {
+    ++traced;  // a C++ side effect: runs only while tracing
+    return ops::relu(ops::matmul(x, w) * 2.0f + 1.0f);
+  });
+  Tensor x = sample({4, 3}, 1), w = sample({3, 5}, 2);
+  Tensor eager = ops::relu(ops::matmul(x, w) * 2.0f + 1.0f);
+  CHECK(bitwise_equal(f(x, w), eager));
+  CHECK(bitwise_equal(f(x, w), eager));
+  Tensor x2 = sample({4, 3}, 3);
+  CHECK(bitwise_equal(f(x2, w), ops::relu(ops::matmul(x2, w) * 2.0f + 1.0f)));
+  CHECK(f.tracing_count() == 1);
+  CHECK(traced == 1);
+  // A new shape is a new signature.
+  Tensor x3 = sample({7, 3}, 4);
+  CHECK(bitwise_equal(f(x3, w), ops::relu(ops::matmul(x3, w) * 2.0f + 1.0f)));
+  CHECK(f.tracing_count() == 2);
+  CHECK(f.concrete_functions().size() == 2);
+}
+
+TEST_CASE("non-tensor arguments are part of the signature by value", "[function]") {
+  auto f = ember::function([](const Tensor& x, double scale, bool negate) {
+    Tensor y = x * scale;
+    return negate ? -y : y;
+  });
+  Tensor x = sample({3}, 5);
+  CHECK(bitwise_equal(f(x, 2.0, false), x * 2.0));
+  CHECK(bitwise_equal(f(x, 2.0, false), x * 2.0));
+  CHECK(f.tracing_count() == 1);
+  CHECK(bitwise_equal(f(x, 3.0, false), x * 3.0));
+  CHECK(bitwise_equal(f(x, 3.0, true), -(x * 3.0)));
+  CHECK(f.tracing_count() == 3);
+}
+
+TEST_CASE("one tensor passed twice is two inputs of the graph", "[function]") {
+  auto f = ember::function([](const Tensor& a, const Tensor& b) { return a - b; });
+  Tensor x = sample({3}, 6), y = sample({3}, 7);
+  CHECK(bitwise_equal(f(x, x), x - x));
+  CHECK(bitwise_equal(f(x, y), x - y));
+  CHECK(f.tracing_count() == 1);
+}
+
+TEST_CASE("a function returns tuples, vectors or nothing", "[function]") {
+  Tensor x = sample({2, 2}, 8);
+  auto pair = ember::function([](const Tensor& a) { return std::tuple<Tensor, Tensor>{a + 1.0f, a * 2.0f}; });
+  for (int i = 0; i < 2; ++i) {
+    auto [p, q] = pair(x);
+    CHECK(bitwise_equal(p, x + 1.0f));
+    CHECK(bitwise_equal(q, x * 2.0f));
+  }
+  auto list = ember::function([](const std::vector<Tensor>& xs) {
+    std::vector<Tensor> out;
+    for (const Tensor& t : xs) out.push_back(ops::exp(t));
+    return out;
+  });
+  for (int i = 0; i < 2; ++i) {
+    std::vector<Tensor> out = list(std::vector<Tensor>{x, x + 1.0f});
+    REQUIRE(out.size() == 2);
+    CHECK(bitwise_equal(out[1], ops::exp(x + 1.0f)));
+  }
+  Variable v(Tensor::scalar<float>(0));
+  auto bump = ember::function([&]() { v.assign_add(Tensor::scalar<float>(1)); });
+  bump();
+  bump();
+  bump();
+  CHECK(v.value().item<float>() == 3.0f);
+  CHECK(bump.tracing_count() == 1);
+}
+
+TEST_CASE("variables are read and written by reference on every call", "[function]") {
+  Variable v(Tensor::from_vector<float>({1, 2}), {.name = "v"});
+  auto read = ember::function([&](const Tensor& x) { return x * v; });
+  Tensor x = Tensor::from_vector<float>({10, 10});
+  CHECK(read(x).to_vector<float>() == std::vector<float>{10, 20});
+  v.assign(Tensor::from_vector<float>({3, 4}));
+  CHECK(read(x).to_vector<float>() == std::vector<float>{30, 40});
+  CHECK(read.tracing_count() == 1);
+
+  // Read, assign, read again: the second read sees the assignment, on every call.
+  auto step = ember::function([&]() {
+    Tensor before = v.read_value();
+    v.assign(before * 2.0f);
+    return v.read_value() + before;
+  });
+  CHECK(step().to_vector<float>() == std::vector<float>{9, 12});  // v: 6, 8
+  CHECK(step().to_vector<float>() == std::vector<float>{18, 24});  // v: 12, 16
+  CHECK(v.value().to_vector<float>() == std::vector<float>{12, 16});
+  const graph::Graph& g = step.concrete_functions()[0]->graph();
+  CHECK(g.count(graph::NodeKind::ReadVariable) == 1);
+  CHECK(g.count(graph::NodeKind::AssignVariable) == 1);
+}
+
+TEST_CASE("a whole training step traces into one graph and trains as eager does", "[function]") {
+  auto make = [] {
+    random::set_seed(11);
+    auto model = std::make_unique<Sequential>();
+    model->add(layers::Input({6}));
+    model->add(layers::Dense(16, {.activation = "relu"}));
+    model->add(layers::Dropout(0.25));
+    model->add(layers::Dense(3));
+    return model;
+  };
+  auto eager_model = make();
+  auto traced_model = make();
+  optimizers::Adam eager_opt({.learning_rate = 1e-2}), traced_opt({.learning_rate = 1e-2});
+  losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+  auto step_of = [&](Sequential& model, optimizers::Optimizer& opt) {
+    return [&](const Tensor& x, const Tensor& y) {
+      std::vector<Variable> vars = model.trainable_weights();
+      GradientTape tape;
+      Tensor loss = loss_fn(y, model(x, /*training=*/true));
+      opt.apply(tape.gradient(loss, vars), vars);
+      return loss;
+    };
+  };
+  auto eager_step = step_of(*eager_model, eager_opt);
+  auto traced_step = ember::function(step_of(*traced_model, traced_opt));
+  Tensor x = sample({8, 6}, 21);
+  Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1});
+  std::vector<float> eager_losses, traced_losses;
+  random::set_seed(5);
+  for (int i = 0; i < 20; ++i) eager_losses.push_back(eager_step(x, y).item<float>());
+  random::set_seed(5);
+  for (int i = 0; i < 20; ++i) traced_losses.push_back(traced_step(x, y).item<float>());
+  CHECK(traced_step.tracing_count() == 1);
+  CHECK(traced_losses == eager_losses);
+  CHECK(eager_losses.back() < eager_losses.front());
+  std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) CHECK(bitwise_equal(a[i].value(), b[i].value()));
+  CHECK(eager_opt.iterations().value().item<int64_t>() == traced_opt.iterations().value().item<int64_t>());
+  // The graph holds the forward, the backward and the optimizer's update.
+  const graph::Graph& g = traced_step.concrete_functions()[0]->graph();
+  CHECK(g.count(OpId::matmul_bias) + g.count(OpId::matmul) >= 4);
+  CHECK(g.count(graph::NodeKind::HostCall) == 1);
+  std::ostringstream printed;
+  printed << g;
+  INFO(printed.str());
+  CHECK(printed.str().find("host_call['adam") != std::string::npos);
+  CHECK(g.to_dot().rfind("digraph", 0) == 0);
+}
+
+TEST_CASE("random ops draw new numbers on every call, in eager's sequence", "[function]") {
+  auto draw = [](const Tensor& x) { return x + random::uniform({4}); };
+  auto f = ember::function(draw);
+  Tensor zero = ops::zeros({4});
+  random::set_seed(3);
+  std::vector<std::vector<float>> eager;
+  for (int i = 0; i < 3; ++i) eager.push_back(draw(zero).to_vector<float>());
+  random::set_seed(3);
+  std::vector<std::vector<float>> traced;
+  for (int i = 0; i < 3; ++i) traced.push_back(f(zero).to_vector<float>());
+  CHECK(traced == eager);
+  CHECK(traced[1] != traced[2]);
+
+  // A seeded Dropout's masks follow its own call counter.
+  layers::Dropout eager_drop(0.5, {.seed = 9}), traced_drop(0.5, {.seed = 9});
+  auto drop = ember::function([&](const Tensor& x) { return traced_drop(x, true); });
+  Tensor ones = ops::ones({64});
+  for (int i = 0; i < 3; ++i) CHECK(bitwise_equal(drop(ones), eager_drop(ones, true)));
+}
+
+TEST_CASE("reading a traced value on the host is refused, naming cond and while_loop", "[function]") {
+  auto f = ember::function([](const Tensor& x) {
+    if (ops::reduce_sum(x).item<float>() > 0) return x;
+    return -x;
+  });
+  Tensor x = sample({3}, 4);
+  CHECK_THROWS_AS(f(x), InvalidArgument);
+  try {
+    f(x);
+  } catch (const InvalidArgument& e) {
+    CHECK(std::string(e.what()).find("ops::cond") != std::string::npos);
+    CHECK(std::string(e.what()).find("ops::while_loop") != std::string::npos);
+  }
+  CHECK(f.tracing_count() == 0);
+  // A constant made outside is not traced: reading it is fine.
+  Tensor c = Tensor::scalar<float>(2);
+  auto g = ember::function([&](const Tensor& t) { return t * c.item<float>(); });
+  CHECK(bitwise_equal(g(x), x * 2.0f));
+}
+
+TEST_CASE("ops::print runs on every call, C++ output only while tracing", "[function]") {
+  std::ostringstream out;
+  int cxx_prints = 0;
+  auto f = ember::function([&](const Tensor& x) {
+    ++cxx_prints;
+    Tensor y = x * 2.0f;
+    ops::print({std::string("y:"), y}, {.output_stream = &out});
+    return y;
+  });
+  f(Tensor::from_vector<float>({1}));
+  f(Tensor::from_vector<float>({5}));
+  CHECK(cxx_prints == 1);
+  const std::string text = out.str();
+  CHECK(text.find("y: ember.Tensor([2.]") != std::string::npos);
+  CHECK(text.find("y: ember.Tensor([10.]") != std::string::npos);
+}
+
+TEST_CASE("input_signature pins the inputs; unsupported options are refused", "[function]") {
+  auto f = ember::function([](const Tensor& x) { return x + 1.0f; },
+                           {.input_signature = std::vector<TensorSpec>{TensorSpec({2}, DType::Float32, "x")}});
+  CHECK(f(ops::zeros({2})).to_vector<float>() == std::vector<float>{1, 1});
+  try {
+    f(ops::zeros({3}));
+    FAIL("expected InvalidArgument");
+  } catch (const InvalidArgument& e) {
+    CHECK(std::string(e.what()).find("argument 'x'") != std::string::npos);
+  }
+  CHECK_THROWS_AS(f(ops::zeros({2}, DType::Int32)), InvalidArgument);
+  CHECK_THROWS_AS(ember::function([](const Tensor& x) { return x; }, {.jit_compile = true}), Unimplemented);
+  CHECK_THROWS_AS(ember::function([](const Tensor& x) { return x; }, {.reduce_retracing = true}), Unimplemented);
+  CHECK(f.get_concrete_function(TensorSpec({2})).input_specs().size() == 1);
+  CHECK_THROWS_AS(f.get_concrete_function(TensorSpec({5})), NotFound);
+}
+
+TEST_CASE("a function is differentiable under an outer tape, and nests", "[function]") {
+  auto square = ember::function([](const Tensor& x) { return x * x; });
+  Tensor x = Tensor::from_vector<float>({1, 2, 3});
+  square(x);  // traced
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = ops::reduce_sum(square(x));  // replayed, recorded by the tape
+  CHECK(tape.gradient(y, x).to_vector<float>() == std::vector<float>{2, 4, 6});
+
+  auto outer = ember::function([&](const Tensor& t) { return square(t) + 1.0f; });
+  CHECK(outer(x).to_vector<float>() == std::vector<float>{2, 5, 10});
+  CHECK(outer(x).to_vector<float>() == std::vector<float>{2, 5, 10});
+  CHECK(square.tracing_count() == 1);  // inlined into outer's trace, not traced again
+}
+
+TEST_CASE("a layer built inside a trace initialises its weights once", "[function]") {
+  layers::Dense dense(4);
+  auto f = ember::function([&](const Tensor& x) { return dense(x); });
+  Tensor x = sample({2, 3}, 12);
+  Tensor first = f(x);
+  Tensor kernel = dense.weights()[0].value();
+  CHECK(bitwise_equal(f(x), first));
+  CHECK(bitwise_equal(dense.weights()[0].value(), kernel));
+  // Creating a variable from a traced value is refused.
+  auto bad = ember::function([](const Tensor& t) {
+    Variable v(t * 2.0f);
+    return v.read_value();
+  });
+  CHECK_THROWS_AS(bad(x), InvalidArgument);
+}
