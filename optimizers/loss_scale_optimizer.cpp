@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "framework/graph/trace.h"
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
@@ -71,7 +72,13 @@ int64_t LossScaleOptimizer::step_counter() const { return built() ? step_counter
 Tensor LossScaleOptimizer::scale_for(const Tensor& t) const {
   // The variable's value, not a host copy: reading it would wait for the queued step on a GPU. A float32
   // value: exact in float32 and float64 (the ops below then compute what `t * double` did).
-  if (!built()) return Tensor::scalar_of(initial_scale_, t.dtype(), Device::cpu());
+  if (!built()) {
+    // A traced function would keep the initial scale as a constant, and never see it change.
+    EMBER_CHECK(!graph::is_tracing(), FailedPrecondition)
+        << name() << ": the loss scale is read inside a traced function before the optimizer is built; call "
+        << "build(trainable_variables) on it first (fit does)";
+    return Tensor::scalar_of(initial_scale_, t.dtype(), Device::cpu());
+  }
   Tensor scale = dynamic_scale_.value();
   if (scale.device() != t.device()) scale = scale.to(t.device());  // only where the model moved since build
   return t.dtype() == scale.dtype() ? scale : ops::cast(scale, t.dtype());

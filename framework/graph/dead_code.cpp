@@ -34,6 +34,9 @@ void eliminate_dead_code(Graph& g) {
     if (!needed[v] && g.values[v].constant.defined()) g.values[v].constant = Tensor();
 }
 
-void optimize(Graph& g) { eliminate_dead_code(g); }
+void optimize(Graph& g) {
+  eliminate_dead_code(g);
+  cache_variable_casts(g);
+}
 
 }  // namespace ember::graph

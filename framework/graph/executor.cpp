@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "framework/autodiff/gradient_tape.h"
 #include "framework/ops/random.h"
 
 namespace ember::graph {
@@ -36,7 +37,15 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
     switch (n.kind) {
       case NodeKind::Op: {
         out.assign(n.outputs.size(), Tensor());
-        if (const auto* random = std::get_if<RandomAttrs>(&n.attrs)) {
+        if (n.cast_cache && !any_tape_records(in)) {
+          std::lock_guard<std::mutex> lock(n.cast_cache->mu);
+          if (!n.cast_cache->value.defined() || n.cast_cache->version != n.cast_of.version()) {
+            run_op_into(n.op, in, n.specs, out, n.attrs, n.device);
+            n.cast_cache->value = out[0];
+            n.cast_cache->version = n.cast_of.version();
+          }
+          out[0] = n.cast_cache->value;
+        } else if (const auto* random = std::get_if<RandomAttrs>(&n.attrs)) {
           RandomAttrs fresh = *random;
           random::detail::redraw(fresh);
           run_op_into(n.op, in, n.specs, out, Attrs(std::move(fresh)), n.device);

@@ -4,12 +4,20 @@
 // time. A value is dropped after its last reader, so its buffer returns to the allocator's cache (and a
 // variable's buffer is the optimizer's alone again, for its update in place).
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
 #include "framework/graph/graph.h"
 
 namespace ember::graph {
+
+// A cached cast (see cache_variable_casts): the variable version it was made from.
+struct Node::CastCache {
+  std::mutex mu;
+  uint64_t version = 0;
+  Tensor value;
+};
 
 class Executable {
  public:

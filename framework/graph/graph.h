@@ -4,6 +4,7 @@
 // outside any op (a view, a copy), or a host call (eager code run on every call, e.g. ops::print).
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ struct Node {
   Variable variable;
   // Derived
   std::function<Tensor(const Tensor&)> remake;
+  // Op cast of a variable's value (set by cache_variable_casts): the cast is made again only when the
+  // variable's version changes.
+  struct CastCache;
+  Variable cast_of;
+  std::shared_ptr<CastCache> cast_cache;
   // HostCall
   HostFn host;
   std::string name;  // what the node is called in printouts (host calls, derivations)

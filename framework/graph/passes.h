@@ -7,6 +7,10 @@ namespace ember::graph {
 // Removes nodes whose outputs nothing reads and that have no effects (DCE), then the values nobody uses.
 void eliminate_dead_code(Graph& g);
 
+// Marks casts of a variable's value to be cached by the variable's version (a mixed-precision predict casts
+// each float32 weight once per value, not once per call).
+void cache_variable_casts(Graph& g);
+
 // The always-on passes, in order.
 void optimize(Graph& g);
 

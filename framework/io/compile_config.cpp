@@ -136,8 +136,8 @@ json Model::get_compile_config() const {
       compiled_->auto_scaled ? *static_cast<const optimizers::LossScaleOptimizer&>(*compiled_->optimizer).inner_optimizer()
                              : *compiled_->optimizer;
   c["optimizer"] = optimizers::serialize(opt);
-  // Ember has no graph compilation or multi-step execution: these are Keras's defaults as it resolves them.
-  c["run_eagerly"] = false;
+  c["run_eagerly"] = compiled_->run_eagerly;
+  // Ember has no multi-step execution or XLA-style fusion yet: Keras's defaults as it resolves them.
   c["steps_per_execution"] = 1;
   c["jit_compile"] = false;
   return c;
@@ -178,6 +178,7 @@ void Model::compile_from_config(const json& c) {
   }
   if (c.contains("metrics")) o.metrics = ccfg_metrics(c["metrics"], who + " (metrics)");
   if (c.contains("weighted_metrics")) o.weighted_metrics = ccfg_metrics(c["weighted_metrics"], who + " (weighted_metrics)");
+  if (c.contains("run_eagerly") && c["run_eagerly"].is_boolean()) o.run_eagerly = c["run_eagerly"].get<bool>();
   compile_impl(std::move(o), /*defer_metric_errors=*/true);
 }
 

@@ -8,6 +8,7 @@
 #include "framework/core/cpu_policy.h"
 #include "framework/core/error.h"
 #include "framework/core/parallel.h"
+#include "framework/graph/function.h"
 #include "framework/model/batch_source.h"
 #include "framework/model/model.h"
 #include "framework/model/trainer_state.h"
@@ -27,8 +28,86 @@ using detail::EpochIterator;
 // follows one thread, which can change the last bits of their larger products; under op determinism they
 // keep the pool, and its bits. The tuner's settings, and why, are the CPU policy's
 // (framework/core/cpu_policy.h).
+namespace detail {
+
+// The steps as traced functions (Keras: make_train_function and friends). The model is an argument, not a
+// capture, so that a model moved after compile still finds its steps; the metric names a step returns are
+// recorded while it is traced.
+struct CompiledSteps {
+  // The last argument, which weights are trainable, retraces a step after a layer is frozen or unfrozen.
+  using Step = std::function<std::vector<Tensor>(Model&, const data::Element&, uint64_t)>;
+  std::vector<std::string> train_names, test_names;
+  Function<Step> train{
+      [this](Model& m, const data::Element& b, uint64_t) { return values(m.train_step(b), train_names); },
+      {.name = "train_step"}};
+  Function<Step> test{
+      [this](Model& m, const data::Element& b, uint64_t) { return values(m.test_step(b), test_names); },
+      {.name = "test_step"}};
+  Function<Step> predict{[](Model& m, const data::Element& b, uint64_t) { return m.predict_step(b); },
+                         {.name = "predict_step"}};
+
+  static uint64_t trainable_key(const Model& m) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the trainable variables' identities
+    for (const Variable& v : m.trainable_weights()) {
+      h ^= reinterpret_cast<uintptr_t>(v.handle());
+      h *= 1099511628211ull;
+    }
+    return h;
+  }
+
+  static std::vector<Tensor> values(const MetricResults& results, std::vector<std::string>& names) {
+    names.clear();
+    std::vector<Tensor> out;
+    for (const auto& [name, value] : results) {
+      names.push_back(name);
+      out.push_back(value);
+    }
+    return out;
+  }
+  static MetricResults named(const std::vector<std::string>& names, const std::vector<Tensor>& values) {
+    MetricResults out;
+    for (size_t i = 0; i < values.size(); ++i) out.emplace_back(names[i], values[i]);
+    return out;
+  }
+};
+
+namespace {
+CompiledSteps* compiled_steps(CompiledState* state) {
+  if (!state || state->run_eagerly) return nullptr;
+  if (!state->steps) state->steps = std::make_shared<CompiledSteps>();
+  return state->steps.get();
+}
+}  // namespace
+
+MetricResults run_test_step(Model& model, const data::Element& batch) {
+  CompiledSteps* steps = compiled_steps(model.compiled_.get());
+  if (!steps) return model.test_step(batch);
+  std::vector<Tensor> values = steps->test(model, batch, CompiledSteps::trainable_key(model));
+  return CompiledSteps::named(steps->test_names, values);
+}
+
+std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch) {
+  CompiledSteps* steps = compiled_steps(model.compiled_.get());
+  return steps ? steps->predict(model, batch, CompiledSteps::trainable_key(model)) : model.predict_step(batch);
+}
+
+}  // namespace detail
+
+namespace {
+MetricResults train_step_once(Model& model, const data::Element& batch, detail::CompiledState* state) {
+  detail::CompiledSteps* steps = detail::compiled_steps(state);
+  if (!steps) return model.train_step(batch);
+  // Keras builds the model and its optimizer before tracing the first step (_symbolic_build): the trace then
+  // reads the optimizer's state (the loss scale) from its variables.
+  if (!model.built()) model.predict_step(batch);
+  if (!state->optimizer->built()) state->optimizer->build(model.trainable_weights());
+  std::vector<Tensor> values = steps->train(model, batch, detail::CompiledSteps::trainable_key(model));
+  return detail::CompiledSteps::named(steps->train_names, values);
+}
+}  // namespace
+
 MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle) {
-  if (intra_op_threads() < 2) return model.train_step(batch);
+  if (intra_op_threads() < 2) return train_step_once(model, batch, model.compiled_.get());
   CompiledState& state = *model.compiled_;
   if (!state.step_tuner)
     state.step_tuner = std::make_unique<ModeTuner>(kCpuPolicy.step_threads.tuner, nullptr);
@@ -40,7 +119,7 @@ MetricResults detail::tuned_train_step(Model& model, const data::Element& batch,
     ScopedThreadLimit limit(one_thread ? 1 : 0);
     std::optional<ScopedOpenMPThreads> libraries;
     if (one_thread && !config::is_op_determinism_enabled()) libraries.emplace(1);
-    results = model.train_step(batch);
+    results = train_step_once(model, batch, &state);
   }
   tuner.cycle_done();
   return results;
@@ -59,7 +138,7 @@ Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs) {
   int64_t step = 0;
   while (auto batch = it.next()) {
     if (batch_hooks) cbs.on_test_batch_begin(step);
-    results = model.test_step(*batch);
+    results = detail::run_test_step(model, *batch);
     if (batch_hooks) cbs.on_test_batch_end(step, detail::to_logs(results));
     ++step;
   }
@@ -230,7 +309,7 @@ std::vector<Tensor> run_predict(Model& model, std::unique_ptr<BatchSource> sourc
   int64_t step = 0;
   while (auto batch = it.next()) {
     cbs.on_predict_batch_begin(step);
-    std::vector<Tensor> out = model.predict_step(*batch);
+    std::vector<Tensor> out = detail::run_predict_step(model, *batch);
     if (pieces.empty()) pieces.resize(out.size());
     for (size_t i = 0; i < out.size(); ++i) pieces[i].push_back(out[i]);
     cbs.on_predict_batch_end(step);
@@ -327,12 +406,12 @@ Logs Model::test_on_batch(const Tensor& x, const Tensor& y, OnBatchOptions optio
 Logs Model::test_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y, OnBatchOptions options) {
   data::Element batch = on_batch_element(*this, "test_on_batch", x, y, options);
   reset_metrics();
-  return detail::to_logs(test_step(batch));
+  return detail::to_logs(detail::run_test_step(*this, batch));
 }
 
 Tensor Model::predict_on_batch(const Tensor& x) {
   check_single_output(*this);
-  return predict_step({x})[0];
+  return detail::run_predict_step(*this, {x})[0];
 }
 
 }  // namespace ember

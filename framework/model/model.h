@@ -22,6 +22,9 @@ struct CompiledState;
 // model.train_step(batch) on the number of threads that has been training faster (fit.cpp); start_cycle
 // when the time since the last step (an epoch boundary) is no step's.
 MetricResults tuned_train_step(Model& model, const data::Element& batch, bool start_cycle = false);
+// model.test_step / predict_step, as a traced function unless compile asked to run eagerly (fit.cpp).
+MetricResults run_test_step(Model& model, const data::Element& batch);
+std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch);
 }  // namespace detail
 
 struct ModelOptions {
@@ -203,6 +206,8 @@ class Model : public Layer {
   Model(const std::string& base_name, ModelOptions options);
   friend class Sequential;
   friend MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle);
+  friend MetricResults detail::run_test_step(Model& model, const data::Element& batch);
+  friend std::vector<Tensor> detail::run_predict_step(Model& model, const data::Element& batch);
 };
 
 // What a Sequential accepts in its list: a layer (a temporary, or one held by std::shared_ptr) or the

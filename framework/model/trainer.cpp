@@ -82,6 +82,7 @@ void Model::compile(CompileOptions options) { compile_impl(std::move(options), f
 void Model::compile_impl(CompileOptions options, bool defer_metric_errors) {
   auto state = std::make_shared<CompiledState>();
   state->compile_args = detail::compile_args_config(options);  // for get_compile_config
+  state->run_eagerly = options.run_eagerly;
   const size_t n_out = num_outputs();
   state->output_names = output_names_of(*this);
 

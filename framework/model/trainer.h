@@ -130,6 +130,10 @@ struct CompileOptions {
   // Under the "mixed_float16" policy, wrap the optimizer in a LossScaleOptimizer (Keras 3 does; never
   // under bfloat16, whose range needs no scaling).
   bool auto_scale_loss = true;
+  // Run train_step, test_step and predict_step eagerly, op by op (to debug them). false: fit, evaluate and
+  // predict run each as an ember::function, traced once per batch shape and then replayed, as Keras on
+  // TensorFlow runs them as tf.functions; a model's own train_step override is traced too.
+  bool run_eagerly = false;
 };
 
 // fit's validation data: a dataset, or tensors {x, y} / {x, y, sample_weight} (one input and output).

@@ -14,6 +14,8 @@
 
 namespace ember::detail {
 
+struct CompiledSteps;  // fit.cpp
+
 struct CompiledState {
   std::shared_ptr<optimizers::Optimizer> optimizer;
   // compile wrapped the given optimizer in a LossScaleOptimizer; the compile config names the given one.
@@ -33,6 +35,9 @@ struct CompiledState {
   std::string metrics_error;
   // The training step's thread count (detail::tuned_train_step), made at the first step.
   std::unique_ptr<ModeTuner> step_tuner;
+  // compile's run_eagerly, and (otherwise) the steps as traced functions, made at the first step.
+  bool run_eagerly = false;
+  std::shared_ptr<CompiledSteps> steps;
 };
 
 // The compile_args above for these options (framework/io/compile_config.cpp).

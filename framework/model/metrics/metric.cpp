@@ -1,4 +1,5 @@
 // The Metric base (keras/src/metrics/metric.py).
+#include "framework/graph/trace.h"
 #include "framework/model/metrics/metric.h"
 
 #include "framework/autodiff/gradient_tape.h"
@@ -28,6 +29,8 @@ std::shared_ptr<Metric> Metric::clone() const {
 
 Variable Metric::add_variable(const std::string& name, const Shape& shape) {
   NoRecordScope no_record;
+  // Made at the first update, perhaps while a step is traced: the zeros are made once, outside the graph.
+  graph::SuspendTracing untraced;
   zeros_.push_back(ops::zeros(shape, DType::Float32));
   Variable v(zeros_.back(), {.name = name_ + "/" + name, .trainable = false});
   variables_.push_back(v);

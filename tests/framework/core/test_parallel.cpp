@@ -172,7 +172,8 @@ TEST_CASE("training steps run on one thread while that is faster, and on the poo
     return;
   }
   ThreadSensitiveModel model;
-  model.compile({.optimizer = "sgd", .loss = "mse"});
+  // Run eagerly: the steps record, as C++ side effects, what each ran on (a traced step would record once).
+  model.compile({.optimizer = "sgd", .loss = "mse", .run_eagerly = true});
   const Tensor x = ops::ones({60, 3}), y = ops::zeros({60, 1});
   // fit: 2 settling steps and 16 timed on the pool, then the same on one thread, which wins and is kept.
   model.fit(x, y, {.batch_size = 1, .epochs = 1, .verbose = 0, .shuffle = false});
@@ -214,7 +215,8 @@ TEST_CASE("determinism child", "[.]") {
   PoolThreads pool(2);
   config::enable_op_determinism();
   ThreadSensitiveModel model;
-  model.compile({.optimizer = "sgd", .loss = "mse"});
+  // Run eagerly: the steps record, as C++ side effects, what each ran on (a traced step would record once).
+  model.compile({.optimizer = "sgd", .loss = "mse", .run_eagerly = true});
   // As above: the pool is timed (18 steps), then one thread (2 + 16), which wins and is held.
   model.fit(ops::ones({60, 3}), ops::zeros({60, 1}), {.batch_size = 1, .epochs = 1, .verbose = 0, .shuffle = false});
   int one_thread = 0, libraries_pooled = 0;

@@ -1,0 +1,119 @@
+// fit, evaluate and predict run their steps as traced functions unless compile asks for run_eagerly, and
+// give eager execution's numbers to the bit.
+#include <catch2/catch.hpp>
+
+#include "framework/ember.h"
+
+using namespace ember;
+
+namespace {
+
+std::unique_ptr<Sequential> mlp() {
+  random::set_seed(7);
+  auto m = std::make_unique<Sequential>();
+  m->add(layers::Input({12}));
+  m->add(layers::Dense(32, {.activation = "relu"}));
+  m->add(layers::Dropout(0.2));
+  m->add(layers::Dense(4));
+  return m;
+}
+
+std::unique_ptr<Sequential> cnn() {
+  random::set_seed(8);
+  auto m = std::make_unique<Sequential>();
+  m->add(layers::Input({8, 8, 1}));
+  m->add(layers::Conv2D(4, 3, {.activation = "relu"}));
+  m->add(layers::MaxPooling2D(2));
+  m->add(layers::Flatten());
+  m->add(layers::Dense(4));
+  return m;
+}
+
+struct Data {
+  Tensor x, y;
+};
+Data data_for(const std::vector<int64_t>& sample, int64_t n) {
+  std::vector<int64_t> dims{n};
+  dims.insert(dims.end(), sample.begin(), sample.end());
+  Tensor x = random::uniform(Shape(dims), {.seed = 3});
+  std::vector<int32_t> y(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) y[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7) % 4);
+  return {x, Tensor::from_vector<int32_t>(y)};
+}
+
+History train(Sequential& m, const Data& d, bool run_eagerly) {
+  m.compile({.optimizer = optimizers::Adam({.learning_rate = 1e-2}),
+             .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+             .metrics = {"accuracy"},
+             .run_eagerly = run_eagerly});
+  random::set_seed(99);  // the same shuffles and dropout masks either way
+  // 50 samples at batch 16: the last batch of each epoch is partial (its own trace).
+  return m.fit(d.x, d.y, {.batch_size = 16, .epochs = 3, .verbose = 0, .validation_split = 0.2});
+}
+
+void check_same_training(std::unique_ptr<Sequential> (*make)(), const std::vector<int64_t>& sample) {
+  const Data d = data_for(sample, 62);
+  auto eager = make();
+  auto traced = make();
+  History he = train(*eager, d, /*run_eagerly=*/true);
+  History ht = train(*traced, d, /*run_eagerly=*/false);
+  REQUIRE(he.history.size() == ht.history.size());
+  for (const auto& [name, values] : he.history) {
+    INFO(name);
+    CHECK(ht.history.at(name) == values);
+  }
+  std::vector<Tensor> we = eager->get_weights(), wt = traced->get_weights();
+  REQUIRE(we.size() == wt.size());
+  for (size_t i = 0; i < we.size(); ++i) CHECK(we[i].to_vector<float>() == wt[i].to_vector<float>());
+  CHECK(eager->evaluate(d.x, d.y, {.verbose = 0}) == traced->evaluate(d.x, d.y, {.verbose = 0}));
+  CHECK(eager->predict(d.x, {.verbose = 0}).to_vector<float>() ==
+        traced->predict(d.x, {.verbose = 0}).to_vector<float>());
+}
+
+}  // namespace
+
+TEST_CASE("a compiled fit gives eager execution's History and weights, bit for bit", "[function][fit]") {
+  SECTION("MLP") { check_same_training(mlp, {12}); }
+  SECTION("CNN") { check_same_training(cnn, {8, 8, 1}); }
+}
+
+namespace {
+// A model whose own train_step has a C++ side effect: it runs only when the step is traced.
+struct CountingModel : Sequential {
+  int traced = 0;
+  MetricResults train_step(const data::Element& batch) override {
+    ++traced;
+    return Sequential::train_step(batch);
+  }
+};
+}  // namespace
+
+TEST_CASE("fit traces a model's own train_step once per batch shape; run_eagerly runs it every step",
+          "[function][fit]") {
+  const Data d = data_for({12}, 40);
+  for (bool eagerly : {false, true}) {
+    INFO("run_eagerly " << eagerly);
+    CountingModel m;
+    m.add(layers::Input({12}));
+    m.add(layers::Dense(4));
+    m.compile({.optimizer = "sgd", .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+               .run_eagerly = eagerly});
+    // 40 samples at batch 16: two full batches and one of 8, for 2 epochs.
+    m.fit(d.x, d.y, {.batch_size = 16, .epochs = 2, .verbose = 0});
+    CHECK(m.traced == (eagerly ? 6 : 2));
+    CHECK(m.get_compile_config().at("run_eagerly") == eagerly);
+  }
+}
+
+TEST_CASE("freezing a layer after compile retraces the steps", "[function][fit]") {
+  const Data d = data_for({12}, 32);
+  auto m = mlp();
+  m->compile({.optimizer = "sgd", .loss = losses::SparseCategoricalCrossentropy({.from_logits = true})});
+  m->fit(d.x, d.y, {.batch_size = 16, .epochs = 1, .verbose = 0});
+  const std::vector<Tensor> before = m->get_weights();
+  m->layers()[0]->set_trainable(false);
+  m->fit(d.x, d.y, {.batch_size = 16, .epochs = 1, .verbose = 0});
+  const std::vector<Tensor> after = m->get_weights();
+  CHECK(after[0].to_vector<float>() == before[0].to_vector<float>());  // frozen: unchanged
+  CHECK(after[2].to_vector<float>() != before[2].to_vector<float>());  // still trained
+}
