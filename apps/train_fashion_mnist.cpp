@@ -33,6 +33,7 @@ struct Flags {
   bool resume = false;
   int threads = 0;
   int verbose = 1;
+  bool run_eagerly = false;
 };
 
 // Wall time of each epoch, for seconds_per_epoch.
@@ -63,7 +64,8 @@ int run(const Flags& f) {
   optimizer->set_learning_rate(f.lr);
   model->compile({.optimizer = optimizer,
                   .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
-                  .metrics = {"accuracy"}});
+                  .metrics = {"accuracy"},
+                  .run_eagerly = f.run_eagerly});
 
   auto timer = std::make_shared<EpochTimer>();
   std::vector<callbacks::CallbackArg> cbs = {timer};
@@ -111,6 +113,7 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", f.resume, "Continue from the training state of --checkpoint (the last finished epoch)")
       ->needs("--checkpoint");
   app.add_option("--threads", f.threads, "Intra-op threads (0: all cores)")->capture_default_str();
+  app.add_flag("--run-eagerly", f.run_eagerly, "Run the training steps op by op instead of as traced functions");
   app.add_option("--verbose", f.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
       ->check(CLI::Range(0, 2))
       ->capture_default_str();
