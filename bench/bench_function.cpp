@@ -1,0 +1,239 @@
+// ember::function against eager on whole training steps, 2 intra-op threads: the Fashion-MNIST MLP at batch 1,
+// 8 and 128 and the Keras example CNN at batch 128 (the models of apps/train_fashion_mnist), each step a
+// GradientTape, SparseCategoricalCrossentropy from logits and Adam's apply, on random data shaped like
+// Fashion-MNIST. Eager calls the step's lambda; function calls the same lambda wrapped in ember::function, on
+// its own model and optimizer seeded as eager's, so both do the same work.
+// Times are the median of kRounds rounds (--rounds) that interleave the two, alternating which goes first, so
+// that a busy moment of the machine or a warm cache favours neither; speedup = eager / function.
+// Memory: the CPU allocator's peak bytes during one CNN step (absolute, and above what was in use before it),
+// with one model alive at a time.
+// Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory] [--rounds N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/fashion_mnist.h"
+#include "bench/bench_util.h"
+#include "framework/ember.h"
+
+using namespace ember;
+using namespace ember::bench;
+
+namespace {
+
+constexpr int kBatches = 8;  // distinct random batches cycled through
+constexpr int kWarmup = 5;   // steps before timing: the function's first traces, Adam builds its slots
+constexpr uint64_t kSeed = 42;
+
+struct Case {
+  std::string name, kind;  // kind: the fashion_mnist model
+  int64_t batch;
+  int steps;  // per timed round, so that a round lasts a few hundred milliseconds
+};
+const Case kCases[] = {
+    {"mlp_b1", "mlp", 1, 2000},
+    {"mlp_b8", "mlp", 8, 2000},
+    {"mlp_b128", "mlp", 128, 300},
+    {"cnn_b128", "cnn", 128, 20},
+};
+
+// One model with its optimizer and loss; the seed makes two of them start with the same weights.
+struct Trainee {
+  std::unique_ptr<Sequential> model;
+  optimizers::Adam opt;
+  losses::SparseCategoricalCrossentropy loss_fn{{.from_logits = true}};
+
+  explicit Trainee(const std::string& kind) {
+    random::set_seed(kSeed);
+    model = fashion_mnist::make_model(kind);
+  }
+};
+
+// The training step, the lambda a user writes; eager calls it, ember::function wraps it.
+auto step_of(Trainee& t) {
+  return [&t](const Tensor& x, const Tensor& y) {
+    GradientTape tape;
+    Tensor loss = t.loss_fn(y, (*t.model)(x, /*training=*/true));
+    std::vector<Variable> vars = t.model->trainable_weights();
+    t.opt.apply(tape.gradient(loss, vars), vars);
+    return loss;
+  };
+}
+
+struct Batches {
+  std::vector<Tensor> xs, ys;
+  Batches(const std::string& kind, int64_t batch) {
+    std::vector<int64_t> dims = {batch};
+    const Shape image = fashion_mnist::image_shape(kind);
+    dims.insert(dims.end(), image.begin(), image.end());
+    for (int i = 0; i < kBatches; ++i) {
+      xs.push_back(random::uniform(Shape(dims)));  // pixels scaled to [0, 1), as the app's pipeline gives them
+      ys.push_back(ops::cast(random::uniform({batch}, {.maxval = 10}), DType::UInt8));
+    }
+  }
+};
+
+// Runs `steps` steps of `step` over the batches from `next` on; returns seconds.
+template <class Step>
+double run_steps(Step& step, const Batches& b, int steps, int& next) {
+  const auto t0 = Clock::now();
+  for (int i = 0; i < steps; ++i) {
+    keep_alive(step(b.xs[static_cast<size_t>(next)], b.ys[static_cast<size_t>(next)]).raw_data());
+    next = (next + 1) % kBatches;
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void print_header(bool json) {
+  if (!json)
+    std::printf("%-22s %12s %12s %8s %16s %11s %6s\n", "case", "eager us", "function us", "speedup",
+                "rounds' speedups", "1st call ms", "nodes");
+}
+
+void step_rows(const Case& c, int rounds, bool json) {
+  Trainee eager_t(c.kind), function_t(c.kind);
+  const Batches b(c.kind, c.batch);
+  auto eager = step_of(eager_t);
+  auto function = ember::function(step_of(function_t), {.name = "train_step_" + c.name});
+  int next_e = 0, next_f = 0;
+  // Eager warms the kernels' caches first, so that the function's first call (which traces, runs the step
+  // and builds Adam's slots) costs what a user's first call costs in a warm process.
+  run_steps(eager, b, kWarmup, next_e);
+  const double first_call_s = run_steps(function, b, 1, next_f);
+  run_steps(function, b, kWarmup - 1, next_f);
+
+  std::vector<double> eager_us, function_us, speedups;
+  for (int r = 0; r < rounds; ++r) {
+    double e, f;
+    if (r % 2 == 0) {
+      e = run_steps(eager, b, c.steps, next_e);
+      f = run_steps(function, b, c.steps, next_f);
+    } else {
+      f = run_steps(function, b, c.steps, next_f);
+      e = run_steps(eager, b, c.steps, next_e);
+    }
+    eager_us.push_back(e / c.steps * 1e6);
+    function_us.push_back(f / c.steps * 1e6);
+    speedups.push_back(e / f);
+  }
+  const double e = median(eager_us), f = median(function_us);
+  if (json) {
+    print({"function_" + c.name, "us/step", "eager", f, e, e / f}, json);
+    return;
+  }
+  const auto [lo, hi] = std::minmax_element(speedups.begin(), speedups.end());
+  const size_t nodes = function.concrete_functions().at(0)->graph().nodes.size();
+  char range[32];
+  std::snprintf(range, sizeof range, "%.2f-%.2fx", *lo, *hi);
+  std::printf("%-22s %12.1f %12.1f %7.3fx %16s %11.1f %6zu\n", ("function_" + c.name).c_str(), e, f, e / f, range,
+              first_call_s * 1e3, nodes);
+  std::fflush(stdout);
+}
+
+struct StepMemory {
+  double peak, transient;  // bytes at the step's peak, and above what was in use when it began
+};
+
+// One step's allocator peak for a trainee alone in the process (the caller keeps no other model alive).
+template <class Step>
+StepMemory measure_step(Step& step, const Batches& b) {
+  int next = 0;
+  run_steps(step, b, kWarmup, next);
+  const Device cpu = Device::cpu();
+  const int64_t before = config::memory_info(cpu).bytes_in_use;
+  config::reset_memory_stats(cpu);
+  run_steps(step, b, 1, next);
+  const int64_t top = config::memory_info(cpu).peak_bytes;
+  return {static_cast<double>(top), static_cast<double>(top - before)};
+}
+
+void memory_rows(bool json) {
+  const Batches b("cnn", 128);
+  StepMemory eager_m, function_m;
+  {
+    Trainee t("cnn");
+    auto eager = step_of(t);
+    eager_m = measure_step(eager, b);
+  }
+  {
+    Trainee t("cnn");
+    auto function = ember::function(step_of(t));
+    function_m = measure_step(function, b);
+  }
+  const double mib = 1 << 20;
+  if (json) {
+    print({"function_cnn_b128_peak_memory", "bytes", "eager", function_m.peak, eager_m.peak,
+           eager_m.peak / function_m.peak},
+          json);
+    print({"function_cnn_b128_transient_memory", "bytes", "eager", function_m.transient, eager_m.transient,
+           eager_m.transient / function_m.transient},
+          json);
+    return;
+  }
+  std::printf("%-34s %12s %12s %8s\n", "one CNN step, allocator bytes", "eager MiB", "function MiB", "ratio");
+  std::printf("%-34s %12.2f %12.2f %7.3fx\n", "function_cnn_b128_peak_memory", eager_m.peak / mib,
+              function_m.peak / mib, eager_m.peak / function_m.peak);
+  std::printf("%-34s %12.2f %12.2f %7.3fx\n", "function_cnn_b128_transient_memory", eager_m.transient / mib,
+              function_m.transient / mib, eager_m.transient / function_m.transient);
+  std::fflush(stdout);
+}
+
+int usage(const char* problem) {
+  std::fprintf(stderr,
+               "bench_function: %s\nusage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory] "
+               "[--rounds N]\n",
+               problem);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool json = false;
+  std::string only;
+  int rounds = 7;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
+      bool known = only == "memory";
+      for (const Case& c : kCases) known = known || only == c.name;
+      if (!known) return usage(("--only got '" + only + "', expected a case or memory").c_str());
+    } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+      if (rounds < 1) return usage("--rounds takes a count of at least 1");
+    } else {
+      return usage((std::string("unknown argument '") + argv[i] + "'").c_str());
+    }
+  }
+  try {
+    config::set_intra_op_parallelism_threads(2);
+    if (!json)
+      std::printf("ember::function against eager, one training step (Adam, cross-entropy from logits), %d intra-op "
+                  "threads; median of %d interleaved rounds; speedup > 1: the function is faster\n",
+                  config::get_intra_op_parallelism_threads(), rounds);
+    bool header = false;
+    for (const Case& c : kCases) {
+      if (!only.empty() && only != c.name) continue;
+      if (!header) print_header(json), header = true;
+      step_rows(c, rounds, json);
+    }
+    if (only.empty() || only == "memory") memory_rows(json);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_function: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
