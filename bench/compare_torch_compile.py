@@ -160,13 +160,15 @@ def main():
         print(f"{'case':<10} {'ember':>10} {'ember':>10} {'torch':>10} {'torch':>10} {'vs':>8} {'vs torch':>9}")
         print(f"{'':<10} {'eager':>10} {'function':>10} {'eager':>10} {'compile':>10} {'compile':>8} {'eager':>9}")
     notes = []
+    # A rerun finds the kernels in inductor's on-disk cache, so its warm-up is not a first compile's cost.
+    cache_note = " (inductor's FX graph cache on)" if torch._inductor.config.fx_graph_cache else ""
     # Case by case, Ember then PyTorch (never at once, so they don't share the cores).
     for name in (args.only,) if args.only else tuple(CASES):
         ember_eager, ember_function = run_bench_function(args.bench_function, name, args.rounds)
         torch_eager, torch_compiled, note = torch_case(name, args.rounds)
         print_row(name, ember_eager, ember_function, torch_eager, torch_compiled, ref_name, args.json)
         notes.append(f"{name}: torch.compile " +
-                     (f"warm-up ({WARMUP} steps, compiling) {note:.1f} s" if torch_compiled is not None
+                     (f"warm-up ({WARMUP} steps, compiling) {note:.1f} s" + cache_note if torch_compiled is not None
                       else f"failed, {note}"))
     # Compile times and failures go to stderr with --json, so stdout stays one JSON object per line.
     print("\n".join(notes), file=sys.stderr if args.json else sys.stdout)
