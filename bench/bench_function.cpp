@@ -3,7 +3,7 @@
 // GradientTape, SparseCategoricalCrossentropy from logits and Adam's apply, on random data shaped like
 // Fashion-MNIST. Eager calls the step's lambda; function calls the same lambda wrapped in ember::function, on
 // its own model and optimizer seeded as eager's, so both do the same work.
-// Times are the median of kRounds rounds (--rounds) that interleave the two, alternating which goes first, so
+// Times are the median of 7 rounds (--rounds) that interleave the two, alternating which goes first, so
 // that a busy moment of the machine or a warm cache favours neither; speedup = eager / function.
 // Memory: the CPU allocator's peak bytes during one CNN step (absolute, and above what was in use before it),
 // with one model alive at a time.
