@@ -1,7 +1,11 @@
 // ember::function: tracing, replay, variables by reference, TF's retracing rules and refusals.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "framework/ember.h"
 
@@ -265,4 +269,52 @@ TEST_CASE("a layer built inside a trace initialises its weights once", "[functio
     return v.read_value();
   });
   CHECK_THROWS_AS(bad(x), InvalidArgument);
+}
+
+namespace {
+// What the code run by `fn` writes to stderr (the ember logger's sink).
+template <class Fn>
+std::string captured_stderr(Fn&& fn) {
+  std::fflush(stderr);
+  char path[] = "/tmp/ember_stderr_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const int saved = dup(2);
+  dup2(fd, 2);
+  fn();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::string out;
+  char buf[4096];
+  lseek(fd, 0, SEEK_SET);
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  unlink(path);
+  return out;
+}
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("frequent retracing warns through the logger, at most twice", "[function]") {
+  auto f = ember::function([](const Tensor& x) { return x * 2.0f; }, {.name = "shape_changer"});
+  const std::string four = captured_stderr([&] {
+    for (int64_t n = 1; n <= 4; ++n) f(ops::zeros({n}));
+  });
+  CHECK(four.find("retracing") == std::string::npos);  // 4 of the last 4 calls: below TF's threshold of 5
+  const std::string many = captured_stderr([&] {
+    for (int64_t n = 5; n <= 12; ++n) f(ops::zeros({n}));
+  });
+  CHECK(many.find("5 out of the last 5 calls to 'shape_changer' triggered ember::function retracing") !=
+        std::string::npos);
+  CHECK(count_of(many, "triggered ember::function retracing") == 2);
+  CHECK(f.tracing_count() == 12);
 }
