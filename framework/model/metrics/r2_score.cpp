@@ -5,6 +5,7 @@
 
 #include "framework/core/config_reader.h"
 #include "framework/core/error.h"
+#include "framework/graph/trace.h"
 #include "framework/model/metrics/metrics.h"
 #include "framework/ops/array.h"
 #include "framework/ops/broadcast.h"
@@ -118,23 +119,26 @@ Tensor R2Score::result() const {
     r2 = raw;
 
   if (options_.num_regressors != 0) {
-    // Keras decides on the host too (Python comparisons of the sample count).
-    const double n = num_samples_.value().item<float>();
-    const double p = static_cast<double>(options_.num_regressors);
-    if (p >= n - 1) {
-      if (!warned_) {
-        std::cerr << "WARNING: " << name() << ": "
-                  << (p > n - 1 ? "More independent predictors than datapoints in adjusted R2 score."
-                                : "Division by zero in Adjusted R2 score.")
-                  << " Falling back to standard R2 score." << std::endl;
-        warned_ = true;
+    // Keras decides on the host too (Python comparisons of the sample count): inside a traced step (fit's), a
+    // host call that decides on every call.
+    r2 = graph::host_call("r2_score_adjustment", {r2, num_samples_.value()}, [this](std::span<const Tensor> in) {
+      const double n = in[1].item<float>();
+      const double p = static_cast<double>(options_.num_regressors);
+      if (p >= n - 1) {
+        if (!warned_) {
+          std::cerr << "WARNING: " << name() << ": "
+                    << (p > n - 1 ? "More independent predictors than datapoints in adjusted R2 score."
+                                  : "Division by zero in Adjusted R2 score.")
+                    << " Falling back to standard R2 score." << std::endl;
+          warned_ = true;
+        }
+        return std::vector<Tensor>{in[0]};
       }
-    } else {
       const Tensor nt = ops::f32(n), pt = ops::f32(p);
-      const Tensor num = (1.0 - r2) * (nt - 1.0);
+      const Tensor num = (1.0 - in[0]) * (nt - 1.0);
       const Tensor den = (nt - pt) - 1.0;
-      r2 = 1.0 - num / den;
-    }
+      return std::vector<Tensor>{1.0 - num / den};
+    })[0];
   }
   return r2;
 }

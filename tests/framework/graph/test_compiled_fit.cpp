@@ -117,3 +117,21 @@ TEST_CASE("freezing a layer after compile retraces the steps", "[function][fit]"
   CHECK(after[0].to_vector<float>() == before[0].to_vector<float>());  // frozen: unchanged
   CHECK(after[2].to_vector<float>() != before[2].to_vector<float>());  // still trained
 }
+
+TEST_CASE("a metric that decides on the host (adjusted R2) works in a compiled fit", "[function][fit]") {
+  const Tensor x = random::uniform({40, 3}, {.seed = 4});
+  const Tensor y = ops::reduce_sum(x, 1, true) * 2.0f;
+  std::vector<History> runs;
+  for (bool eagerly : {true, false}) {
+    random::set_seed(5);
+    Sequential m;
+    m.add(layers::Input({3}));
+    m.add(layers::Dense(1));
+    m.compile({.optimizer = "sgd", .loss = "mse",
+               .metrics = {metrics::R2Score({.num_regressors = 1})},
+               .run_eagerly = eagerly});
+    runs.push_back(m.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false}));
+  }
+  CHECK(runs[0].history.at("r2_score") == runs[1].history.at("r2_score"));
+  CHECK(runs[0].history.at("loss") == runs[1].history.at("loss"));
+}
