@@ -29,7 +29,7 @@ using proto::WireType;
 // Field numbers from tensorflow/core/util/event.proto, core/framework/summary.proto, tensor.proto,
 // tensor_shape.proto and types.proto.
 namespace event_field {
-constexpr int kWallTime = 1, kStep = 2, kFileVersion = 3, kSummary = 5, kSourceMetadata = 10;
+constexpr int kWallTime = 1, kStep = 2, kFileVersion = 3, kGraphDef = 4, kSummary = 5, kSourceMetadata = 10;
 }
 constexpr int kSourceMetadataWriter = 1;
 constexpr int kSummaryValue = 1;
@@ -189,6 +189,13 @@ std::string encode_scalar_event(std::string_view tag, float value, int64_t step,
   return std::move(e).take();
 }
 
+std::string encode_graph_event(std::string_view graph_def, double wall_time) {
+  Encoder e;
+  if (wall_time != 0) e.add_double(event_field::kWallTime, wall_time);
+  e.add_bytes(event_field::kGraphDef, graph_def);
+  return std::move(e).take();
+}
+
 Event decode_event(std::string_view bytes) {
   Event event;
   Decoder d(bytes);
@@ -205,6 +212,10 @@ Event decode_event(std::string_view bytes) {
       case event_field::kFileVersion:
         expect_type(f, WireType::LengthDelimited, "Event.file_version");
         event.file_version = std::string(f.bytes);
+        break;
+      case event_field::kGraphDef:
+        expect_type(f, WireType::LengthDelimited, "Event.graph_def");
+        event.graph_def = std::string(f.bytes);
         break;
       case event_field::kSummary: {
         expect_type(f, WireType::LengthDelimited, "Event.summary");
@@ -264,6 +275,10 @@ EventFileWriter& EventFileWriter::operator=(EventFileWriter&& other) noexcept {
 
 void EventFileWriter::add_scalar(std::string_view tag, double value, int64_t step, std::optional<double> wall_time) {
   add_event(encode_scalar_event(tag, static_cast<float>(value), step, wall_time ? *wall_time : now_seconds()));
+}
+
+void EventFileWriter::add_graph(std::string_view graph_def, std::optional<double> wall_time) {
+  add_event(encode_graph_event(graph_def, wall_time ? *wall_time : now_seconds()));
 }
 
 void EventFileWriter::add_event(std::string_view serialized_event) {

@@ -1,9 +1,10 @@
 #pragma once
 // TensorBoard event files: EventFileWriter writes scalar summaries byte for byte as TF2's
-// tf.summary.scalar does, in TFRecord framing that TensorBoard reads; EventFileReader reads them back,
-// as well as files written by TensorFlow (TF1 simple_value scalars or TF2 tensor scalars).
-// Only scalars are encoded: histograms, images, graphs and other plugins' summaries are read as
-// values without a scalar and otherwise ignored.
+// tf.summary.scalar does, and graphs as tf.summary.graph does (a serialized GraphDef in Event.graph_def),
+// in TFRecord framing that TensorBoard reads; EventFileReader reads them back, as well as files written
+// by TensorFlow (TF1 simple_value scalars or TF2 tensor scalars). Only scalars and graphs are encoded:
+// histograms, images and other plugins' summaries are read as values without a scalar and otherwise
+// ignored.
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -36,6 +37,7 @@ struct Event {
   double wall_time = 0;
   int64_t step = 0;
   std::string file_version;  // set on the first record of a file: "brain.Event:2"
+  std::string graph_def;     // a serialized tensorflow.GraphDef (tf.summary.graph's event)
   std::vector<SummaryValue> values;
 };
 
@@ -44,6 +46,8 @@ std::string encode_file_version_event(double wall_time);
 // The serialized Event of one scalar as tf.summary.scalar writes it: Summary.Value{tag, tensor =
 // float32 rank-0 TensorProto with tensor_content, metadata.plugin_data.plugin_name = "scalars"}.
 std::string encode_scalar_event(std::string_view tag, float value, int64_t step, double wall_time);
+// The serialized Event of tf.summary.graph: the serialized GraphDef as Event.graph_def (step 0, so absent).
+std::string encode_graph_event(std::string_view graph_def, double wall_time);
 // Decodes one serialized Event; DataLoss when it is malformed.
 Event decode_event(std::string_view bytes);
 
@@ -72,6 +76,9 @@ class EventFileWriter {
   // Appends tf.summary.scalar(tag, value, step): the value is stored as float32, as TF does; the
   // wall time defaults to now (seconds since the epoch, microsecond resolution).
   void add_scalar(std::string_view tag, double value, int64_t step, std::optional<double> wall_time = std::nullopt);
+  // Appends tf.summary.graph's event for a serialized tensorflow.GraphDef (TensorBoard's Graphs tab shows
+  // it); the wall time defaults to now.
+  void add_graph(std::string_view graph_def, std::optional<double> wall_time = std::nullopt);
   // Appends a serialized Event as one record.
   void add_event(std::string_view serialized_event);
   // Writes the buffered records to the file.

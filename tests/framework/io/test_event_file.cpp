@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -179,6 +180,29 @@ TEST_CASE("EventFileWriter: TF's file name, a version event, scalars read back",
   writer.close();
   CHECK(writer.closed());
   writer.close();  // closing twice does nothing
+}
+
+TEST_CASE("EventFileWriter: a graph event holds the GraphDef bytes as Event.graph_def (field 4)", "[io][event_file]") {
+  // tf.summary.graph's Event: wall_time (field 1, fixed64), then graph_def (field 4, length-delimited); step 0
+  // is left out, as proto3 does.
+  const std::string graph_def("\x0a\x03\x0a\x01x", 5);  // GraphDef{node {name: "x"}}
+  CHECK(encode_graph_event(graph_def, 0) == std::string("\x22\x05", 2) + graph_def);
+  std::string timed("\x09", 1);
+  proto::put_le(timed, std::bit_cast<uint64_t>(1700000000.5));
+  CHECK(encode_graph_event(graph_def, 1700000000.5) == timed + std::string("\x22\x05", 2) + graph_def);
+
+  TempDir tmp("event_file");
+  EventFileWriter writer(tmp.path().string());
+  writer.add_graph(graph_def, 1700000000.5);
+  writer.add_scalar("epoch_loss", 0.5, 0, 1700000001.0);
+  writer.close();
+  const EventFileReader reader(writer.path());
+  REQUIRE(reader.events().size() == 3);
+  CHECK(reader.events()[1].graph_def == graph_def);
+  CHECK(reader.events()[1].wall_time == 1700000000.5);
+  CHECK(reader.events()[1].values.empty());
+  CHECK(reader.events()[2].graph_def.empty());
+  CHECK(reader.scalars().size() == 1);  // the graph is no scalar
 }
 
 TEST_CASE("EventFileWriter: writers in one directory get distinct files", "[io][event_file]") {
