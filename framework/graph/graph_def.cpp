@@ -136,7 +136,9 @@ std::string to_graph_def(const Graph& g) {
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    node_names[i] = unique(node_name(kind_op(n)) + "_" + std::to_string(i));
+    // A host call is named after what it runs ("SGD.apply"): its op alone would not say.
+    const bool named = n.kind == NodeKind::HostCall && !n.name.empty();
+    node_names[i] = unique(node_name(named ? n.name : kind_op(n)) + "_" + std::to_string(i));
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       std::string& name = value_names[static_cast<size_t>(n.outputs[k])];
       name = node_names[i];

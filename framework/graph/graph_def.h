@@ -15,7 +15,8 @@ namespace ember::graph {
 //   every constant: "const_<value id>", op "Const";
 //   every variable: its name made unique, op "VarHandleOp", read by the nodes below;
 //   every node:     "<op>_<node index>", op the Ember op's name ("matmul_bias"), "ReadVariableOp",
-//                   "AssignVariableOp", "HostCall" or, for a tensor remade outside any op, its kind ("view").
+//                   "AssignVariableOp", "HostCall" or, for a tensor remade outside any op, its kind ("view");
+//                   a host call is named after what it runs instead ("SGD.apply_17").
 // A node's inputs name their producers as TF does: "name" for output 0, "name:k" for output k. Nodes carry
 // "_output_shapes" (and "dtype" where TF's op of that name has it) and a device when not on the CPU.
 std::string to_graph_def(const Graph& g);
