@@ -91,6 +91,12 @@ std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch) {
   return steps ? steps->predict(model, batch, CompiledSteps::trainable_key(model)) : model.predict_step(batch);
 }
 
+std::vector<std::shared_ptr<ConcreteFunction>> traced_train_functions(const Model& model) {
+  const CompiledState* state = model.compiled_.get();
+  if (!state || state->run_eagerly || !state->steps) return {};
+  return state->steps->train.concrete_functions();
+}
+
 }  // namespace detail
 
 namespace {

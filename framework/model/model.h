@@ -15,6 +15,7 @@
 namespace ember {
 
 class Model;
+class ConcreteFunction;  // framework/graph/function.h
 // Metric results of one step by name (Keras: what train_step returns), float32 scalars.
 using MetricResults = std::vector<std::pair<std::string, Tensor>>;
 namespace detail {
@@ -25,6 +26,10 @@ MetricResults tuned_train_step(Model& model, const data::Element& batch, bool st
 // model.test_step / predict_step, as a traced function unless compile asked to run eagerly (fit.cpp).
 MetricResults run_test_step(Model& model, const data::Element& batch);
 std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch);
+// The training step's traced functions, one per input signature traced so far, in trace order (fit.cpp;
+// TensorBoard writes the first one's graph). Empty when the model is not compiled, compile asked to run
+// eagerly, or no step has been traced.
+std::vector<std::shared_ptr<ConcreteFunction>> traced_train_functions(const Model& model);
 }  // namespace detail
 
 struct ModelOptions {
@@ -208,6 +213,7 @@ class Model : public Layer {
   friend MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle);
   friend MetricResults detail::run_test_step(Model& model, const data::Element& batch);
   friend std::vector<Tensor> detail::run_predict_step(Model& model, const data::Element& batch);
+  friend std::vector<std::shared_ptr<ConcreteFunction>> detail::traced_train_functions(const Model& model);
 };
 
 // What a Sequential accepts in its list: a layer (a temporary, or one held by std::shared_ptr) or the

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "framework/core/error.h"
+#include "framework/graph/function.h"
+#include "framework/graph/graph_def.h"
 #include "framework/model/model.h"
 #include "optimizers/optimizer.h"
 
@@ -33,7 +35,8 @@ double tb_seconds_since(std::chrono::steady_clock::time_point start) {
 TensorBoard::TensorBoard(std::string log_dir, TensorBoardOptions options)
     : log_dir_(std::move(log_dir)),
       update_freq_(parse_update_freq(options.update_freq)),
-      write_steps_per_second_(options.write_steps_per_second) {}
+      write_steps_per_second_(options.write_steps_per_second),
+      write_graph_(options.write_graph) {}
 
 std::string TensorBoard::train_dir() const { return (std::filesystem::path(log_dir_) / "train").string(); }
 std::string TensorBoard::validation_dir() const {
@@ -65,8 +68,19 @@ std::optional<int64_t> TensorBoard::optimizer_iterations() const {
 
 void TensorBoard::set_model(Model* model) {
   Callback::set_model(model);
-  // As Keras: each fit/evaluate starts new event files.
+  // As Keras: each fit/evaluate starts new event files, and each fit writes the graph again.
   close_writers();
+  graph_pending_ = write_graph_;
+}
+
+void TensorBoard::write_train_graph() {
+  graph_pending_ = false;
+  if (!model()) return;
+  const std::vector<std::shared_ptr<ConcreteFunction>> traced = detail::traced_train_functions(*model());
+  if (traced.empty()) return;  // run eagerly: no graph
+  io::EventFileWriter& writer = train_writer();
+  writer.add_graph(graph::to_graph_def(traced.front()->graph()));
+  writer.flush();
 }
 
 void TensorBoard::on_train_begin(const Logs&) {
@@ -88,6 +102,8 @@ void TensorBoard::on_train_batch_begin(int64_t, const Logs&) {
 }
 
 void TensorBoard::on_train_batch_end(int64_t, const Logs& logs) {
+  // Keras writes the train function's graph once it has been traced, at the end of the first batch.
+  if (graph_pending_) write_train_graph();
   if (update_freq_ == 0 || global_train_batch_ % update_freq_ != 0) return;
   io::EventFileWriter& writer = train_writer();
   if (write_steps_per_second_)

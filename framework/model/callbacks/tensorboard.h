@@ -1,9 +1,10 @@
 #pragma once
-// TensorBoard (Keras 3: keras.callbacks.TensorBoard), scalar summaries only: the epoch's training logs
-// and learning rate into <log_dir>/train, its validation logs into <log_dir>/validation, optionally the
-// batch logs every N batches, and Keras 3's evaluation_<metric>_vs_iterations after each evaluation.
-// Histograms, weight images, the model graph/config summary, embeddings and profiling are not
-// supported (histogram_freq, write_graph, write_images, embeddings_*, profile_batch have no option).
+// TensorBoard (Keras 3: keras.callbacks.TensorBoard): the epoch's training logs and learning rate into
+// <log_dir>/train, its validation logs into <log_dir>/validation, optionally the batch logs every N
+// batches, Keras 3's evaluation_<metric>_vs_iterations after each evaluation, and (write_graph) the traced
+// training step's graph for TensorBoard's Graphs tab. Histograms, weight images, the Keras model-config
+// summary, embeddings and profiling are not supported (histogram_freq, write_images, embeddings_*,
+// profile_batch have no option).
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -23,6 +24,10 @@ struct TensorBoardOptions {
   // Also logs training speed: epoch_steps_per_second (optimizer steps over the epoch's wall time) and,
   // with batch-level logging, batch_steps_per_second.
   bool write_steps_per_second = false;
+  // Writes the graph of fit's traced training step (its first concrete function, as a tensorflow.GraphDef:
+  // framework/graph/graph_def.h) into train/ once per fit, after the first batch, as Keras does. Nothing is
+  // written when compile's run_eagerly leaves no traced step (Keras then has no graph to show either).
+  bool write_graph = true;
 };
 
 // Writes TensorBoard event files (see framework/io/event_file.h) during fit and evaluate:
@@ -31,6 +36,7 @@ struct TensorBoardOptions {
 //   validation/: epoch_<name> for each val_<name> log, step = epoch; evaluation_<name>_vs_iterations
 //                for every log of each evaluation (fit's validation or evaluate), step = the optimizer's
 //                iterations (only once the model is compiled).
+//   train/:      with write_graph, the training step's graph (tf.summary.graph's event), after batch 0.
 // Unlike Keras 3, whose summary record_if from batch-level logging leaks into the epoch summaries,
 // epoch and evaluation summaries are written whatever update_freq is (tf-keras behaves so).
 class TensorBoard : public Callback {
@@ -64,10 +70,14 @@ class TensorBoard : public Callback {
   void close_writers();
   // The compiled optimizer's iterations, or nullopt without a compiled model.
   std::optional<int64_t> optimizer_iterations() const;
+  // The model's traced training step as a graph event in train/, if it has one.
+  void write_train_graph();
 
   std::string log_dir_;
   int64_t update_freq_ = 0;
   bool write_steps_per_second_ = false;
+  bool write_graph_ = true;
+  bool graph_pending_ = false;  // set_model arms it; the first training batch writes the graph
   std::unique_ptr<io::EventFileWriter> train_writer_, validation_writer_;
   int64_t global_train_batch_ = 0;
   int64_t previous_epoch_iterations_ = 0;

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -15,6 +16,7 @@
 #include "framework/ember.h"
 #include "framework/io/event_file.h"
 #include "framework/model/callbacks/learning_rate_scheduler.h"
+#include "framework/graph/graph_def.h"
 #include "framework/model/callbacks/tensorboard.h"
 
 using namespace ember;
@@ -199,7 +201,7 @@ TEST_CASE("TensorBoard: a fit and an evaluate write what Keras 3's TensorBoard w
       CHECK(got[i].value == Approx(want[i].value).epsilon(1e-5).margin(1e-7));
     }
   }
-  // Keras writes its model-config summary there; without write_graph, Ember writes nothing.
+  // Keras writes its model-config summary there; Ember has none, and evaluate traces no training step.
   CHECK(read_dir(tmp.path() / "evaluate" / "train").empty());
   CHECK(run.at("evaluate/train").empty());
 }
@@ -255,4 +257,101 @@ TEST_CASE("TensorBoard: evaluation_<metric>_vs_iterations needs a compiled model
   tb.on_test_end(Logs{{"loss", 1.5}, {"mae", 0.5}});
   check_scalars(read_dir(tmp.path() / "validation"),
                 {{"evaluation_loss_vs_iterations", 0, 1.5}, {"evaluation_mae_vs_iterations", 0, 0.5}});
+}
+
+namespace {
+
+// The graph_def of every graph event of the event files in dir, in file order.
+std::vector<std::string> read_graphs(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const std::string& file : io::list_event_files(dir.string())) {
+    const io::EventFileReader reader(file);
+    for (const io::Event& e : reader.events())
+      if (!e.graph_def.empty()) out.push_back(e.graph_def);
+  }
+  return out;
+}
+
+const graph::NodeDef& node_named(const std::vector<graph::NodeDef>& nodes, const std::string& name) {
+  for (const graph::NodeDef& n : nodes)
+    if (n.name == name) return n;
+  FAIL("no node named " << name);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("TensorBoard: write_graph writes the traced training step's graph once per fit", "[callbacks][tensorboard][graph]") {
+  Sequential model({layers::Input({2}), layers::Dense(1)});
+  model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1}), .loss = "mse"});
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2});
+  const Tensor y = Tensor::from_vector<float>({1, 2, 3, 4}, {4, 1});
+  TempDir tmp("tensorboard");
+  auto tb = std::make_shared<callbacks::TensorBoard>(tmp.path().string());
+  model.fit(x, y, {.batch_size = 2, .epochs = 2, .verbose = 0, .callbacks = {tb}});
+
+  const std::vector<std::string> graphs = read_graphs(tmp.path() / "train");
+  REQUIRE(graphs.size() == 1);  // two epochs of two batches: written once
+  CHECK_FALSE(fs::exists(tmp.path() / "validation"));
+  // The graph is the first concrete function's, as TensorBoard will show it.
+  const auto traced = detail::traced_train_functions(model);
+  REQUIRE_FALSE(traced.empty());
+  CHECK(graphs[0] == graph::to_graph_def(traced.front()->graph()));
+
+  const std::vector<graph::NodeDef> nodes = graph::decode_graph_def(graphs[0]);
+  std::ostringstream listing;
+  for (const graph::NodeDef& n : nodes) {
+    listing << "  " << n.name << " = " << n.op << "(";
+    for (const std::string& in : n.inputs) listing << in << " ";
+    listing << ")\n";
+  }
+  INFO(listing.str());
+  // The forward: Dense's matmul_bias on the batch's x and the reads of its kernel and bias.
+  const graph::NodeDef* forward = nullptr;
+  for (const graph::NodeDef& n : nodes)
+    if (n.op == "matmul_bias" && !n.inputs.empty() && n.inputs[0] == "input_0") forward = &n;
+  REQUIRE(forward != nullptr);
+  CHECK(node_named(nodes, "input_0").op == "Placeholder");
+  CHECK(node_named(nodes, "input_1").op == "Placeholder");  // y
+  REQUIRE(forward->inputs.size() == 3);
+  for (size_t i = 1; i < 3; ++i) CHECK(node_named(nodes, forward->inputs[i]).op == "ReadVariableOp");
+  // The update: the optimizer's apply, a host call named after it, and the loss tracker's assignments.
+  std::vector<std::string> host_calls;
+  size_t assigns = 0;
+  for (const graph::NodeDef& n : nodes) {
+    if (n.op == "HostCall") host_calls.push_back(n.name);
+    assigns += n.op == "AssignVariableOp";
+  }
+  REQUIRE(host_calls.size() == 1);
+  CHECK_THAT(host_calls[0], Contains(".apply_"));
+  CHECK(assigns == 2);  // loss/total, loss/count
+  // Every input names a node of the graph.
+  for (const graph::NodeDef& n : nodes)
+    for (const std::string& in : n.inputs) {
+      INFO(n.name << " reads " << in);
+      const std::string producer = in.substr(0, in.find(':'));
+      CHECK(std::any_of(nodes.begin(), nodes.end(), [&](const graph::NodeDef& m) { return m.name == producer; }));
+    }
+
+  // A second fit writes it again, into its new file.
+  model.fit(x, y, {.batch_size = 2, .epochs = 1, .verbose = 0, .callbacks = {tb}});
+  CHECK(read_graphs(tmp.path() / "train").size() == 2);
+}
+
+TEST_CASE("TensorBoard: no graph with write_graph false or when compile runs eagerly", "[callbacks][tensorboard][graph]") {
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {4, 1});
+  for (const bool run_eagerly : {false, true}) {
+    INFO("run_eagerly " << run_eagerly);
+    Sequential model({layers::Input({1}), layers::Dense(1)});
+    model.compile({.optimizer = optimizers::SGD(), .loss = "mse", .run_eagerly = run_eagerly});
+    TempDir tmp("tensorboard");
+    model.fit(x, x,
+              {.batch_size = 2,
+               .epochs = 1,
+               .verbose = 0,
+               .callbacks = {callbacks::TensorBoard(tmp.path().string(), {.write_graph = run_eagerly})}});
+    CHECK(detail::traced_train_functions(model).empty() == run_eagerly);
+    CHECK(read_graphs(tmp.path() / "train").empty());
+    CHECK(read_dir(tmp.path() / "train").size() == 2);  // epoch_loss, epoch_learning_rate
+  }
 }
