@@ -180,7 +180,11 @@ std::string to_graph_def(const Graph& g) {
     if (n.variable.defined() && handles.contains(n.variable.handle())) w.input(handles[n.variable.handle()]);
     for (int in : n.inputs)
       if (in >= 0 && !value_names[static_cast<size_t>(in)].empty()) w.input(value_names[static_cast<size_t>(in)]);
-    w.device(n.kind == NodeKind::Op ? n.device : n.variable.defined() ? n.variable.device() : Device::cpu());
+    // Ops carry their device; other nodes run where their output or variable lives.
+    Device device = n.kind == NodeKind::Op ? n.device : Device::cpu();
+    if (n.kind != NodeKind::Op && !n.outputs.empty()) device = g.values[static_cast<size_t>(n.outputs[0])].device;
+    else if (n.kind != NodeKind::Op && n.variable.defined()) device = n.variable.device();
+    w.device(device);
     std::vector<Shape> shapes;
     for (int out : n.outputs) shapes.push_back(g.values[static_cast<size_t>(out)].shape);
     w.output_shapes(shapes);
