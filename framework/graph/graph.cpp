@@ -87,7 +87,9 @@ std::string Graph::to_dot() const {
   // A value's source: an input or constant (its own node) or the node that makes it.
   auto source = [&](int v) {
     const Value& val = values[static_cast<size_t>(v)];
-    return val.producer >= 0 ? "n" + std::to_string(val.producer) : "v" + std::to_string(v);
+    std::string name(1, val.producer >= 0 ? 'n' : 'v');
+    name += std::to_string(val.producer >= 0 ? val.producer : v);
+    return name;
   };
   for (size_t v = 0; v < values.size(); ++v) {
     const Value& val = values[v];

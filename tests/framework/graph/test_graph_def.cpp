@@ -137,5 +137,5 @@ TEST_CASE("to_graph_def: output k is named name:k; names are unique and TF-valid
 
 TEST_CASE("decode_graph_def: malformed bytes are DataLoss", "[graph_def]") {
   CHECK(graph::decode_graph_def("").empty());
-  CHECK_THROWS_AS(graph::decode_graph_def(std::string("\x0a\x05ab", 4)), DataLoss);  // node longer than the message
+  CHECK_THROWS_AS(graph::decode_graph_def(std::string("\x0a\x05" "ab", 4)), DataLoss);  // node longer than the message
 }
