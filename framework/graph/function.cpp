@@ -120,6 +120,9 @@ std::shared_ptr<ConcreteFunction> FunctionCore::add(const std::string& key, cons
   std::lock_guard<std::mutex> lock(mu_);
   ++tracing_count_;
   note_call(true);
+  // Two threads' first calls may both trace: the first graph stays.
+  for (const auto& [k, existing] : cache_)
+    if (k == key) return existing;
   cache_.emplace_back(key, cf);
   return cf;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <sstream>
+#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -317,4 +318,25 @@ TEST_CASE("frequent retracing warns through the logger, at most twice", "[functi
         std::string::npos);
   CHECK(count_of(many, "triggered ember::function retracing") == 2);
   CHECK(f.tracing_count() == 12);
+}
+
+TEST_CASE("threads may call one function at once", "[function]") {
+  auto f = ember::function([](const Tensor& x) { return ops::tanh(ops::matmul(x, x)) + 1.0f; });
+  std::vector<Tensor> inputs, expected;
+  for (uint64_t i = 0; i < 4; ++i) {
+    inputs.push_back(sample({6, 6}, 30 + i));
+    expected.push_back(ops::tanh(ops::matmul(inputs.back(), inputs.back())) + 1.0f);
+  }
+  std::vector<char> ok(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      bool all = true;
+      for (int i = 0; i < 50; ++i) all = all && bitwise_equal(f(inputs[t]), expected[t]);
+      ok[t] = all;
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(ok == std::vector<char>(4, 1));
+  CHECK(f.tracing_count() >= 1);
+  CHECK(f.concrete_functions().size() == 1);  // however many threads traced at first
 }
