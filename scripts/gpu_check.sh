@@ -344,16 +344,19 @@ bench bench_gpu_resnet50 "$LIMIT_RESNET" --only resnet50
 
 # The app's models trained on the GPU for the default 5 epochs: the last line (test accuracy, seconds per
 # epoch) goes in the summary, the accuracy is checked, and the seconds per epoch are a benchmark row
-# (<model>_epoch_<precision>) for the PyTorch comparison. Needs Fashion-MNIST (Debian's dataset-fashion-mnist,
-# or the bundle's copy).
+# (<model>_epoch_<precision>) for the PyTorch comparison. fit traces its steps (graph mode); the MLP also runs
+# with --run-eagerly, op by op, as the row <model>_epoch_<precision>_eager to compare with. Needs Fashion-MNIST
+# (Debian's dataset-fashion-mnist, or the bundle's copy).
 echo "== training on the GPU ($(elapsed))"
-for run in "mlp float32 $MIN_ACCURACY_MLP" "cnn float32 $MIN_ACCURACY_CNN" "cnn mixed_float16 $MIN_ACCURACY_CNN"; do
-  read -r model precision min_accuracy <<< "$run"
-  phase="training $model $precision"
-  log="$LOGS/train_${model}_$precision.log"
+for run in "mlp float32 $MIN_ACCURACY_MLP" "mlp float32 $MIN_ACCURACY_MLP eager" "cnn float32 $MIN_ACCURACY_CNN" \
+           "cnn mixed_float16 $MIN_ACCURACY_CNN"; do
+  read -r model precision min_accuracy mode <<< "$run"
+  suffix=${mode:+_$mode}
+  phase="training $model $precision${mode:+ $mode}"
+  log="$LOGS/train_${model}_$precision$suffix.log"
   rc=0
   limited "$(limit "$LIMIT_TRAIN")" "$BUILD/apps/train_fashion_mnist" --device gpu --model "$model" \
-    --precision "$precision" --verbose 2 > "$log" 2>&1 || rc=$?
+    --precision "$precision" --verbose 2 ${mode:+--run-eagerly} > "$log" 2>&1 || rc=$?
   last=$(tail -1 "$log")
   accuracy=$(sed -nE 's/.*test_accuracy=([0-9.]+).*/\1/p' <<< "$last")
   seconds=$(sed -nE 's/.*seconds_per_epoch=([0-9.]+).*/\1/p' <<< "$last")
@@ -370,11 +373,11 @@ for run in "mlp float32 $MIN_ACCURACY_MLP" "cnn float32 $MIN_ACCURACY_CNN" "cnn 
   else
     verdict=" (accuracy >= $min_accuracy: ok)"
   fi
-  train_lines+=("$(printf "%-4s %-16s %s%s" "$model" "$precision" "$last" "$verdict")")
+  train_lines+=("$(printf "%-4s %-22s %s%s" "$model" "$precision${mode:+ $mode}" "$last" "$verdict")")
   echo "${train_lines[-1]}"
   if [ "$rc" -eq 0 ] && [ -n "$seconds" ]; then
-    printf '{"name": "%s_epoch_%s", "value": %s, "unit": "s", "reference": "none", "reference_value": 0, "speedup": 0}\n' \
-      "$model" "$precision" "$seconds" | record
+    printf '{"name": "%s_epoch_%s%s", "value": %s, "unit": "s", "reference": "none", "reference_value": 0, "speedup": 0}\n' \
+      "$model" "$precision" "$suffix" "$seconds" | record
   fi
 done
 

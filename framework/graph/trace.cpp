@@ -54,7 +54,8 @@ class Trace::Impl final : public detail::TensorTracer, public OpTracer, public V
     throw make_error<InvalidArgument>(
         what, ": a ", dtype_name(t.dtype()), " tensor of shape ", t.shape(), " is traced inside ember::function '",
         name_, "': its values exist only when the function runs, not while it is traced. Branch or loop on it "
-        "with ops::cond / ops::while_loop, show it with ops::print, or return it and read it after the call");
+        "with ops::cond / ops::while_loop, show it with ops::print, or return it and read it after the call (in a "
+        "step that fit, evaluate or predict traces: compile with .run_eagerly = true to run it op by op)");
   }
 
   // ---- OpTracer
