@@ -45,14 +45,17 @@ namespace detail {
 void CallSignature::add(const Tensor& t) {
   EMBER_CHECK(t.defined(), InvalidArgument) << "ember::function: a tensor argument is undefined";
   t.check_concrete("ember::function");
-  key << "T" << dtype_name(t.dtype()) << t.shape().to_string() << "@" << t.device().to_string() << ";";
+  put('T', t.dtype());
+  put('@', static_cast<int>(t.device().type()));
+  put(':', t.device().index());
+  put('#', t.rank());
+  for (int64_t d : t.shape()) put(',', d);
   tensors.push_back(t);
 }
 
 void CallSignature::add(const std::vector<Tensor>& ts) {
-  key << "L" << ts.size() << "[";
+  put('L', ts.size());
   for (const Tensor& t : ts) add(t);
-  key << "];";
 }
 
 FunctionCore::FunctionCore(FunctionOptions options) : options_(std::move(options)) {

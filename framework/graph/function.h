@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <typeinfo>
@@ -64,30 +63,39 @@ class ConcreteFunction {
 namespace detail {
 
 // A call's arguments as a signature key (tensor types, variables and objects by identity, plain values by
-// value) plus the tensors in order.
+// value) plus the tensors in order. The key is bytes, made on every call: no formatting.
 struct CallSignature {
-  std::ostringstream key;
+  std::string key;
   std::vector<Tensor> tensors;
 
   void add(const Tensor& t);
   void add(const std::vector<Tensor>& ts);
-  void add(const Variable& v) { key << "V" << v.handle() << ";"; }
-  void add(const std::string& s) { key << "S" << s.size() << ":" << s << ";"; }
+  void add(const Variable& v) { put('V', v.handle()); }
+  void add(const std::string& s) {
+    put('S', s.size());
+    key += s;
+  }
   void add(const char* s) { add(std::string(s)); }
   template <class T>
     requires std::is_arithmetic_v<T> || std::is_enum_v<T>
   void add(T value) {
-    if constexpr (std::is_enum_v<T>)
-      key << "E" << static_cast<int64_t>(value) << ";";
-    else
-      key << "N" << typeid(T).name() << "=" << value << ";";
+    put('N', typeid(T).hash_code());  // 1 and 1.0 are two signatures, as in TF
+    if constexpr (std::is_floating_point_v<T>)
+      if (value == 0) value = 0;  // -0.0 == 0.0: one signature
+    put('=', value);
   }
   // Any other object (a model, an optimizer, a loss) is part of the signature by identity, as TF keys a
   // Python object it cannot hash by value.
   template <class T>
     requires(!std::is_arithmetic_v<T> && !std::is_enum_v<T>)
   void add(const T& object) {
-    key << "R" << static_cast<const void*>(std::addressof(object)) << ";";
+    put('R', static_cast<const void*>(std::addressof(object)));
+  }
+
+  template <class V>
+  void put(char tag, const V& v) {
+    key += tag;
+    key.append(reinterpret_cast<const char*>(&v), sizeof v);
   }
 };
 
@@ -178,7 +186,7 @@ class Function {
     detail::CallSignature sig;
     (sig.add(args), ...);
     core_->check_signature(sig.tensors);
-    const std::string key = sig.key.str();
+    const std::string& key = sig.key;
     if (auto cf = core_->find(key)) {
       std::vector<Tensor> outs = (*cf)(sig.tensors);
       if constexpr (!std::is_void_v<R>) return detail::unflatten<R>(std::move(outs));
