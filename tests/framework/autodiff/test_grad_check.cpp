@@ -1,6 +1,7 @@
 // Walks op_list.def: every differentiable op has a registered backward formula and sample cases, and
 // each case's tape gradient matches float64 central differences (tests/support/grad_check.h).
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
@@ -492,4 +493,45 @@ TEST_CASE("grad check catches wrong, misshapen and missing formulas", "[autodiff
   CHECK_FALSE(missing.ok);
   CHECK_THAT(missing.message, Catch::Contains("no gradient formula"));
   CHECK(testing::grad_check(f, in).ok);
+}
+
+namespace {
+bool same_bits(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  const Tensor ca = a.clone(), cb = b.clone();  // contiguous host copies of views
+  return std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
+}
+// The op's output and its inputs' gradients (of the output's sum), under a tape: what a traced training
+// step computes of it. Inputs without a gradient (integer indices) are left out.
+std::vector<Tensor> value_and_gradients(const TensorFn& fn, const Inputs& in) {
+  GradientTape tape;
+  for (const Tensor& t : in)
+    if (is_floating(t.dtype())) tape.watch(t);
+  Tensor y = fn(in);
+  std::vector<Tensor> out{y};
+  std::vector<Tensor> floating;
+  for (const Tensor& t : in)
+    if (is_floating(t.dtype())) floating.push_back(t);
+  for (const Tensor& g : tape.gradient(ops::reduce_sum(y), floating))
+    if (g.defined()) out.push_back(g);
+  return out;
+}
+}  // namespace
+
+// Graph mode replays each op with the attributes its front end resolved while tracing: the same kernels on
+// the same values, so the same bits, forward and backward.
+TEST_CASE("every differentiable op gives eager's bits through ember::function, forward and gradient",
+          "[autodiff][function]") {
+  for (const auto& [op, cases] : table())
+    for (const Case& c : cases) {
+      INFO("op " << op_name(op) << ", case " << c.name);
+      const Inputs in = c.inputs();
+      const std::vector<Tensor> eager = value_and_gradients(c.fn, in);
+      auto f = ember::function([&c](const std::vector<Tensor>& xs) { return value_and_gradients(c.fn, xs); });
+      f(in);                                         // traces
+      const std::vector<Tensor> replayed = f(in);  // replays
+      CHECK(f.tracing_count() == 1);
+      REQUIRE(replayed.size() == eager.size());
+      for (size_t i = 0; i < eager.size(); ++i) CHECK(same_bits(replayed[i], eager[i]));
+    }
 }
