@@ -37,6 +37,7 @@ void eliminate_dead_code(Graph& g) {
 void optimize(Graph& g) {
   eliminate_dead_code(g);
   cache_variable_casts(g);
+  write_in_place(g);
 }
 
 }  // namespace ember::graph

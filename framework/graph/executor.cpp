@@ -49,6 +49,12 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
           RandomAttrs fresh = *random;
           random::detail::redraw(fresh);
           run_op_into(n.op, in, n.specs, out, Attrs(std::move(fresh)), n.device);
+        } else if (n.in_place_input >= 0 && !any_tape_records(in)) {
+          OutputSpec spec = n.specs[0];
+          spec.alias_input = n.in_place_input;
+          // The value table's reference goes first, so that the buffer's only holders are this node's.
+          vals[static_cast<size_t>(n.inputs[static_cast<size_t>(n.in_place_input)])] = Tensor();
+          run_op_into(n.op, in, std::span<const OutputSpec>(&spec, 1), out, n.attrs, n.device);
         } else {
           run_op_into(n.op, in, n.specs, out, n.attrs, n.device);
         }

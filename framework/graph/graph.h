@@ -38,6 +38,8 @@ struct Node {
   Attrs attrs{};
   std::vector<OutputSpec> specs;
   Device device = Device::cpu();
+  // >= 0: the output may be written into this input's buffer, which nothing reads after (write_in_place).
+  int in_place_input = -1;
   // ReadVariable, AssignVariable
   Variable variable;
   // Derived

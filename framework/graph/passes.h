@@ -11,6 +11,10 @@ void eliminate_dead_code(Graph& g);
 // each float32 weight once per value, not once per call).
 void cache_variable_casts(Graph& g);
 
+// Lets elementwise ops write their output into an input that dies there (same shape, dtype and device, its
+// buffer held by no variable, input, constant or other live value).
+void write_in_place(Graph& g);
+
 // The always-on passes, in order.
 void optimize(Graph& g);
 

@@ -340,3 +340,22 @@ TEST_CASE("threads may call one function at once", "[function]") {
   CHECK(f.tracing_count() >= 1);
   CHECK(f.concrete_functions().size() == 1);  // however many threads traced at first
 }
+
+TEST_CASE("elementwise ops reuse a dying input's buffer, but not under a tape that saved it", "[function]") {
+  auto f = ember::function([](const Tensor& x) { return ops::exp(x * 3.0f) * 2.0f + 1.0f; });
+  Tensor x = Tensor::from_vector<float>({0.1f, 0.2f, 0.3f});
+  const Tensor expected = ops::exp(x * 3.0f) * 2.0f + 1.0f;
+  CHECK(bitwise_equal(f(x), expected));
+  CHECK(bitwise_equal(f(x), expected));
+  size_t in_place = 0;
+  for (const graph::Node& n : f.concrete_functions()[0]->graph().nodes) in_place += n.in_place_input >= 0;
+  CHECK(in_place == 3);  // exp, the second mul and add overwrite the temporary they read; x is the caller's
+  CHECK(x.to_vector<float>() == std::vector<float>{0.1f, 0.2f, 0.3f});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = ops::reduce_sum(f(x));
+  const Tensor expected_grad = ops::exp(x * 3.0f) * 6.0f;  // d/dx 2 exp(3x)
+  // A tape records the replayed ops: none may overwrite what the tape saved for the gradient.
+  const Tensor grad = tape.gradient(y, x);
+  CHECK(ops::reduce_max(ops::abs(grad - expected_grad)).item<float>() < 1e-5f);
+}
