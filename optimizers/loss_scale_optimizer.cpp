@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "framework/graph/trace.h"
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/graph/trace.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/optimizer_ops.h"
@@ -104,24 +104,9 @@ std::vector<Tensor> LossScaleOptimizer::get_unscaled_gradients(const std::vector
   return out;
 }
 
-namespace {
-std::vector<SourceGradient> as_sources(const std::vector<Tensor>& grads) {
-  std::vector<SourceGradient> out(grads.size());
-  for (size_t i = 0; i < grads.size(); ++i) out[i].value = grads[i];
-  return out;
-}
-std::vector<Tensor> values_of(const std::vector<SourceGradient>& grads) {
-  std::vector<Tensor> out;
-  for (const SourceGradient& g : grads) out.push_back(g.value);
-  return out;
-}
-}  // namespace
-
 void LossScaleOptimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars) {
   if (grads.empty() && vars.empty()) return;
-  if (apply_as_traced_node(as_sources(grads),
-                           [this, vars](const std::vector<SourceGradient>& g) { apply(values_of(g), vars); }))
-    return;
+  if (apply_as_traced_node(grads, [this, vars](const std::vector<Tensor>& g) { apply(g, vars); })) return;
   EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
       << name() << ".apply: got " << grads.size() << " gradients for " << vars.size()
       << " variables; pass one gradient (or an undefined Tensor) per variable";
@@ -137,8 +122,7 @@ void LossScaleOptimizer::apply_factored(const std::vector<SourceGradient>& grads
 
 void LossScaleOptimizer::apply(const std::vector<Tensor>& grads) {
   if (grads.empty()) return;
-  if (apply_as_traced_node(as_sources(grads), [this](const std::vector<SourceGradient>& g) { apply(values_of(g)); }))
-    return;
+  if (apply_as_traced_node(grads, [this](const std::vector<Tensor>& g) { apply(g); })) return;
   EMBER_CHECK(built(), FailedPrecondition)
       << name() << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
       << "list of variables. Call build(trainable_variables) first.";

@@ -136,19 +136,11 @@ void Optimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variab
   apply_factored(unfactored(grads), vars);
 }
 
-bool Optimizer::apply_as_traced_node(const std::vector<SourceGradient>& grads,
-                                     std::function<void(const std::vector<SourceGradient>&)> run) {
+bool Optimizer::apply_as_traced_node(const std::vector<Tensor>& grads,
+                                     std::function<void(const std::vector<Tensor>&)> run) {
   if (!graph::is_tracing()) return false;
-  std::vector<Tensor> flat;
-  for (const SourceGradient& g : grads) {
-    flat.push_back(g.value);
-    flat.push_back(g.a);
-    flat.push_back(g.b);
-  }
-  graph::host_call(name_ + ".apply", flat, [run = std::move(run)](std::span<const Tensor> in) {
-    std::vector<SourceGradient> rebuilt(in.size() / 3);
-    for (size_t i = 0; i < rebuilt.size(); ++i) rebuilt[i] = SourceGradient{in[3 * i], in[3 * i + 1], in[3 * i + 2]};
-    run(rebuilt);
+  graph::host_call(name_ + ".apply", grads, [run = std::move(run)](std::span<const Tensor> in) {
+    run(std::vector<Tensor>(in.begin(), in.end()));
     return std::vector<Tensor>{};
   });
   return true;
@@ -156,7 +148,15 @@ bool Optimizer::apply_as_traced_node(const std::vector<SourceGradient>& grads,
 
 void Optimizer::apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars) {
   if (grads.empty() && vars.empty()) return;  // Keras: an empty gradient list is a no-op
-  if (apply_as_traced_node(grads, [this, vars](const std::vector<SourceGradient>& g) { apply_factored(g, vars); }))
+  // Traced: each gradient as its three parts (value, or the factors a and b), rebuilt on every call.
+  std::vector<Tensor> parts;
+  for (const SourceGradient& g : grads) parts.insert(parts.end(), {g.value, g.a, g.b});
+  if (apply_as_traced_node(parts, [this, vars](const std::vector<Tensor>& in) {
+        std::vector<SourceGradient> rebuilt(in.size() / 3);
+        for (size_t i = 0; i < rebuilt.size(); ++i)
+          rebuilt[i] = SourceGradient{in[3 * i], in[3 * i + 1], in[3 * i + 2]};
+        apply_factored(rebuilt, vars);
+      }))
     return;
   EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
       << name_ << ".apply: got " << grads.size() << " gradients for " << vars.size()
@@ -172,12 +172,7 @@ void Optimizer::update_step_factored(const Tensor& a, const Tensor& b, Variable&
 
 void Optimizer::apply(const std::vector<Tensor>& grads) {
   if (grads.empty()) return;
-  if (apply_as_traced_node(unfactored(grads), [this](const std::vector<SourceGradient>& g) {
-        std::vector<Tensor> values;
-        for (const SourceGradient& s : g) values.push_back(s.value);
-        apply(values);
-      }))
-    return;
+  if (apply_as_traced_node(grads, [this](const std::vector<Tensor>& g) { apply(g); })) return;
   EMBER_CHECK(built_, FailedPrecondition)
       << name_ << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
       << "list of variables. Call build(trainable_variables) first.";

@@ -166,11 +166,10 @@ class Optimizer {
   virtual nlohmann::json get_config() const;
 
  protected:
-  // While a function is traced: records `run`, called with `grads`, as one node of the graph that runs it again
-  // eagerly on every call (the step count, the schedule and the loss scale live on the host), runs it now, and
-  // returns true. Returns false when no function is traced.
-  bool apply_as_traced_node(const std::vector<SourceGradient>& grads,
-                            std::function<void(const std::vector<SourceGradient>&)> run);
+  // While a function is traced: records `run`, called with `grads` (undefined ones included), as one node of the
+  // graph that runs it again eagerly on every call (the step count, the schedule and the loss scale live on the
+  // host), and returns true. Returns false when no function is traced.
+  bool apply_as_traced_node(const std::vector<Tensor>& grads, std::function<void(const std::vector<Tensor>&)> run);
   // class_name: the Keras class name, whose snake_case names an unnamed optimizer.
   Optimizer(const std::string& class_name, OptimizerOptions options);
 

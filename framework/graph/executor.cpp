@@ -32,7 +32,6 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   std::vector<Tensor> in, out;
   for (size_t k = 0; k < graph_.nodes.size(); ++k) {
     const Node& n = graph_.nodes[k];
-    in.clear();
     for (int v : n.inputs) in.push_back(v >= 0 ? vals[static_cast<size_t>(v)] : Tensor());
     switch (n.kind) {
       case NodeKind::Op: {
@@ -81,7 +80,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
     }
     for (size_t i = 0; i < n.outputs.size(); ++i)
       if (n.outputs[i] >= 0) vals[static_cast<size_t>(n.outputs[i])] = std::move(out[i]);
-    in.clear();
+    in.clear();  // before the releases: a buffer's last holders go with them
     for (int v : release_after_[k]) vals[static_cast<size_t>(v)] = Tensor();
   }
   std::vector<Tensor> result;

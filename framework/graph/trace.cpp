@@ -83,8 +83,7 @@ class Trace::Impl final : public detail::TensorTracer, public OpTracer, public V
   void read(const Variable& v, const Tensor& current) override {
     // Known from this trace (read before, or assigned here): the same value. A tensor captured by value
     // before is read again by reference from here on.
-    auto it = ids_.find(current.id());
-    if (it != ids_.end() && !graph_.values[static_cast<size_t>(it->second)].constant.defined()) return;
+    if (traced(current)) return;
     Node n;
     n.kind = NodeKind::ReadVariable;
     n.variable = v;

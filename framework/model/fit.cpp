@@ -20,14 +20,6 @@ namespace ember {
 using detail::BatchSource;
 using detail::EpochIterator;
 
-// The training step's thread count is chosen by timing the steps (framework/core/mode_tuner.h): mode false
-// runs them on the pool, mode true on the training thread alone. There parallel_for runs its chunks in turn
-// (ScopedThreadLimit: the same split, so the same bits), and oneDNN and Eigen run on this thread too, so that
-// no pool worker spins on a core that another process needs (on a machine busy with other work, a step on
-// the pool waits at every parallel region for a worker the scheduler has set aside). Their own split then
-// follows one thread, which can change the last bits of their larger products; under op determinism they
-// keep the pool, and its bits. The tuner's settings, and why, are the CPU policy's
-// (framework/core/cpu_policy.h).
 namespace detail {
 
 // The steps as traced functions (Keras: make_train_function and friends). The model is an argument, not a
@@ -112,6 +104,14 @@ MetricResults train_step_once(Model& model, const data::Element& batch, detail::
 }
 }  // namespace
 
+// The training step's thread count is chosen by timing the steps (framework/core/mode_tuner.h): mode false
+// runs them on the pool, mode true on the training thread alone. There parallel_for runs its chunks in turn
+// (ScopedThreadLimit: the same split, so the same bits), and oneDNN and Eigen run on this thread too, so that
+// no pool worker spins on a core that another process needs (on a machine busy with other work, a step on
+// the pool waits at every parallel region for a worker the scheduler has set aside). Their own split then
+// follows one thread, which can change the last bits of their larger products; under op determinism they
+// keep the pool, and its bits. The tuner's settings, and why, are the CPU policy's
+// (framework/core/cpu_policy.h).
 MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle) {
   if (intra_op_threads() < 2) return train_step_once(model, batch, model.compiled_.get());
   CompiledState& state = *model.compiled_;
