@@ -139,9 +139,8 @@ void Optimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variab
 bool Optimizer::apply_as_traced_node(const std::vector<Tensor>& grads,
                                      std::function<void(const std::vector<Tensor>&)> run) {
   if (!graph::is_tracing()) return false;
-  graph::host_call(name_ + ".apply", grads, [run = std::move(run)](std::span<const Tensor> in) {
+  graph::host_effect(name_ + ".apply", grads, [run = std::move(run)](std::span<const Tensor> in) {
     run(std::vector<Tensor>(in.begin(), in.end()));
-    return std::vector<Tensor>{};
   });
   return true;
 }

@@ -13,7 +13,7 @@
 
 namespace ember {
 
-using CustomBackward = std::function<std::vector<Tensor>(const Tensor& dy)>;
+using CustomBackward = detail::CustomBackward;
 
 // One recorded op (outside the anonymous namespace: GradientTape::Impl, a member of a public class, holds
 // them). Non-differentiable ops keep no tensors: they are recorded only so that what they
@@ -227,7 +227,7 @@ class BackwardPass {
   }
 
   static std::vector<Tensor> custom_gradients(const TapeNode& n, const std::vector<Tensor>& out_grads) {
-    std::vector<Tensor> in_grads = n.custom(out_grads[0]);
+    std::vector<Tensor> in_grads = n.custom(out_grads);
     EMBER_CHECK(in_grads.size() == n.num_inputs, InvalidArgument)
         << "custom_gradient: backward returned " << in_grads.size() << " gradient(s) for " << n.num_inputs
         << " input(s)";
@@ -377,6 +377,24 @@ std::vector<SourceGradient> GradientTape::run_backward(const std::vector<Tensor>
 }
 
 namespace detail {
+
+void record_custom(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, CustomBackward backward) {
+  if (t_no_record) return;
+  for (GradientTape::Impl* tape : t_tapes)
+    if (tape->recording() && tape->any_tracked(inputs)) tape->record(OpId::neg, {}, true, inputs, outputs, backward);
+}
+
+PauseTapes::PauseTapes() {
+  for (GradientTape::Impl* tape : t_tapes) {
+    ++tape->paused;
+    paused_.push_back(tape);
+  }
+}
+
+PauseTapes::~PauseTapes() {
+  for (void* p : paused_) --static_cast<GradientTape::Impl*>(p)->paused;
+}
+
 void on_variable_read(const Tensor& value) {
   for (GradientTape::Impl* tape : t_tapes)
     if (tape->options.watch_accessed_variables && tape->recording()) tape->tracked.insert(value.id());
@@ -393,10 +411,7 @@ Tensor custom_gradient(const std::vector<Tensor>& inputs,
   }
   EMBER_CHECK(out.defined(), InvalidArgument) << "custom_gradient: forward returned an undefined tensor";
   out = out.view(out.shape());  // a tensor of its own, even when forward returned an input
-  if (t_no_record) return out;
-  for (GradientTape::Impl* tape : t_tapes)
-    if (tape->recording() && tape->any_tracked(inputs))
-      tape->record(OpId::neg, {}, true, inputs, std::span<const Tensor>(&out, 1), backward);
+  detail::record_custom(inputs, {out}, [backward](const std::vector<Tensor>& dys) { return backward(dys[0]); });
   return out;
 }
 

@@ -123,6 +123,25 @@ Tensor custom_gradient(const Tensor& x, const std::function<Tensor(const Tensor&
                        const std::function<Tensor(const Tensor& dy)>& backward);
 
 namespace detail {
+// A node's backward: one gradient per output in, one per input out.
+using CustomBackward = std::function<std::vector<Tensor>(const std::vector<Tensor>& dys)>;
+// Records one node with its own backward on every recording tape that watches one of `inputs` (custom_gradient
+// with several outputs; a graph's control-flow node). `outputs` are tensors of the node's own.
+void record_custom(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, CustomBackward backward);
+
+// Pauses the tapes on this thread now while it lives; tapes made after it record as usual (a traced branch's
+// own tape).
+class PauseTapes {
+ public:
+  PauseTapes();
+  ~PauseTapes();
+  PauseTapes(const PauseTapes&) = delete;
+  PauseTapes& operator=(const PauseTapes&) = delete;
+
+ private:
+  std::vector<void*> paused_;
+};
+
 // Called by Variable::read_value: watched by every recording tape that watches accessed variables.
 void on_variable_read(const Tensor& value);
 }  // namespace detail

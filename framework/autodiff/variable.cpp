@@ -1,6 +1,7 @@
 #include "framework/autodiff/variable.h"
 
 #include <atomic>
+#include <utility>
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/ops/elementwise.h"
@@ -55,9 +56,9 @@ void Variable::assign(const Tensor& value) {
       << "Variable '" << s.name << "'.assign: the value is on " << value.device() << ", the variable on "
       << s.value.device();
   // A fresh tensor, so values saved by a tape from before the assignment stay as they were.
-  s.value = value.is_same(s.value) ? value : value.view(value.shape());
+  Tensor previous = std::exchange(s.value, value.is_same(s.value) ? value : value.view(value.shape()));
   s.version = next_version();
-  if (detail::t_variable_tracer) detail::t_variable_tracer->assigned(*this, value, s.value);
+  if (detail::t_variable_tracer) detail::t_variable_tracer->assigned(*this, value, s.value, previous);
 }
 
 void Variable::assign_add(const Tensor& delta) {

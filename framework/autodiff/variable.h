@@ -25,8 +25,8 @@ class VariableTracer {
   virtual ~VariableTracer() = default;
   virtual void created(const Variable& v, const Tensor& initial_value) = 0;
   virtual void read(const Variable& v, const Tensor& current) = 0;
-  // v now holds `stored`, which shares `source`'s values.
-  virtual void assigned(const Variable& v, const Tensor& source, const Tensor& stored) = 0;
+  // v now holds `stored`, which shares `source`'s values; it held `previous` before.
+  virtual void assigned(const Variable& v, const Tensor& source, const Tensor& stored, const Tensor& previous) = 0;
 };
 namespace detail {
 // The tracer of this thread, or nullptr.

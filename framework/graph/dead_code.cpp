@@ -12,18 +12,23 @@ void eliminate_dead_code(Graph& g) {
   std::vector<char> live(g.nodes.size(), 0);
   for (size_t k = g.nodes.size(); k-- > 0;) {
     const Node& n = g.nodes[k];
-    bool keep = n.has_effects();
+    bool keep = n.has_effects() || live[k];  // live already: a kept gradient node's forward node
     for (int v : n.outputs) keep = keep || (v >= 0 && needed[static_cast<size_t>(v)]);
     if (!keep) continue;
     live[k] = 1;
+    if (n.kind == NodeKind::ControlFlowGrad) live[static_cast<size_t>(n.forward)] = 1;
     for (int v : n.inputs)
       if (v >= 0) needed[static_cast<size_t>(v)] = 1;
   }
   // Renumber nodes; value ids stay (a producer index is rewritten, unused values remain as entries).
   std::vector<Node> kept;
   kept.reserve(g.nodes.size());
+  std::vector<int> renumbered(g.nodes.size(), -1);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     if (!live[k]) continue;
+    renumbered[k] = static_cast<int>(kept.size());
+    if (g.nodes[k].kind == NodeKind::ControlFlowGrad)
+      g.nodes[k].forward = renumbered[static_cast<size_t>(g.nodes[k].forward)];
     for (int v : g.nodes[k].outputs)
       if (v >= 0) g.values[static_cast<size_t>(v)].producer = static_cast<int>(kept.size());
     kept.push_back(std::move(g.nodes[k]));

@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/index_checks.h"
 #include "framework/ops/random.h"
 
 namespace ember::graph {
@@ -23,6 +25,91 @@ Executable::Executable(Graph graph) : graph_(std::move(graph)) {
     if (last_use[v] >= 0) release_after_[static_cast<size_t>(last_use[v])].push_back(static_cast<int>(v));
   for (size_t v = 0; v < nv; ++v)
     if (graph_.values[v].constant.defined()) constants_.push_back(static_cast<int>(v));
+  keep_tape_.assign(graph_.nodes.size(), 0);
+  drop_tape_after_.assign(graph_.nodes.size(), -1);
+  std::vector<int> last_grad(graph_.nodes.size(), -1);
+  for (size_t k = 0; k < graph_.nodes.size(); ++k) {
+    const Node& n = graph_.nodes[k];
+    if (n.kind != NodeKind::ControlFlowGrad) continue;
+    EMBER_CHECK(n.forward >= 0 && n.forward < static_cast<int>(k), Internal)
+        << "graph: control-flow gradient node " << k << " names node " << n.forward << " as its forward node";
+    keep_tape_[static_cast<size_t>(n.forward)] = 1;
+    last_grad[static_cast<size_t>(n.forward)] = static_cast<int>(k);
+  }
+  for (size_t f = 0; f < last_grad.size(); ++f)
+    if (last_grad[f] >= 0) drop_tape_after_[static_cast<size_t>(last_grad[f])] = static_cast<int>(f);
+}
+
+std::vector<Tensor> ControlFlowTape::gradients(const std::vector<Tensor>& output_gradients) {
+  std::vector<Tensor> targets, seeds, watched;
+  std::vector<size_t> watched_index;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (!is_floating(outputs[j].dtype())) continue;
+    targets.push_back(outputs[j]);
+    seeds.push_back(j < output_gradients.size() && output_gradients[j].defined() ? output_gradients[j]
+                                                                                : ops::zeros_like(outputs[j]));
+  }
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!sources[i].defined()) continue;
+    watched.push_back(sources[i]);
+    watched_index.push_back(i);
+  }
+  std::vector<Tensor> result(sources.size());
+  if (watched.empty()) return result;
+  std::vector<Tensor> grads;
+  if (targets.empty()) {
+    for (const Tensor& s : watched) grads.push_back(ops::zeros_like(s));
+  } else {
+    grads = tape->gradient(targets, watched,
+                           {.output_gradients = seeds, .unconnected_gradients = UnconnectedGradients::Zero});
+  }
+  for (size_t k = 0; k < watched.size(); ++k) result[watched_index[k]] = grads[k];
+  return result;
+}
+
+namespace {
+
+bool predicate(const Tensor& t, const char* what) {
+  EMBER_CHECK(t.dtype() == DType::Bool && t.rank() == 0, InvalidArgument)
+      << what << ": expected a 0-d bool tensor, got " << dtype_name(t.dtype()) << " of shape " << t.shape();
+  return t.item<bool>();
+}
+
+}  // namespace
+
+std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inputs, ControlFlowTape* tape) {
+  std::vector<Tensor> in(inputs.begin(), inputs.end());
+  if (tape) {
+    // Each floating input as a view of its own: one tensor passed twice is two sources, each with its part.
+    tape->tape = std::make_unique<GradientTape>(TapeOptions{.persistent = true, .watch_accessed_variables = false});
+    tape->sources.assign(in.size(), Tensor());
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!in[i].defined() || !is_floating(in[i].dtype())) continue;
+      in[i] = in[i].view(in[i].shape());
+      tape->tape->watch(in[i]);
+      tape->sources[i] = in[i];
+    }
+  }
+  std::vector<Tensor> out;
+  if (n.kind == NodeKind::Cond) {
+    const bool taken = predicate(in[0], "ops::cond's pred");
+    out = n.subgraphs[taken ? 0 : 1]->run(std::span<const Tensor>(in).subspan(1));
+  } else {
+    EMBER_CHECK(n.kind == NodeKind::While, Internal) << "run_control_flow: not a Cond or While node";
+    const size_t nv = static_cast<size_t>(n.num_loop_vars);
+    std::vector<Tensor> args = in;
+    for (int64_t i = 0; n.maximum_iterations < 0 || i < n.maximum_iterations; ++i) {
+      if (!predicate(n.subgraphs[0]->run(args)[0], "ops::while_loop's cond")) break;
+      std::vector<Tensor> next = n.subgraphs[1]->run(args);
+      std::move(next.begin(), next.end(), args.begin());
+    }
+    out.assign(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(nv));
+  }
+  if (tape) {
+    tape->outputs = out;
+    tape->paused.emplace(*tape->tape);
+  }
+  return out;
 }
 
 std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
@@ -30,6 +117,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   for (size_t i = 0; i < graph_.inputs.size(); ++i) vals[static_cast<size_t>(graph_.inputs[i])] = inputs[i];
   for (int v : constants_) vals[static_cast<size_t>(v)] = graph_.values[static_cast<size_t>(v)].constant;
   std::vector<Tensor> in, out;
+  std::vector<std::unique_ptr<ControlFlowTape>> tapes;  // per node, for those that keep one
   for (size_t k = 0; k < graph_.nodes.size(); ++k) {
     const Node& n = graph_.nodes[k];
     for (int v : n.inputs) in.push_back(v >= 0 ? vals[static_cast<size_t>(v)] : Tensor());
@@ -55,6 +143,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
           vals[static_cast<size_t>(n.inputs[static_cast<size_t>(n.in_place_input)])] = Tensor();
           run_op_into(n.op, in, std::span<const OutputSpec>(&spec, 1), out, n.attrs, n.device);
         } else {
+          ops::detail::check_indices_of(n.op, in, n.attrs);  // the front end's check, on this call's indices
           run_op_into(n.op, in, n.specs, out, n.attrs, n.device);
         }
         break;
@@ -70,6 +159,21 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       }
       case NodeKind::Derived:
         out = {n.remake(in[0])};
+        break;
+      case NodeKind::Cond:
+      case NodeKind::While: {
+        ControlFlowTape* tape = nullptr;
+        if (keep_tape_[k]) {
+          if (tapes.empty()) tapes.resize(graph_.nodes.size());
+          tapes[k] = std::make_unique<ControlFlowTape>();
+          tape = tapes[k].get();
+        }
+        out = run_control_flow(n, in, tape);
+        break;
+      }
+      case NodeKind::ControlFlowGrad:
+        out = tapes[static_cast<size_t>(n.forward)]->gradients(in);
+        if (drop_tape_after_[k] >= 0) tapes[static_cast<size_t>(drop_tape_after_[k])].reset();
         break;
       case NodeKind::HostCall:
         out = n.host(in);

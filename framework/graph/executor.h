@@ -5,9 +5,11 @@
 // variable's buffer is the optimizer's alone again, for its update in place).
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "framework/autodiff/gradient_tape.h"
 #include "framework/graph/graph.h"
 
 namespace ember::graph {
@@ -18,6 +20,20 @@ struct Node::CastCache {
   uint64_t version = 0;
   Tensor value;
 };
+
+// A Cond or While node run under a tape of its own, for its ControlFlowGrad node: the tape holds what the
+// branch or the loop's passes computed, so the gradient is that of the very run, whatever it took.
+struct ControlFlowTape {
+  std::unique_ptr<GradientTape> tape;
+  std::optional<GradientTape::Pause> paused;  // from the node's end: later ops are not its business
+  std::vector<Tensor> sources;  // per node input: the view the run read (watched), or undefined (not floating)
+  std::vector<Tensor> outputs;  // the run's outputs
+  // The gradients of the node's inputs (undefined for the others) given those of its outputs (undefined: zero).
+  std::vector<Tensor> gradients(const std::vector<Tensor>& output_gradients);
+};
+
+// Runs a Cond or While node on its inputs; with `tape`, under it (see ControlFlowTape).
+std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inputs, ControlFlowTape* tape);
 
 class Executable {
  public:
@@ -31,6 +47,8 @@ class Executable {
   Graph graph_;
   std::vector<std::vector<int>> release_after_;  // per node: values whose last reader it is
   std::vector<int> constants_;
+  std::vector<char> keep_tape_;          // per node: a Cond or While whose ControlFlowGrad node follows
+  std::vector<int> drop_tape_after_;     // per node: the forward node whose tape its last gradient node frees
 };
 
 }  // namespace ember::graph

@@ -1,5 +1,6 @@
 #include "framework/graph/function.h"
 
+#include "framework/autodiff/gradient_tape.h"
 #include "framework/core/logging.h"
 #include "framework/graph/passes.h"
 
@@ -41,6 +42,14 @@ std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inpu
 }
 
 namespace detail {
+
+Tensor trace_arg(graph::Trace& trace, const Tensor& t) {
+  Tensor v = t.view(t.shape());
+  trace.add_input(v);
+  // A tape outside the function differentiates the traced call too: the view passes its gradient on.
+  record_custom({t}, {v}, [](const std::vector<Tensor>& dys) { return dys; });
+  return v;
+}
 
 void CallSignature::add(const Tensor& t) {
   EMBER_CHECK(t.defined(), InvalidArgument) << "ember::function: a tensor argument is undefined";

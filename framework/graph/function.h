@@ -20,6 +20,7 @@
 #include "framework/autodiff/variable.h"
 #include "framework/core/tensor.h"
 #include "framework/graph/executor.h"
+#include "framework/graph/structure.h"
 #include "framework/graph/trace.h"
 
 namespace ember {
@@ -124,11 +125,7 @@ class FunctionCore {
 
 // A tensor argument, as the traced callable sees it: a fresh view, so that one tensor passed twice is still
 // two inputs of the graph. Other arguments pass through unchanged.
-inline Tensor trace_arg(graph::Trace& trace, const Tensor& t) {
-  Tensor v = t.view(t.shape());
-  trace.add_input(v);
-  return v;
-}
+Tensor trace_arg(graph::Trace& trace, const Tensor& t);
 inline std::vector<Tensor> trace_arg(graph::Trace& trace, const std::vector<Tensor>& ts) {
   std::vector<Tensor> out;
   for (const Tensor& t : ts) out.push_back(trace_arg(trace, t));
@@ -142,29 +139,6 @@ A&& trace_arg(graph::Trace&, A&& a) {
 template <class A>
 using traced_arg_t = decltype(trace_arg(std::declval<graph::Trace&>(), std::declval<A>()));
 
-// A result as the graph's outputs, and back.
-template <class R>
-std::vector<Tensor> flatten(const R& r) {
-  if constexpr (std::is_same_v<R, Tensor>) {
-    return {r};
-  } else if constexpr (std::is_same_v<R, std::vector<Tensor>>) {
-    return r;
-  } else {
-    return std::apply([](const auto&... t) { return std::vector<Tensor>{Tensor(t)...}; }, r);
-  }
-}
-template <class R>
-R unflatten(std::vector<Tensor> outs) {
-  if constexpr (std::is_same_v<R, Tensor>) {
-    return outs[0];
-  } else if constexpr (std::is_same_v<R, std::vector<Tensor>>) {
-    return outs;
-  } else {
-    return [&]<size_t... I>(std::index_sequence<I...>) { return R{outs[I]...}; }(
-               std::make_index_sequence<std::tuple_size_v<R>>{});
-  }
-}
-
 }  // namespace detail
 
 // A traced function: call it like the callable it wraps.
@@ -177,8 +151,7 @@ class Function {
   template <class... Args>
   auto operator()(Args&&... args) {
     using R = std::invoke_result_t<F&, detail::traced_arg_t<Args&&>...>;
-    static_assert(std::is_void_v<R> || std::is_same_v<R, Tensor> || std::is_same_v<R, std::vector<Tensor>> ||
-                      detail_is_tensor_tuple<R>(),
+    static_assert(detail::is_tensor_structure<R>(),
                   "ember::function: the callable must return void, a Tensor, a std::vector<Tensor> or a std::tuple "
                   "of Tensors");
     // Called while another function traces: its ops join that trace (TF inlines nested functions).
@@ -227,15 +200,6 @@ class Function {
   std::vector<std::shared_ptr<ConcreteFunction>> concrete_functions() const { return core_->concrete_functions(); }
 
  private:
-  template <class R>
-  static constexpr bool detail_is_tensor_tuple() {
-    if constexpr (requires { std::tuple_size<R>::value; })
-      return []<size_t... I>(std::index_sequence<I...>) {
-        return (std::is_same_v<std::tuple_element_t<I, R>, Tensor> && ...);
-      }(std::make_index_sequence<std::tuple_size_v<R>>{});
-    else
-      return false;
-  }
   F fn_;
   std::shared_ptr<detail::FunctionCore> core_;
 };

@@ -3,10 +3,18 @@
 #include <ostream>
 #include <sstream>
 
+#include "framework/graph/executor.h"
+
 namespace ember::graph {
 
 bool Node::has_effects() const {
   if (kind == NodeKind::AssignVariable || kind == NodeKind::HostCall) return true;
+  if (kind == NodeKind::Cond || kind == NodeKind::While) {
+    for (const auto& sub : subgraphs)
+      for (const Node& n : sub->graph().nodes)
+        if (n.has_effects()) return true;
+    return false;
+  }
   // Random ops advance the generator: a traced function draws what eager execution would, used or not.
   return kind == NodeKind::Op && (op == OpId::random_uniform || op == OpId::random_normal ||
                                   op == OpId::truncated_normal);
@@ -43,6 +51,13 @@ std::string node_label(const Node& n) {
       return n.name;
     case NodeKind::HostCall:
       return "host_call['" + n.name + "']";
+    case NodeKind::Cond:
+      return "cond";
+    case NodeKind::While:
+      return n.maximum_iterations >= 0 ? "while[maximum_iterations=" + std::to_string(n.maximum_iterations) + "]"
+                                       : std::string("while");
+    case NodeKind::ControlFlowGrad:
+      return "control_flow_grad[of node " + std::to_string(n.forward) + "]";
   }
   return "?";
 }
@@ -66,7 +81,8 @@ std::ostream& operator<<(std::ostream& os, const Graph& g) {
   for (const Node& n : g.nodes) {
     os << "  ";
     for (size_t i = 0; i < n.outputs.size(); ++i)
-      os << (i ? ", " : "") << "%" << n.outputs[i] << ":" << value_type(g.values[static_cast<size_t>(n.outputs[i])]);
+      if (n.outputs[i] < 0) os << (i ? ", " : "") << "none";
+      else os << (i ? ", " : "") << "%" << n.outputs[i] << ":" << value_type(g.values[static_cast<size_t>(n.outputs[i])]);
     if (!n.outputs.empty()) os << " = ";
     os << node_label(n) << "(";
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -75,6 +91,17 @@ std::ostream& operator<<(std::ostream& os, const Graph& g) {
       else os << "none";
     }
     os << ")\n";
+    // A control-flow node's graphs, indented below it.
+    static const char* const kCondNames[] = {"true", "false"};
+    static const char* const kWhileNames[] = {"cond", "body"};
+    for (size_t i = 0; i < n.subgraphs.size(); ++i) {
+      std::ostringstream sub;
+      sub << n.subgraphs[i]->graph();
+      std::istringstream lines(sub.str());
+      os << "    " << (n.kind == NodeKind::Cond ? kCondNames[i] : kWhileNames[i]) << ": ";
+      bool first = true;
+      for (std::string line; std::getline(lines, line); first = false) os << (first ? "" : "    ") << line << "\n";
+    }
   }
   os << "  return";
   for (size_t i = 0; i < g.outputs.size(); ++i) os << (i ? ", " : " ") << "%" << g.outputs[i];
@@ -101,7 +128,8 @@ std::string Graph::to_dot() const {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     os << "  n" << i << " [label=\"" << node_label(n);
-    for (int out : n.outputs) os << "\\n" << value_type(values[static_cast<size_t>(out)]);
+    for (int out : n.outputs)
+      if (out >= 0) os << "\\n" << value_type(values[static_cast<size_t>(out)]);
     os << "\"" << (n.has_effects() ? ", style=bold" : "") << "];\n";
     for (int in : n.inputs)
       if (in >= 0) os << "  " << source(in) << " -> n" << i << ";\n";

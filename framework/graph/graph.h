@@ -1,7 +1,8 @@
 #pragma once
 // Graph: what tracing a function records (TF: FuncGraph). Values are numbered; nodes read and write them
 // in program order. A node is an op, a read or an assignment of a variable, a tensor remade from another
-// outside any op (a view, a copy), or a host call (eager code run on every call, e.g. ops::print).
+// outside any op (a view, a copy), a host call (eager code run on every call, e.g. ops::print), or control
+// flow (ops::cond, ops::while_loop) holding graphs of its own, with the gradient node of one.
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -15,7 +16,9 @@
 
 namespace ember::graph {
 
-enum class NodeKind { Op, ReadVariable, AssignVariable, Derived, HostCall };
+enum class NodeKind { Op, ReadVariable, AssignVariable, Derived, HostCall, Cond, While, ControlFlowGrad };
+
+class Executable;
 
 // One value of the graph: its type, and where it comes from.
 struct Value {
@@ -52,6 +55,14 @@ struct Node {
   // HostCall
   HostFn host;
   std::string name;  // what the node is called in printouts (host calls, derivations)
+  // Cond: {true branch, false branch}; inputs = {pred, captures...}, each branch taking the captures.
+  // While: {cond, body}; inputs = {loop variables..., captures...}, both taking all of them.
+  std::vector<std::shared_ptr<const Executable>> subgraphs;
+  int num_loop_vars = 0;             // While
+  int64_t maximum_iterations = -1;   // While: -1 for no limit
+  // ControlFlowGrad: the index of the Cond or While node whose gradient it is; inputs = the gradients of that
+  // node's outputs (-1: none), outputs = those of its inputs (-1: an input without one, not floating point).
+  int forward = -1;
 
   // Whether the node changes state outside its outputs, so it runs even when nothing reads them.
   bool has_effects() const;

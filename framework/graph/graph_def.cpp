@@ -112,6 +112,9 @@ std::string kind_op(const Node& n) {
     case NodeKind::AssignVariable: return "AssignVariableOp";
     case NodeKind::Derived: return n.name.empty() ? std::string("Derived") : n.name;
     case NodeKind::HostCall: return "HostCall";
+    case NodeKind::Cond: return "If";  // TF's names for the same nodes
+    case NodeKind::While: return "While";
+    case NodeKind::ControlFlowGrad: return "SymbolicGradient";
   }
   return "?";
 }
@@ -140,6 +143,7 @@ std::string to_graph_def(const Graph& g) {
     const bool named = n.kind == NodeKind::HostCall && !n.name.empty();
     node_names[i] = unique(node_name(named ? n.name : kind_op(n)) + "_" + std::to_string(i));
     for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k] < 0) continue;
       std::string& name = value_names[static_cast<size_t>(n.outputs[k])];
       name = node_names[i];
       if (k > 0) name.append(":").append(std::to_string(k));
@@ -182,11 +186,12 @@ std::string to_graph_def(const Graph& g) {
       if (in >= 0 && !value_names[static_cast<size_t>(in)].empty()) w.input(value_names[static_cast<size_t>(in)]);
     // Ops carry their device; other nodes run where their output or variable lives.
     Device device = n.kind == NodeKind::Op ? n.device : Device::cpu();
-    if (n.kind != NodeKind::Op && !n.outputs.empty()) device = g.values[static_cast<size_t>(n.outputs[0])].device;
+    if (n.kind != NodeKind::Op && !n.outputs.empty() && n.outputs[0] >= 0)
+      device = g.values[static_cast<size_t>(n.outputs[0])].device;
     else if (n.kind != NodeKind::Op && n.variable.defined()) device = n.variable.device();
     w.device(device);
     std::vector<Shape> shapes;
-    for (int out : n.outputs) shapes.push_back(g.values[static_cast<size_t>(out)].shape);
+    for (int out : n.outputs) shapes.push_back(out >= 0 ? g.values[static_cast<size_t>(out)].shape : Shape());
     w.output_shapes(shapes);
     if (n.kind == NodeKind::ReadVariable || n.kind == NodeKind::AssignVariable) w.dtype(n.variable.dtype());
     graph.add_bytes(graph_field::kNode, std::move(w).take());

@@ -55,11 +55,15 @@ void write_in_place(Graph& g) {
     if (g.values[v].input >= 0 || g.values[v].constant.defined()) b.pinned[v] = 1;
   for (int v : g.outputs) b.pinned[static_cast<size_t>(v)] = 1;
   for (const Node& n : g.nodes) {
-    // A variable's value, a host call's results and a cached cast are held beyond the replay's values.
-    const bool holds = n.kind == NodeKind::ReadVariable || n.kind == NodeKind::HostCall || n.cast_cache != nullptr;
+    // A variable's value, a host call's results and a cached cast are held beyond the replay's values; a
+    // control-flow node's results may be its inputs themselves, or held by its tape.
+    const bool control_flow =
+        n.kind == NodeKind::Cond || n.kind == NodeKind::While || n.kind == NodeKind::ControlFlowGrad;
+    const bool holds =
+        n.kind == NodeKind::ReadVariable || n.kind == NodeKind::HostCall || n.cast_cache != nullptr || control_flow;
     for (int v : n.outputs)
       if (v >= 0 && holds) b.pinned[static_cast<size_t>(v)] = 1;
-    if (n.kind == NodeKind::AssignVariable || n.kind == NodeKind::HostCall)
+    if (n.kind == NodeKind::AssignVariable || n.kind == NodeKind::HostCall || control_flow)
       for (int v : n.inputs)
         if (v >= 0) b.pinned[static_cast<size_t>(v)] = 1;
   }

@@ -21,7 +21,7 @@ void print(const std::vector<PrintItem>& items, const PrintOptions& options) {
       layout->push_back(item);
     }
   }
-  graph::host_call("print", tensors, [layout, options](std::span<const Tensor> values) {
+  graph::host_effect("print", tensors, [layout, options](std::span<const Tensor> values) {
     std::ostream& os = options.output_stream ? *options.output_stream : std::cerr;
     size_t next = 0;
     for (size_t i = 0; i < layout->size(); ++i) {
@@ -32,7 +32,6 @@ void print(const std::vector<PrintItem>& items, const PrintOptions& options) {
         os << values[next++].to_string();
     }
     os << options.end << std::flush;
-    return std::vector<Tensor>{};
   });
 }
 

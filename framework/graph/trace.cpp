@@ -1,20 +1,47 @@
 #include "framework/graph/trace.h"
 
+#include <atomic>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
+#include "framework/autodiff/gradient_tape.h"
 #include "framework/core/trace_hooks.h"
+#include "framework/ops/random.h"
 
 namespace ember::graph {
 
-class Trace::Impl final : public detail::TensorTracer, public OpTracer, public VariableTracer {
+class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, public VariableTracer {
  public:
-  explicit Impl(std::string name) : name_(std::move(name)) {}
+  // A trace of its own (parent == nullptr), or a graph traced inside `parent`'s (a branch, a loop body), which
+  // reads the variables in `local_variables` itself and the others through the parent.
+  explicit Impl(std::string name, Impl* parent = nullptr, std::unordered_set<const void*> local_variables = {})
+      : name_(std::move(name)), parent_(parent), local_variables_(std::move(local_variables)) {
+    static std::atomic<uint64_t> next_id{1};
+    id_ = next_id.fetch_add(1);
+  }
 
-  // The value `t` holds: known from this trace, or captured now as a constant (a tensor made outside).
-  int value_of(const Tensor& t) {
+  // The value `t` holds in this graph: made here, or made by an enclosing trace and captured now (then an
+  // input of this graph, and of the nodes holding it up to that trace). -1 when no trace made it.
+  int find(const Tensor& t) {
     auto it = ids_.find(t.id());
     if (it != ids_.end()) return it->second;
+    if (!parent_ || !parent_->traced(t)) return -1;
+    parent_->find(t);
+    const int index = static_cast<int>(graph_.inputs.size());
+    int v = graph_.add_value(Value{t.shape(), t.dtype(), t.device(), -1, index, Tensor()});
+    ids_[t.id()] = v;
+    graph_.inputs.push_back(v);
+    captures_.push_back(t);
+    return v;
+  }
+  // The value `t` holds: known to this trace, or captured now as a constant (a tensor made outside).
+  int value_of(const Tensor& t) {
+    if (int v = find(t); v >= 0) return v;
+    EMBER_CHECK(!made_inside(t), InvalidArgument)
+        << "ember::function '" << name_ << "': a " << dtype_name(t.dtype()) << " tensor of shape " << t.shape()
+        << " made inside a branch of ops::cond or the cond or body of ops::while_loop is used outside it; return "
+        << "it from the branch (or make it a loop variable) instead";
     int v = graph_.add_value(Value{t.shape(), t.dtype(), t.device(), -1, -1, t});
     ids_[t.id()] = v;
     return v;
@@ -24,10 +51,13 @@ class Trace::Impl final : public detail::TensorTracer, public OpTracer, public V
     ids_[t.id()] = v;
     return v;
   }
+  // A value of this trace or of an enclosing one (not a constant).
   bool traced(const Tensor& t) const {
     auto it = ids_.find(t.id());
-    return it != ids_.end() && !graph_.values[static_cast<size_t>(it->second)].constant.defined();
+    if (it != ids_.end()) return !graph_.values[static_cast<size_t>(it->second)].constant.defined();
+    return parent_ && parent_->traced(t);
   }
+  bool made_inside(const Tensor& t) const { return inner_.contains(t.id()) || (parent_ && parent_->made_inside(t)); }
   int next_node() const { return static_cast<int>(graph_.nodes.size()); }
 
   void add_input(const Tensor& t) {
@@ -37,17 +67,23 @@ class Trace::Impl final : public detail::TensorTracer, public OpTracer, public V
     graph_.inputs.push_back(v);
   }
 
+  int add_node(Node n, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+    for (const Tensor& t : inputs) n.inputs.push_back(t.defined() ? value_of(t) : -1);
+    const int node = next_node();
+    for (const Tensor& t : outputs) n.outputs.push_back(t.defined() ? output_of(t, node) : -1);
+    graph_.nodes.push_back(std::move(n));
+    return node;
+  }
+
   // ---- TensorTracer
   void derived(const char* what, const Tensor& source, const Tensor& result,
                std::function<Tensor(const Tensor&)> remake) override {
-    if (!ids_.contains(source.id())) return;  // made from a constant: captured as one if used
+    if (find(source) < 0) return;  // made from a constant: captured as one if used
     Node n;
     n.kind = NodeKind::Derived;
     n.name = what;
     n.remake = std::move(remake);
-    n.inputs = {value_of(source)};
-    n.outputs = {output_of(result, next_node())};
-    graph_.nodes.push_back(std::move(n));
+    add_node(std::move(n), {source}, {result});
   }
   void host_read(const Tensor& t, const char* what) override {
     if (!traced(t)) return;
@@ -67,10 +103,7 @@ class Trace::Impl final : public detail::TensorTracer, public OpTracer, public V
     n.attrs = attrs;
     n.specs.assign(specs.begin(), specs.end());
     n.device = device;
-    for (const Tensor& t : inputs) n.inputs.push_back(value_of(t));
-    const int node = next_node();
-    for (const Tensor& t : outputs) n.outputs.push_back(output_of(t, node));
-    graph_.nodes.push_back(std::move(n));
+    add_node(std::move(n), {inputs.begin(), inputs.end()}, {outputs.begin(), outputs.end()});
   }
 
   // ---- VariableTracer
@@ -81,22 +114,37 @@ class Trace::Impl final : public detail::TensorTracer, public OpTracer, public V
         << "or give the variable a value made outside it";
   }
   void read(const Variable& v, const Tensor& current) override {
-    // Known from this trace (read before, or assigned here): the same value. A tensor captured by value
-    // before is read again by reference from here on.
-    if (traced(current)) return;
+    // Known here (read before, or assigned here): the same value. A tensor captured by value before is read
+    // again by reference from here on.
+    if (auto it = ids_.find(current.id());
+        it != ids_.end() && !graph_.values[static_cast<size_t>(it->second)].constant.defined())
+      return;
+    // Inside a branch or loop, a variable it does not assign is read once by the enclosing graph and captured:
+    // its value is then an input of the control-flow node, so gradients reach it (a loop's weights).
+    if (parent_ && !local_variables_.contains(v.handle())) {
+      parent_->read(v, current);
+      captured_variables_.insert(v.handle());
+      if (v.trainable()) read_through_parent_.push_back(current);
+      return;
+    }
     Node n;
     n.kind = NodeKind::ReadVariable;
     n.variable = v;
-    n.outputs = {output_of(current, next_node())};
-    graph_.nodes.push_back(std::move(n));
+    add_node(std::move(n), {}, {current});
   }
-  void assigned(const Variable& v, const Tensor& source, const Tensor& stored) override {
+  void assigned(const Variable& v, const Tensor& source, const Tensor& stored, const Tensor& previous) override {
+    if (parent_) {
+      undo_.emplace_back(v, previous);
+      // Read through the parent, then written: each pass of a loop must read what the last one wrote.
+      if (captured_variables_.contains(v.handle())) retrace_reading_.insert(v.handle());
+    }
+    const int value = value_of(source);
     Node n;
     n.kind = NodeKind::AssignVariable;
     n.variable = v;
-    n.inputs = {value_of(source)};
-    ids_[stored.id()] = n.inputs[0];
+    n.inputs = {value};
     graph_.nodes.push_back(std::move(n));
+    ids_[stored.id()] = value;
   }
 
   // ---- host calls
@@ -111,12 +159,45 @@ class Trace::Impl final : public detail::TensorTracer, public OpTracer, public V
     return std::move(graph_);
   }
 
+  // A finished sub-trace's tensors: known to this trace as made inside it, an error to use here.
+  void adopt_inner(const Impl& child) {
+    for (const auto& [id, v] : child.ids_)
+      if (!ids_.contains(id)) inner_.insert(id);
+    inner_.insert(child.inner_.begin(), child.inner_.end());
+  }
+
+  // Puts back what the variables held before this sub-trace assigned them, last assignment first.
+  void undo_assignments() {
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+      Variable v = it->first;
+      v.assign(it->second);
+    }
+    undo_.clear();
+  }
+
   const std::string& name() const { return name_; }
+  uint64_t id() const { return id_; }
+  Impl* parent() const { return parent_; }
+  bool is_subtrace() const { return parent_ != nullptr; }
+  const std::vector<Tensor>& captures() const { return captures_; }
+  const std::unordered_set<const void*>& local_variables() const { return local_variables_; }
+  const std::unordered_set<const void*>& retrace_reading() const { return retrace_reading_; }
+  const std::vector<Tensor>& read_through_parent() const { return read_through_parent_; }
 
  private:
   std::string name_;
+  uint64_t id_ = 0;
   Graph graph_;
   std::unordered_map<uint64_t, int> ids_;  // Tensor::id() -> value
+  // Sub-traces only.
+  Impl* parent_ = nullptr;
+  std::unordered_set<const void*> local_variables_;    // variables read here, not through the parent
+  std::unordered_set<const void*> captured_variables_;  // variables read through the parent
+  std::unordered_set<const void*> retrace_reading_;     // of those, the ones assigned here
+  std::vector<Tensor> read_through_parent_;             // trainable variables' values read so
+  std::vector<Tensor> captures_;                        // per input after the arguments: the parent's tensor
+  std::vector<std::pair<Variable, Tensor>> undo_;       // assignments, with the value before
+  std::unordered_set<uint64_t> inner_;                  // ids of tensors made in finished sub-traces
 };
 
 namespace {
@@ -126,7 +207,7 @@ thread_local Trace::Impl* t_trace = nullptr;
 
 void install(Trace::Impl* impl) {
   t_trace = impl;
-  detail::t_tensor_tracer = impl;
+  ember::detail::t_tensor_tracer = impl;
   ember::detail::t_op_tracer = impl;
   ember::detail::t_variable_tracer = impl;
 }
@@ -135,29 +216,46 @@ void install(Trace::Impl* impl) {
 
 bool is_tracing() { return t_trace != nullptr; }
 
+bool is_traced(const Tensor& t) { return t_trace && t.defined() && t_trace->traced(t); }
+
 SuspendTracing::SuspendTracing() : saved_(t_trace) { install(nullptr); }
 SuspendTracing::~SuspendTracing() { install(static_cast<Trace::Impl*>(saved_)); }
 
 std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn) {
-  Node n;
-  n.kind = NodeKind::HostCall;
-  n.name = name;
-  for (const Tensor& t : inputs) n.inputs.push_back(t.defined() ? value_of(t) : -1);
   std::vector<Tensor> outputs;
   {
     SuspendTracing suspend;
     outputs = fn(inputs);
   }
-  const int node = next_node();
-  for (const Tensor& t : outputs) n.outputs.push_back(t.defined() ? output_of(t, node) : -1);
+  Node n;
+  n.kind = NodeKind::HostCall;
+  n.name = name;
   n.host = std::move(fn);
-  graph_.nodes.push_back(std::move(n));
+  add_node(std::move(n), inputs, outputs);
   return outputs;
 }
 
 std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn) {
   if (!t_trace) return fn(inputs);
   return t_trace->host_call(name, inputs, std::move(fn));
+}
+
+void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
+                 std::function<void(std::span<const Tensor>)> fn) {
+  if (!t_trace) return fn(inputs);
+  HostFn host = [fn = std::move(fn)](std::span<const Tensor> in) {
+    fn(in);
+    return std::vector<Tensor>{};
+  };
+  if (!t_trace->is_subtrace()) {
+    t_trace->host_call(name, inputs, std::move(host));
+    return;
+  }
+  Node n;
+  n.kind = NodeKind::HostCall;
+  n.name = name;
+  n.host = std::move(host);
+  t_trace->add_node(std::move(n), inputs, {});
 }
 
 Trace::Trace(std::string function_name) : impl_(std::make_unique<Impl>(std::move(function_name))) {
@@ -175,5 +273,79 @@ Graph Trace::finish(const std::vector<Tensor>& outputs) {
   install(nullptr);
   return impl_->finish(outputs);
 }
+
+namespace detail {
+
+namespace {
+
+// While a sub-trace records: it is the thread's tracer, the tapes recording outside it are paused, and on the
+// way out (returning or throwing) its assignments are undone and the random generator is where it was.
+class SubTraceScope {
+ public:
+  explicit SubTraceScope(Trace::Impl& child)
+      : child_(child), parent_(child.parent()), generator_(random::get_global_generator_state()) {
+    install(&child_);
+  }
+  ~SubTraceScope() {
+    install(nullptr);
+    child_.undo_assignments();
+    random::set_global_generator_state(generator_);
+    install(parent_);
+  }
+  SubTraceScope(const SubTraceScope&) = delete;
+  SubTraceScope& operator=(const SubTraceScope&) = delete;
+
+ private:
+  Trace::Impl& child_;
+  Trace::Impl* parent_;
+  random::GeneratorState generator_;
+  ember::detail::PauseTapes pause_;
+};
+
+}  // namespace
+
+SubTrace trace_subgraph(const std::string& what, const std::vector<Tensor>& args,
+                        const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn) {
+  Trace::Impl* parent = t_trace;
+  EMBER_CHECK(parent, Internal) << what << ": traced outside a function";
+  std::unordered_set<const void*> local;
+  for (;;) {
+    Trace::Impl child(parent->name(), parent, local);
+    std::vector<Tensor> views;
+    {
+      SuspendTracing suspend;  // not a view the parent records
+      for (const Tensor& a : args) views.push_back(a.view(a.shape()));
+    }
+    std::vector<Tensor> outputs;
+    {
+      SubTraceScope scope(child);
+      for (const Tensor& v : views) child.add_input(v);
+      outputs = fn(views);
+    }
+    // A variable read through the parent and then assigned: trace again, reading it inside.
+    const size_t before = local.size();
+    local.insert(child.retrace_reading().begin(), child.retrace_reading().end());
+    if (local.size() != before) continue;
+    for (const Tensor& t : outputs)
+      EMBER_CHECK(t.defined(), InvalidArgument) << what << ": returned an undefined tensor";
+    // The tapes outside watch what the parent read for the branch, as if it had read it itself.
+    for (const Tensor& t : child.read_through_parent()) ember::detail::on_variable_read(t);
+    SubTrace result;
+    result.graph = child.finish(outputs);  // may capture more: a branch returning an outer tensor
+    result.captures = child.captures();
+    result.outputs = outputs;
+    parent->adopt_inner(child);
+    return result;
+  }
+}
+
+int record_node(Node node, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+  EMBER_CHECK(t_trace, Internal) << "graph::detail::record_node: no trace records here";
+  return t_trace->add_node(std::move(node), inputs, outputs);
+}
+
+uint64_t current_trace_id() { return t_trace ? t_trace->id() : 0; }
+
+}  // namespace detail
 
 }  // namespace ember::graph

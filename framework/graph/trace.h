@@ -12,12 +12,19 @@ namespace ember::graph {
 
 // True while a function is being traced on this thread (and not suspended).
 bool is_tracing();
+// Whether `t` is a value of the trace recording on this thread (or of one enclosing it): its values exist
+// only when the function runs.
+bool is_traced(const Tensor& t);
 
 // Runs `fn` on `inputs` now and returns its results; while a function is being traced, also records it as
 // one node that runs `fn` again, eagerly, on every call of the function (TF: tf.py_function). For code whose
 // ops depend on host state that changes between calls (an optimizer's step count, a seeded layer's call
 // counter) and for host effects (ops::print). Undefined inputs are passed through as undefined.
 std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn);
+// host_call for code that returns nothing (an optimizer's update, ops::print): inside a branch of ops::cond
+// or a while_loop being traced it is recorded without running, so that it runs only where the graph takes it.
+void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
+                 std::function<void(std::span<const Tensor>)> fn);
 
 // Stops recording on this thread while it lives: ops run then are part of no graph (a layer's weight
 // initialisers, run once when it is built during a trace, as TF lifts them out of the function).
@@ -51,5 +58,28 @@ class Trace {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+namespace detail {
+
+// A graph traced inside the trace recording on this thread (a branch of ops::cond, a loop's cond or body),
+// with what running it changed undone: variables assigned, the random generator, host effects (recorded,
+// not run). Tapes recording outside it do not see it.
+struct SubTrace {
+  Graph graph;                   // inputs: one per argument, then the captures
+  std::vector<Tensor> captures;  // tensors of the enclosing traces it reads, in the order of its inputs
+  std::vector<Tensor> outputs;   // what it returned while traced
+};
+// Traces `fn` on fresh views of `args`. `what` names it in errors.
+SubTrace trace_subgraph(const std::string& what, const std::vector<Tensor>& args,
+                        const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn);
+
+// Records `node` in the trace recording on this thread, reading `inputs` and making `outputs` (tensors of
+// its own; undefined ones are no value). Returns its index.
+int record_node(Node node, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
+
+// Which trace records on this thread: a number no other trace had, 0 when none.
+uint64_t current_trace_id();
+
+}  // namespace detail
 
 }  // namespace ember::graph

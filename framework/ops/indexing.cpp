@@ -72,6 +72,28 @@ void check_indices_in_range(const char* op, const char* what, const Tensor& indi
   else check(static_cast<const int64_t*>(h.raw_data()));
 }
 
+void check_indices_of(OpId op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  switch (op) {
+    case OpId::gather: {
+      const auto& a = std::get<GatherAttrs>(attrs);
+      check_indices_in_range("gather", "indices", inputs[1], inputs[0].shape()[a.axis]);
+      break;
+    }
+    case OpId::unsorted_segment_sum:
+      check_indices_in_range("unsorted_segment_sum", "segment_ids", inputs[1],
+                             std::get<SegmentAttrs>(attrs).num_segments);
+      break;
+    case OpId::sparse_softmax_cross_entropy_with_logits: {
+      const Shape& logits = inputs[0].shape();
+      check_indices_in_range("sparse_softmax_cross_entropy_with_logits", "labels", inputs[1],
+                             logits[logits.rank() - 1]);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 }  // namespace detail
 
 using detail::check_index_dtype;

@@ -359,3 +359,17 @@ TEST_CASE("elementwise ops reuse a dying input's buffer, but not under a tape th
   const Tensor grad = tape.gradient(y, x);
   CHECK(ops::reduce_max(ops::abs(grad - expected_grad)).item<float>() < 1e-5f);
 }
+
+TEST_CASE("a replay checks indices as the front end does", "[function]") {
+  Tensor table = Tensor::from_vector<float>({1, 2, 3});
+  auto pick = ember::function([&](const Tensor& i) { return ops::gather(table, i); });
+  CHECK(pick(Tensor::from_vector<int32_t>({2, 0})).to_vector<float>() == std::vector<float>{3, 1});
+  CHECK_THROWS_WITH(pick(Tensor::from_vector<int32_t>({1, 3})), Catch::Contains("gather: indices[1] = 3 is not in [0, 3)"));
+  auto loss = ember::function([](const Tensor& labels, const Tensor& logits) {
+    return ops::sparse_softmax_cross_entropy_with_logits(labels, logits);
+  });
+  Tensor logits = sample({2, 4}, 9);
+  loss(Tensor::from_vector<int32_t>({0, 3}), logits);
+  CHECK_THROWS_AS(loss(Tensor::from_vector<int32_t>({0, 4}), logits), InvalidArgument);
+  CHECK(pick.tracing_count() == 1);
+}
