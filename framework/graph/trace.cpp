@@ -114,10 +114,14 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
         << "or give the variable a value made outside it";
   }
   void read(const Variable& v, const Tensor& current) override {
-    // Known here (read before, or assigned here): the same value. A tensor captured by value before is read
-    // again by reference from here on.
-    if (auto it = ids_.find(current.id());
-        it != ids_.end() && !graph_.values[static_cast<size_t>(it->second)].constant.defined())
+    // Known here (read before, or assigned here) and not written since: the same value. A tensor captured by
+    // value before is read again by reference from here on; so is a buffer written in place outside the
+    // trace's ops (an optimizer's fused update in a host call keeps the tensor, not the version), so that a
+    // second step in one function reads the weights the first one updated.
+    const auto known = versions_.find(v.handle());
+    if (auto it = ids_.find(current.id()); it != ids_.end() &&
+                                           !graph_.values[static_cast<size_t>(it->second)].constant.defined() &&
+                                           known != versions_.end() && known->second == v.version())
       return;
     // Inside a branch or loop, a variable it does not assign is read once by the enclosing graph and captured:
     // its value is then an input of the control-flow node, so gradients reach it (a loop's weights).
@@ -131,6 +135,7 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     n.kind = NodeKind::ReadVariable;
     n.variable = v;
     add_node(std::move(n), {}, {current});
+    versions_[v.handle()] = v.version();
   }
   void assigned(const Variable& v, const Tensor& source, const Tensor& stored, const Tensor& previous) override {
     if (parent_) {
@@ -145,6 +150,7 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     n.inputs = {value};
     graph_.nodes.push_back(std::move(n));
     ids_[stored.id()] = value;
+    versions_[v.handle()] = v.version();
   }
 
   // ---- host calls
@@ -188,7 +194,8 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   std::string name_;
   uint64_t id_ = 0;
   Graph graph_;
-  std::unordered_map<uint64_t, int> ids_;  // Tensor::id() -> value
+  std::unordered_map<uint64_t, int> ids_;               // Tensor::id() -> value
+  std::unordered_map<const void*, uint64_t> versions_;  // Variable::handle() -> the version its known value has
   // Sub-traces only.
   Impl* parent_ = nullptr;
   std::unordered_set<const void*> local_variables_;    // variables read here, not through the parent
