@@ -137,8 +137,8 @@ json Model::get_compile_config() const {
                              : *compiled_->optimizer;
   c["optimizer"] = optimizers::serialize(opt);
   c["run_eagerly"] = compiled_->run_eagerly;
-  // Ember has no multi-step execution or XLA-style fusion yet: Keras's defaults as it resolves them.
-  c["steps_per_execution"] = 1;
+  c["steps_per_execution"] = compiled_->steps_per_execution;
+  // Keras saves jit_compile as compile resolved it; Ember has no fused kernels yet, so "auto" is false.
   c["jit_compile"] = false;
   return c;
 }
@@ -179,6 +179,14 @@ void Model::compile_from_config(const json& c) {
   if (c.contains("metrics")) o.metrics = ccfg_metrics(c["metrics"], who + " (metrics)");
   if (c.contains("weighted_metrics")) o.weighted_metrics = ccfg_metrics(c["weighted_metrics"], who + " (weighted_metrics)");
   if (c.contains("run_eagerly") && c["run_eagerly"].is_boolean()) o.run_eagerly = c["run_eagerly"].get<bool>();
+  if (c.contains("steps_per_execution") && !c["steps_per_execution"].is_null()) {
+    const json& spe = c["steps_per_execution"];
+    EMBER_CHECK(spe.is_number_integer(), InvalidArgument)
+        << who << ": steps_per_execution must be an integer, got " << spe.dump();
+    o.steps_per_execution = spe.get<int>();
+  }
+  // A file saved where Keras compiled with XLA says jit_compile true; a model that cannot use it is compiled
+  // without it (Keras's jit_compile setter does the same), so such files load: jit_compile stays "auto".
   compile_impl(std::move(o), /*defer_metric_errors=*/true);
 }
 

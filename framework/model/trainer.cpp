@@ -80,9 +80,19 @@ losses::LossPtr resolve_loss(const LossArg& arg) {
 void Model::compile(CompileOptions options) { compile_impl(std::move(options), false); }
 
 void Model::compile_impl(CompileOptions options, bool defer_metric_errors) {
+  const std::string who = "Model '" + name() + "'.compile";
+  EMBER_CHECK(options.steps_per_execution >= 1, InvalidArgument)
+      << who << ": steps_per_execution must be at least 1, got " << options.steps_per_execution;
+  const JitCompile& jit = options.jit_compile;
+  EMBER_CHECK(jit.value || jit.name == "auto", InvalidArgument)
+      << who << ": jit_compile must be true, false or \"auto\", got \"" << jit.name << "\"";
+  EMBER_CHECK(!jit.value.value_or(false), Unimplemented)
+      << who << ": jit_compile = true (fused kernels) is not implemented yet; use \"auto\" (the default) or false, "
+      << "which run the traced steps as they are";
   auto state = std::make_shared<CompiledState>();
   state->compile_args = detail::compile_args_config(options);  // for get_compile_config
   state->run_eagerly = options.run_eagerly;
+  state->steps_per_execution = options.steps_per_execution;
   const size_t n_out = num_outputs();
   state->output_names = output_names_of(*this);
 
@@ -144,7 +154,6 @@ void Model::compile_impl(CompileOptions options, bool defer_metric_errors) {
   state->output_metrics.resize(n_out);
   state->output_weighted_metrics.resize(n_out);
   try {
-    const std::string who = "Model '" + name() + "'.compile";
     const auto plain = metrics_per_output(options.metrics, state->output_names, who, "metrics");
     const auto weighted = metrics_per_output(options.weighted_metrics, state->output_names, who, "weighted_metrics");
     for (size_t i = 0; i < n_out; ++i)

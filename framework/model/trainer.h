@@ -116,6 +116,16 @@ struct MetricsSpec {
   bool is_map = false;
 };
 
+// compile's jit_compile, as Keras spells it: true, false or "auto" (the default). Ember has no fused kernels
+// yet, so "auto" resolves to false (Keras: a model that does not support XLA) and true is refused.
+struct JitCompile {
+  JitCompile(bool on) : value(on) {}
+  JitCompile(const char* name) : name(name) {}
+  JitCompile(std::string name) : name(std::move(name)) {}
+  std::optional<bool> value{};  // set: given as a bool
+  std::string name;             // otherwise: "auto" (anything else is an InvalidArgument at compile)
+};
+
 struct CompileOptions {
   OptimizerArg optimizer = "rmsprop";
   LossSpec loss{};
@@ -130,10 +140,19 @@ struct CompileOptions {
   // Under the "mixed_float16" policy, wrap the optimizer in a LossScaleOptimizer (Keras 3 does; never
   // under bfloat16, whose range needs no scaling).
   bool auto_scale_loss = true;
+  // Fuse the traced steps' elementwise chains into compiled kernels (Keras: XLA). "auto" and false run the
+  // traced graph as it is; true is an Unimplemented error until fused kernels exist.
+  JitCompile jit_compile = "auto";
   // Run train_step, test_step and predict_step eagerly, op by op (to debug them). false: fit, evaluate and
   // predict run each as an ember::function, traced once per batch shape and then replayed, as Keras on
   // TensorFlow runs them as tf.functions; a model's own train_step override is traced too.
   bool run_eagerly = false;
+  // Batches per execution (Keras 3): fit, evaluate and predict run this many steps in one call of one traced
+  // function, and call the batch hooks of the callbacks once per call: on_*_batch_begin with the first
+  // step's index, on_*_batch_end with the last one's and the metrics after it. An epoch's last call runs
+  // the steps left. The steps, and so the History and the weights, are those of 1. With run_eagerly the
+  // steps run one by one, the hooks grouped the same way. Must be at least 1.
+  int steps_per_execution = 1;
 };
 
 // fit's validation data: a dataset, or tensors {x, y} / {x, y, sample_weight} (one input and output).

@@ -38,6 +38,8 @@ struct CompiledState {
   // compile's run_eagerly, and (otherwise) the steps as traced functions, made at the first step.
   bool run_eagerly = false;
   std::shared_ptr<CompiledSteps> steps;
+  // compile's steps_per_execution (at least 1).
+  int steps_per_execution = 1;
 };
 
 // The compile_args above for these options (framework/io/compile_config.cpp).
