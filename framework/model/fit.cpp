@@ -38,6 +38,45 @@ struct CompiledSteps {
   Function<Step> predict{[](Model& m, const data::Element& b, uint64_t) { return m.predict_step(b); },
                          {.name = "predict_step"}};
 
+  // Several steps in one function (compile's steps_per_execution; Keras: multi_step_on_iterator): their
+  // batches flattened into one list, and the number of steps, so that a shorter last group traces once more.
+  using Steps = std::function<std::vector<Tensor>(Model&, const std::vector<Tensor>&, int64_t, uint64_t)>;
+  Function<Steps> train_steps{[this](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
+                                MetricResults results;
+                                for (const data::Element& b : split(flat, n)) results = m.train_step(b);
+                                return values(results, train_names);
+                              },
+                              {.name = "train_steps"}};
+  Function<Steps> test_steps{[this](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
+                               MetricResults results;
+                               for (const data::Element& b : split(flat, n)) results = m.test_step(b);
+                               return values(results, test_names);
+                             },
+                             {.name = "test_steps"}};
+  // Every step's outputs, one after the other.
+  Function<Steps> predict_steps{[](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
+                                  std::vector<Tensor> out;
+                                  for (const data::Element& b : split(flat, n)) {
+                                    std::vector<Tensor> o = m.predict_step(b);
+                                    out.insert(out.end(), o.begin(), o.end());
+                                  }
+                                  return out;
+                                },
+                                {.name = "predict_steps"}};
+
+  static std::vector<Tensor> flatten(const std::vector<data::Element>& batches) {
+    std::vector<Tensor> flat;
+    for (const data::Element& b : batches) flat.insert(flat.end(), b.begin(), b.end());
+    return flat;
+  }
+  // `flat` cut into n equal parts (n batches, or n steps' outputs).
+  static std::vector<std::vector<Tensor>> split(const std::vector<Tensor>& flat, int64_t n) {
+    const auto k = static_cast<std::ptrdiff_t>(flat.size() / static_cast<size_t>(n));
+    std::vector<std::vector<Tensor>> parts;
+    for (int64_t i = 0; i < n; ++i) parts.emplace_back(flat.begin() + i * k, flat.begin() + (i + 1) * k);
+    return parts;
+  }
+
   static uint64_t trainable_key(const Model& m) {
     uint64_t h = 1469598103934665603ull;  // FNV-1a over the trainable variables' identities
     for (const Variable& v : m.trainable_weights()) {
@@ -71,35 +110,70 @@ CompiledSteps* compiled_steps(CompiledState* state) {
 }
 }  // namespace
 
-MetricResults run_test_step(Model& model, const data::Element& batch) {
+int steps_per_execution(const Model& model) { return model.compiled_ ? model.compiled_->steps_per_execution : 1; }
+
+MetricResults run_test_steps(Model& model, const std::vector<data::Element>& batches) {
   CompiledSteps* steps = compiled_steps(model.compiled_.get());
-  if (!steps) return model.test_step(batch);
-  std::vector<Tensor> values = steps->test(model, batch, CompiledSteps::trainable_key(model));
+  if (!steps) {
+    MetricResults results;
+    for (const data::Element& b : batches) results = model.test_step(b);
+    return results;
+  }
+  const uint64_t key = CompiledSteps::trainable_key(model);
+  std::vector<Tensor> values =
+      batches.size() == 1
+          ? steps->test(model, batches[0], key)
+          : steps->test_steps(model, CompiledSteps::flatten(batches), static_cast<int64_t>(batches.size()), key);
   return CompiledSteps::named(steps->test_names, values);
 }
 
-std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch) {
+MetricResults run_test_step(Model& model, const data::Element& batch) { return run_test_steps(model, {batch}); }
+
+std::vector<std::vector<Tensor>> run_predict_steps(Model& model, const std::vector<data::Element>& batches) {
   CompiledSteps* steps = compiled_steps(model.compiled_.get());
-  return steps ? steps->predict(model, batch, CompiledSteps::trainable_key(model)) : model.predict_step(batch);
+  std::vector<std::vector<Tensor>> out;
+  if (!steps || batches.size() == 1) {
+    const uint64_t key = steps ? CompiledSteps::trainable_key(model) : 0;
+    for (const data::Element& b : batches) out.push_back(steps ? steps->predict(model, b, key) : model.predict_step(b));
+    return out;
+  }
+  const auto n = static_cast<int64_t>(batches.size());
+  return CompiledSteps::split(
+      steps->predict_steps(model, CompiledSteps::flatten(batches), n, CompiledSteps::trainable_key(model)), n);
+}
+
+std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch) {
+  return run_predict_steps(model, {batch})[0];
 }
 
 std::vector<std::shared_ptr<ConcreteFunction>> traced_train_functions(const Model& model) {
   const CompiledState* state = model.compiled_.get();
   if (!state || state->run_eagerly || !state->steps) return {};
-  return state->steps->train.concrete_functions();
+  // With steps_per_execution, the function that runs a full group of steps first.
+  std::vector<std::shared_ptr<ConcreteFunction>> out = state->steps->train_steps.concrete_functions();
+  for (auto& cf : state->steps->train.concrete_functions()) out.push_back(std::move(cf));
+  return out;
 }
 
 }  // namespace detail
 
 namespace {
-MetricResults train_step_once(Model& model, const data::Element& batch, detail::CompiledState* state) {
+MetricResults train_steps_once(Model& model, const std::vector<data::Element>& batches, detail::CompiledState* state) {
   detail::CompiledSteps* steps = detail::compiled_steps(state);
-  if (!steps) return model.train_step(batch);
+  if (!steps) {
+    MetricResults results;
+    for (const data::Element& b : batches) results = model.train_step(b);
+    return results;
+  }
   // Keras builds the model and its optimizer before tracing the first step (_symbolic_build): the trace then
   // reads the optimizer's state (the loss scale) from its variables.
-  if (!model.built()) model.predict_step(batch);
+  if (!model.built()) model.predict_step(batches[0]);
   if (!state->optimizer->built()) state->optimizer->build(model.trainable_weights());
-  std::vector<Tensor> values = steps->train(model, batch, detail::CompiledSteps::trainable_key(model));
+  const uint64_t key = detail::CompiledSteps::trainable_key(model);
+  std::vector<Tensor> values =
+      batches.size() == 1 ? steps->train(model, batches[0], key)
+                          : steps->train_steps(model, detail::CompiledSteps::flatten(batches),
+                                               static_cast<int64_t>(batches.size()), key);
   return detail::CompiledSteps::named(steps->train_names, values);
 }
 }  // namespace
@@ -112,8 +186,9 @@ MetricResults train_step_once(Model& model, const data::Element& batch, detail::
 // follows one thread, which can change the last bits of their larger products; under op determinism they
 // keep the pool, and its bits. The tuner's settings, and why, are the CPU policy's
 // (framework/core/cpu_policy.h).
-MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle) {
-  if (intra_op_threads() < 2) return train_step_once(model, batch, model.compiled_.get());
+// With steps_per_execution, a cycle is one execution, all its steps.
+MetricResults detail::tuned_train_steps(Model& model, const std::vector<data::Element>& batches, bool start_cycle) {
+  if (intra_op_threads() < 2) return train_steps_once(model, batches, model.compiled_.get());
   CompiledState& state = *model.compiled_;
   if (!state.step_tuner)
     state.step_tuner = std::make_unique<ModeTuner>(kCpuPolicy.step_threads.tuner, nullptr);
@@ -125,13 +200,31 @@ MetricResults detail::tuned_train_step(Model& model, const data::Element& batch,
     ScopedThreadLimit limit(one_thread ? 1 : 0);
     std::optional<ScopedOpenMPThreads> libraries;
     if (one_thread && !config::is_op_determinism_enabled()) libraries.emplace(1);
-    results = train_step_once(model, batch, &state);
+    results = train_steps_once(model, batches, &state);
   }
   tuner.cycle_done();
   return results;
 }
 
+MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle) {
+  return tuned_train_steps(model, {batch}, start_cycle);
+}
+
 namespace {
+
+// The batches of the next execution (compile's steps_per_execution): `n`, or those left in the epoch; none
+// at its end. Keras 3 calls a batch hook once per execution: begin with the index of its first step, end with
+// that of its last (Keras writes first + n - 1 there also when the epoch's last execution runs fewer steps:
+// here it is the last step run, so that a hook never sees a step that did not run).
+std::vector<data::Element> next_execution(EpochIterator& it, int n) {
+  std::vector<data::Element> batches;
+  while (static_cast<int>(batches.size()) < n) {
+    std::optional<data::Element> batch = it.next();
+    if (!batch) break;
+    batches.push_back(std::move(*batch));
+  }
+  return batches;
+}
 
 // The evaluation loop: shared by evaluate and fit's validation.
 Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs) {
@@ -140,13 +233,16 @@ Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs) {
   it.begin_epoch();
   // The batch hooks, and each batch's logs, only for callbacks that use them (Keras's CallbackList).
   const bool batch_hooks = cbs.implements_test_batch_hooks();
+  const int per_execution = detail::steps_per_execution(model);
   MetricResults results;
   int64_t step = 0;
-  while (auto batch = it.next()) {
+  for (auto batches = next_execution(it, per_execution); !batches.empty();
+       batches = next_execution(it, per_execution)) {
+    const auto n = static_cast<int64_t>(batches.size());
     if (batch_hooks) cbs.on_test_batch_begin(step);
-    results = detail::run_test_step(model, *batch);
-    if (batch_hooks) cbs.on_test_batch_end(step, detail::to_logs(results));
-    ++step;
+    results = detail::run_test_steps(model, batches);
+    if (batch_hooks) cbs.on_test_batch_end(step + n - 1, detail::to_logs(results));
+    step += n;
   }
   Logs logs = detail::to_logs(results.empty() ? model.get_metrics_result() : results);
   cbs.on_test_end(logs);
@@ -204,15 +300,18 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
     // The batch hooks, and each batch's logs, only for callbacks that use them (Keras's CallbackList):
     // otherwise the last batch's metrics become the epoch's logs.
     const bool batch_hooks = cbs.implements_train_batch_hooks();
+    const int per_execution = detail::steps_per_execution(model);
     MetricResults results;
     int64_t step = 0;
-    while (auto batch = train.next()) {
+    for (auto batches = next_execution(train, per_execution); !batches.empty();
+         batches = next_execution(train, per_execution)) {
+      const auto n = static_cast<int64_t>(batches.size());
       // Keras builds the model before the first step, so a custom train_step finds its weights.
-      if (!model.built()) model.predict_step(*batch);
+      if (!model.built()) model.predict_step(batches[0]);
       if (batch_hooks) cbs.on_train_batch_begin(step);
-      results = detail::tuned_train_step(model, *batch, step == 0);
-      if (batch_hooks) cbs.on_train_batch_end(step, detail::to_logs(results));
-      ++step;
+      results = detail::tuned_train_steps(model, batches, step == 0);
+      if (batch_hooks) cbs.on_train_batch_end(step + n - 1, detail::to_logs(results));
+      step += n;
       if (model.stop_training) break;
     }
     EMBER_CHECK(step > 0 || epoch > initial_epoch, InvalidArgument)
@@ -311,15 +410,18 @@ std::vector<Tensor> run_predict(Model& model, std::unique_ptr<BatchSource> sourc
   cbs.set_params({.verbose = options.verbose, .epochs = 1, .steps = it.steps()});
   cbs.on_predict_begin();
   it.begin_epoch();
+  const int per_execution = detail::steps_per_execution(model);
   std::vector<std::vector<Tensor>> pieces;
   int64_t step = 0;
-  while (auto batch = it.next()) {
+  for (auto batches = next_execution(it, per_execution); !batches.empty(); batches = next_execution(it, per_execution)) {
+    const auto n = static_cast<int64_t>(batches.size());
     cbs.on_predict_batch_begin(step);
-    std::vector<Tensor> out = detail::run_predict_step(model, *batch);
-    if (pieces.empty()) pieces.resize(out.size());
-    for (size_t i = 0; i < out.size(); ++i) pieces[i].push_back(out[i]);
-    cbs.on_predict_batch_end(step);
-    ++step;
+    for (const std::vector<Tensor>& out : detail::run_predict_steps(model, batches)) {
+      if (pieces.empty()) pieces.resize(out.size());
+      for (size_t i = 0; i < out.size(); ++i) pieces[i].push_back(out[i]);
+    }
+    cbs.on_predict_batch_end(step + n - 1);
+    step += n;
   }
   cbs.on_predict_end();
   EMBER_CHECK(!pieces.empty(), InvalidArgument)

@@ -26,6 +26,13 @@ MetricResults tuned_train_step(Model& model, const data::Element& batch, bool st
 // model.test_step / predict_step, as a traced function unless compile asked to run eagerly (fit.cpp).
 MetricResults run_test_step(Model& model, const data::Element& batch);
 std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch);
+// One execution of compile's steps_per_execution: a step on each batch in turn, in one traced function
+// unless compile asked to run eagerly (fit.cpp). The metrics after the last step; predict: each step's outputs.
+MetricResults tuned_train_steps(Model& model, const std::vector<data::Element>& batches, bool start_cycle = false);
+MetricResults run_test_steps(Model& model, const std::vector<data::Element>& batches);
+std::vector<std::vector<Tensor>> run_predict_steps(Model& model, const std::vector<data::Element>& batches);
+// compile's steps_per_execution; 1 before compile.
+int steps_per_execution(const Model& model);
 // The training step's traced functions, one per input signature traced so far, in trace order (fit.cpp;
 // TensorBoard writes the first one's graph). Empty when the model is not compiled, compile asked to run
 // eagerly, or no step has been traced.
@@ -210,9 +217,12 @@ class Model : public Layer {
   void compile_impl(CompileOptions options, bool defer_metric_errors);
   Model(const std::string& base_name, ModelOptions options);
   friend class Sequential;
-  friend MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle);
-  friend MetricResults detail::run_test_step(Model& model, const data::Element& batch);
-  friend std::vector<Tensor> detail::run_predict_step(Model& model, const data::Element& batch);
+  friend MetricResults detail::tuned_train_steps(Model& model, const std::vector<data::Element>& batches,
+                                                 bool start_cycle);
+  friend MetricResults detail::run_test_steps(Model& model, const std::vector<data::Element>& batches);
+  friend std::vector<std::vector<Tensor>> detail::run_predict_steps(Model& model,
+                                                                    const std::vector<data::Element>& batches);
+  friend int detail::steps_per_execution(const Model& model);
   friend std::vector<std::shared_ptr<ConcreteFunction>> detail::traced_train_functions(const Model& model);
 };
 
