@@ -2,7 +2,8 @@
 // Internal: the CPU speed decisions that rest on figures measured on particular machines, in one policy object:
 // when sgemm splits a float32 product over the pool itself, runs it as an outer product or keeps it on the
 // calling thread (framework/ops/cpu/matmul.cpp), and how the training step chooses its thread count
-// (framework/model/fit.cpp). The kernel and the training loop read these figures and hold none of their own.
+// (framework/model/compiled_steps.cpp). The kernel and the training loop read these figures and hold none of
+// their own.
 // Each figure says what it was measured on and how to measure it again: a machine that measures otherwise
 // changes it here. None changes a result's bits except where a comment says so.
 #include <cstdint>
@@ -35,9 +36,9 @@ struct SgemmPolicy {
   int64_t outer_min_cols = 64;
 };
 
-// How fit and train_on_batch choose the training step's thread count (fit.cpp's tuned_train_step): they time
-// steps on the pool and on the training thread alone (ModeTuner mode true) and keep the faster. One thread
-// wins when a step's ops are too small to pay for waking the pool and for moving their operands between
+// How fit and train_on_batch choose the training step's thread count (compiled_steps.cpp's
+// tuned_train_step): they time steps on the pool and on the training thread alone (ModeTuner mode true) and
+// keep the faster. One thread wins when a step's ops are too small to pay for waking the pool and for moving their operands between
 // cores: on a 2-core machine whose cores shared no cache, a batch-8 MLP step took 116-123 us on one thread
 // against 153-156 on two (82-95 on two against about 134 on one where they shared one); since the factored
 // kernel gradients two threads win there both ways, which the timing finds out as it would the opposite.

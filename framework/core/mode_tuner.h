@@ -1,7 +1,7 @@
 #pragma once
 // Internal: a choice between two ways of running a repeated cycle that compute the same results, made by
 // timing them as the program runs: AUTOTUNE's background-or-inline production in the input pipeline
-// (data/autotune.h) and the training step's thread count (framework/model/fit.cpp).
+// (data/autotune.h) and the training step's thread count (framework/model/compiled_steps.cpp).
 //
 // It starts in mode false, then times the cycle (from one cycle_done to the next, everything in between
 // included) over a window in each mode and keeps the one with the lower mean (the throughput: a cost that

@@ -1,14 +1,10 @@
 // The epoch loops of Model::fit / evaluate / predict and the *_on_batch calls (Keras 3:
-// keras/src/backend/tensorflow/trainer.py): validation, class weights and the callbacks' hooks. The
-// batches come from batch_source.h.
+// keras/src/backend/tensorflow/trainer.py): validation, class weights, steps_per_execution's grouping and
+// the callbacks' hooks. The batches come from batch_source.h, the steps from compiled_steps.cpp.
 #include <cmath>
 #include <optional>
 
-#include "framework/core/config.h"
-#include "framework/core/cpu_policy.h"
 #include "framework/core/error.h"
-#include "framework/core/parallel.h"
-#include "framework/graph/function.h"
 #include "framework/model/batch_source.h"
 #include "framework/model/model.h"
 #include "framework/model/trainer_state.h"
@@ -19,196 +15,6 @@ namespace ember {
 
 using detail::BatchSource;
 using detail::EpochIterator;
-
-namespace detail {
-
-// The steps as traced functions (Keras: make_train_function and friends). The model is an argument, not a
-// capture, so that a model moved after compile still finds its steps; the metric names a step returns are
-// recorded while it is traced.
-struct CompiledSteps {
-  // The last argument, which weights are trainable, retraces a step after a layer is frozen or unfrozen.
-  using Step = std::function<std::vector<Tensor>(Model&, const data::Element&, uint64_t)>;
-  std::vector<std::string> train_names, test_names;
-  Function<Step> train{
-      [this](Model& m, const data::Element& b, uint64_t) { return values(m.train_step(b), train_names); },
-      {.name = "train_step"}};
-  Function<Step> test{
-      [this](Model& m, const data::Element& b, uint64_t) { return values(m.test_step(b), test_names); },
-      {.name = "test_step"}};
-  Function<Step> predict{[](Model& m, const data::Element& b, uint64_t) { return m.predict_step(b); },
-                         {.name = "predict_step"}};
-
-  // Several steps in one function (compile's steps_per_execution; Keras: multi_step_on_iterator): their
-  // batches flattened into one list, and the number of steps, so that a shorter last group traces once more.
-  using Steps = std::function<std::vector<Tensor>(Model&, const std::vector<Tensor>&, int64_t, uint64_t)>;
-  Function<Steps> train_steps{[this](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
-                                MetricResults results;
-                                for (const data::Element& b : split(flat, n)) results = m.train_step(b);
-                                return values(results, train_names);
-                              },
-                              {.name = "train_steps"}};
-  Function<Steps> test_steps{[this](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
-                               MetricResults results;
-                               for (const data::Element& b : split(flat, n)) results = m.test_step(b);
-                               return values(results, test_names);
-                             },
-                             {.name = "test_steps"}};
-  // Every step's outputs, one after the other.
-  Function<Steps> predict_steps{[](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
-                                  std::vector<Tensor> out;
-                                  for (const data::Element& b : split(flat, n)) {
-                                    std::vector<Tensor> o = m.predict_step(b);
-                                    out.insert(out.end(), o.begin(), o.end());
-                                  }
-                                  return out;
-                                },
-                                {.name = "predict_steps"}};
-
-  static std::vector<Tensor> flatten(const std::vector<data::Element>& batches) {
-    std::vector<Tensor> flat;
-    for (const data::Element& b : batches) flat.insert(flat.end(), b.begin(), b.end());
-    return flat;
-  }
-  // `flat` cut into n equal parts (n batches, or n steps' outputs).
-  static std::vector<std::vector<Tensor>> split(const std::vector<Tensor>& flat, int64_t n) {
-    const auto k = static_cast<std::ptrdiff_t>(flat.size() / static_cast<size_t>(n));
-    std::vector<std::vector<Tensor>> parts;
-    for (int64_t i = 0; i < n; ++i) parts.emplace_back(flat.begin() + i * k, flat.begin() + (i + 1) * k);
-    return parts;
-  }
-
-  static uint64_t trainable_key(const Model& m) {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the trainable variables' identities
-    for (const Variable& v : m.trainable_weights()) {
-      h ^= reinterpret_cast<uintptr_t>(v.handle());
-      h *= 1099511628211ull;
-    }
-    return h;
-  }
-
-  static std::vector<Tensor> values(const MetricResults& results, std::vector<std::string>& names) {
-    names.clear();
-    std::vector<Tensor> out;
-    for (const auto& [name, value] : results) {
-      names.push_back(name);
-      out.push_back(value);
-    }
-    return out;
-  }
-  static MetricResults named(const std::vector<std::string>& names, const std::vector<Tensor>& values) {
-    MetricResults out;
-    for (size_t i = 0; i < values.size(); ++i) out.emplace_back(names[i], values[i]);
-    return out;
-  }
-};
-
-namespace {
-CompiledSteps* compiled_steps(CompiledState* state) {
-  if (!state || state->run_eagerly) return nullptr;
-  if (!state->steps) state->steps = std::make_shared<CompiledSteps>();
-  return state->steps.get();
-}
-}  // namespace
-
-int steps_per_execution(const Model& model) { return model.compiled_ ? model.compiled_->steps_per_execution : 1; }
-
-MetricResults run_test_steps(Model& model, const std::vector<data::Element>& batches) {
-  CompiledSteps* steps = compiled_steps(model.compiled_.get());
-  if (!steps) {
-    MetricResults results;
-    for (const data::Element& b : batches) results = model.test_step(b);
-    return results;
-  }
-  const uint64_t key = CompiledSteps::trainable_key(model);
-  std::vector<Tensor> values =
-      batches.size() == 1
-          ? steps->test(model, batches[0], key)
-          : steps->test_steps(model, CompiledSteps::flatten(batches), static_cast<int64_t>(batches.size()), key);
-  return CompiledSteps::named(steps->test_names, values);
-}
-
-MetricResults run_test_step(Model& model, const data::Element& batch) { return run_test_steps(model, {batch}); }
-
-std::vector<std::vector<Tensor>> run_predict_steps(Model& model, const std::vector<data::Element>& batches) {
-  CompiledSteps* steps = compiled_steps(model.compiled_.get());
-  std::vector<std::vector<Tensor>> out;
-  if (!steps || batches.size() == 1) {
-    const uint64_t key = steps ? CompiledSteps::trainable_key(model) : 0;
-    for (const data::Element& b : batches) out.push_back(steps ? steps->predict(model, b, key) : model.predict_step(b));
-    return out;
-  }
-  const auto n = static_cast<int64_t>(batches.size());
-  return CompiledSteps::split(
-      steps->predict_steps(model, CompiledSteps::flatten(batches), n, CompiledSteps::trainable_key(model)), n);
-}
-
-std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch) {
-  return run_predict_steps(model, {batch})[0];
-}
-
-std::vector<std::shared_ptr<ConcreteFunction>> traced_train_functions(const Model& model) {
-  const CompiledState* state = model.compiled_.get();
-  if (!state || state->run_eagerly || !state->steps) return {};
-  // With steps_per_execution, the function that runs a full group of steps first.
-  std::vector<std::shared_ptr<ConcreteFunction>> out = state->steps->train_steps.concrete_functions();
-  for (auto& cf : state->steps->train.concrete_functions()) out.push_back(std::move(cf));
-  return out;
-}
-
-}  // namespace detail
-
-namespace {
-MetricResults train_steps_once(Model& model, const std::vector<data::Element>& batches, detail::CompiledState* state) {
-  detail::CompiledSteps* steps = detail::compiled_steps(state);
-  if (!steps) {
-    MetricResults results;
-    for (const data::Element& b : batches) results = model.train_step(b);
-    return results;
-  }
-  // Keras builds the model and its optimizer before tracing the first step (_symbolic_build): the trace then
-  // reads the optimizer's state (the loss scale) from its variables.
-  if (!model.built()) model.predict_step(batches[0]);
-  if (!state->optimizer->built()) state->optimizer->build(model.trainable_weights());
-  const uint64_t key = detail::CompiledSteps::trainable_key(model);
-  std::vector<Tensor> values =
-      batches.size() == 1 ? steps->train(model, batches[0], key)
-                          : steps->train_steps(model, detail::CompiledSteps::flatten(batches),
-                                               static_cast<int64_t>(batches.size()), key);
-  return detail::CompiledSteps::named(steps->train_names, values);
-}
-}  // namespace
-
-// The training step's thread count is chosen by timing the steps (framework/core/mode_tuner.h): mode false
-// runs them on the pool, mode true on the training thread alone. There parallel_for runs its chunks in turn
-// (ScopedThreadLimit: the same split, so the same bits), and oneDNN and Eigen run on this thread too, so that
-// no pool worker spins on a core that another process needs (on a machine busy with other work, a step on
-// the pool waits at every parallel region for a worker the scheduler has set aside). Their own split then
-// follows one thread, which can change the last bits of their larger products; under op determinism they
-// keep the pool, and its bits. The tuner's settings, and why, are the CPU policy's
-// (framework/core/cpu_policy.h).
-// With steps_per_execution, a cycle is one execution, all its steps.
-MetricResults detail::tuned_train_steps(Model& model, const std::vector<data::Element>& batches, bool start_cycle) {
-  if (intra_op_threads() < 2) return train_steps_once(model, batches, model.compiled_.get());
-  CompiledState& state = *model.compiled_;
-  if (!state.step_tuner)
-    state.step_tuner = std::make_unique<ModeTuner>(kCpuPolicy.step_threads.tuner, nullptr);
-  ModeTuner& tuner = *state.step_tuner;
-  if (start_cycle) tuner.start_cycle();
-  MetricResults results;
-  {
-    const bool one_thread = tuner.mode();
-    ScopedThreadLimit limit(one_thread ? 1 : 0);
-    std::optional<ScopedOpenMPThreads> libraries;
-    if (one_thread && !config::is_op_determinism_enabled()) libraries.emplace(1);
-    results = train_steps_once(model, batches, &state);
-  }
-  tuner.cycle_done();
-  return results;
-}
-
-MetricResults detail::tuned_train_step(Model& model, const data::Element& batch, bool start_cycle) {
-  return tuned_train_steps(model, {batch}, start_cycle);
-}
 
 namespace {
 
@@ -413,7 +219,8 @@ std::vector<Tensor> run_predict(Model& model, std::unique_ptr<BatchSource> sourc
   const int per_execution = detail::steps_per_execution(model);
   std::vector<std::vector<Tensor>> pieces;
   int64_t step = 0;
-  for (auto batches = next_execution(it, per_execution); !batches.empty(); batches = next_execution(it, per_execution)) {
+  for (auto batches = next_execution(it, per_execution); !batches.empty();
+       batches = next_execution(it, per_execution)) {
     const auto n = static_cast<int64_t>(batches.size());
     cbs.on_predict_batch_begin(step);
     for (const std::vector<Tensor>& out : detail::run_predict_steps(model, batches)) {

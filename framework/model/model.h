@@ -20,22 +20,23 @@ class ConcreteFunction;  // framework/graph/function.h
 using MetricResults = std::vector<std::pair<std::string, Tensor>>;
 namespace detail {
 struct CompiledState;
-// model.train_step(batch) on the number of threads that has been training faster (fit.cpp); start_cycle
-// when the time since the last step (an epoch boundary) is no step's.
+// model.train_step(batch) on the number of threads that has been training faster (compiled_steps.cpp);
+// start_cycle when the time since the last step (an epoch boundary) is no step's.
 MetricResults tuned_train_step(Model& model, const data::Element& batch, bool start_cycle = false);
-// model.test_step / predict_step, as a traced function unless compile asked to run eagerly (fit.cpp).
+// model.test_step / predict_step, as a traced function unless compile asked to run eagerly (compiled_steps.cpp).
 MetricResults run_test_step(Model& model, const data::Element& batch);
 std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch);
 // One execution of compile's steps_per_execution: a step on each batch in turn, in one traced function
-// unless compile asked to run eagerly (fit.cpp). The metrics after the last step; predict: each step's outputs.
+// unless compile asked to run eagerly (compiled_steps.cpp). The metrics after the last step; predict: each
+// step's outputs.
 MetricResults tuned_train_steps(Model& model, const std::vector<data::Element>& batches, bool start_cycle = false);
 MetricResults run_test_steps(Model& model, const std::vector<data::Element>& batches);
 std::vector<std::vector<Tensor>> run_predict_steps(Model& model, const std::vector<data::Element>& batches);
 // compile's steps_per_execution; 1 before compile.
 int steps_per_execution(const Model& model);
-// The training step's traced functions, one per input signature traced so far, in trace order (fit.cpp;
-// TensorBoard writes the first one's graph). Empty when the model is not compiled, compile asked to run
-// eagerly, or no step has been traced.
+// The training step's traced functions, one per input signature traced so far, in trace order, those of
+// several steps first (compiled_steps.cpp; TensorBoard writes the first one's graph). Empty when the model is
+// not compiled, compile asked to run eagerly, or no step has been traced.
 std::vector<std::shared_ptr<ConcreteFunction>> traced_train_functions(const Model& model);
 }  // namespace detail
 

@@ -1,5 +1,5 @@
 #pragma once
-// What Model::compile sets up (internal to framework/model: trainer.cpp and fit.cpp).
+// What Model::compile sets up (internal to framework/model: trainer.cpp, compiled_steps.cpp and fit.cpp).
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,7 +14,7 @@
 
 namespace ember::detail {
 
-struct CompiledSteps;  // fit.cpp
+struct CompiledSteps;  // compiled_steps.cpp
 
 struct CompiledState {
   std::shared_ptr<optimizers::Optimizer> optimizer;
