@@ -34,6 +34,7 @@ struct Flags {
   int threads = 0;
   int verbose = 1;
   bool run_eagerly = false;
+  int steps_per_execution = 1;
 };
 
 // Wall time of each epoch, for seconds_per_epoch.
@@ -65,7 +66,8 @@ int run(const Flags& f) {
   model->compile({.optimizer = optimizer,
                   .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                   .metrics = {"accuracy"},
-                  .run_eagerly = f.run_eagerly});
+                  .run_eagerly = f.run_eagerly,
+                  .steps_per_execution = f.steps_per_execution});
 
   auto timer = std::make_shared<EpochTimer>();
   std::vector<callbacks::CallbackArg> cbs = {timer};
@@ -114,6 +116,9 @@ int main(int argc, char** argv) {
       ->needs("--checkpoint");
   app.add_option("--threads", f.threads, "Intra-op threads (0: all cores)")->capture_default_str();
   app.add_flag("--run-eagerly", f.run_eagerly, "Run the training steps op by op instead of as traced functions");
+  app.add_option("--steps-per-execution", f.steps_per_execution, "Batches per call of the traced step (compile's)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--verbose", f.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
       ->check(CLI::Range(0, 2))
       ->capture_default_str();
