@@ -202,3 +202,23 @@ TEST_CASE("the compile config keeps steps_per_execution", "[fit][config]") {
   bad["steps_per_execution"] = "4";
   CHECK_THROWS_AS(mlp()->compile_from_config(bad), InvalidArgument);
 }
+
+TEST_CASE("steps_per_execution under mixed_float16 (a loss-scale optimizer) gives one step per call's weights",
+          "[fit][mixed_precision]") {
+  const Data d = data_of(50);
+  std::vector<std::vector<Tensor>> weights;
+  std::vector<History> histories;
+  for (const int spe : {1, 3}) {
+    mixed_precision::set_global_policy("mixed_float16");
+    auto m = mlp();
+    compile(*m, spe);
+    random::set_seed(99);
+    histories.push_back(m->fit(d.x, d.y, {.batch_size = 8, .epochs = 2, .verbose = 0}));
+    weights.push_back(m->get_weights());
+    mixed_precision::set_global_policy("float32");
+  }
+  CHECK(histories[0].history == histories[1].history);
+  REQUIRE(weights[0].size() == weights[1].size());
+  for (size_t i = 0; i < weights[0].size(); ++i)
+    CHECK(weights[0][i].to_vector<float>() == weights[1][i].to_vector<float>());
+}
