@@ -137,11 +137,12 @@ void Optimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variab
 }
 
 bool Optimizer::apply_as_traced_node(const std::vector<Tensor>& grads,
-                                     std::function<void(const std::vector<Tensor>&)> run) {
+                                     std::function<void(const std::vector<Tensor>&)> run, bool gradient_triples) {
   if (!graph::is_tracing()) return false;
-  graph::host_effect(name_ + ".apply", grads, [run = std::move(run)](std::span<const Tensor> in) {
-    run(std::vector<Tensor>(in.begin(), in.end()));
-  });
+  graph::host_effect(
+      name_ + ".apply", grads,
+      [run = std::move(run)](std::span<const Tensor> in) { run(std::vector<Tensor>(in.begin(), in.end())); },
+      {.gradient_triples = gradient_triples});
   return true;
 }
 
@@ -155,7 +156,7 @@ void Optimizer::apply_factored(const std::vector<SourceGradient>& grads, const s
         for (size_t i = 0; i < rebuilt.size(); ++i)
           rebuilt[i] = SourceGradient{in[3 * i], in[3 * i + 1], in[3 * i + 2]};
         apply_factored(rebuilt, vars);
-      }))
+      }, /*gradient_triples=*/true))
     return;
   EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
       << name_ << ".apply: got " << grads.size() << " gradients for " << vars.size()

@@ -55,6 +55,9 @@ struct Node {
   // HostCall
   HostFn host;
   std::string name;  // what the node is called in printouts (host calls, derivations)
+  // Its inputs are gradients as (value, a, b) triples, as Optimizer::apply_factored takes them: a pass may
+  // replace a value made by matmul(a, b, {.transpose_a = true}) with its factors (fold_kernel_gradients).
+  bool gradient_triples = false;
   // Cond: {true branch, false branch}; inputs = {pred, captures...}, each branch taking the captures.
   // While: {cond, body}; inputs = {loop variables..., captures...}, both taking all of them.
   std::vector<std::shared_ptr<const Executable>> subgraphs;

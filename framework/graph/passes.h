@@ -4,6 +4,10 @@
 
 namespace ember::graph {
 
+// Hands an optimizer update the factors of a small batch's kernel gradient (x^T @ dy, at most
+// ops::kFactoredMaxRows rows) instead of the product, when nothing else reads it.
+void fold_kernel_gradients(Graph& g);
+
 // Removes nodes whose outputs nothing reads and that have no effects (DCE), then the values nobody uses.
 void eliminate_dead_code(Graph& g);
 

@@ -154,7 +154,8 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   }
 
   // ---- host calls
-  std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn);
+  std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
+                                bool gradient_triples = false);
 
   Graph finish(const std::vector<Tensor>& outputs) {
     for (const Tensor& t : outputs) {
@@ -228,7 +229,8 @@ bool is_traced(const Tensor& t) { return t_trace && t.defined() && t_trace->trac
 SuspendTracing::SuspendTracing() : saved_(t_trace) { install(nullptr); }
 SuspendTracing::~SuspendTracing() { install(static_cast<Trace::Impl*>(saved_)); }
 
-std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn) {
+std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
+                                           bool gradient_triples) {
   std::vector<Tensor> outputs;
   {
     SuspendTracing suspend;
@@ -238,6 +240,7 @@ std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::v
   n.kind = NodeKind::HostCall;
   n.name = name;
   n.host = std::move(fn);
+  n.gradient_triples = gradient_triples;
   add_node(std::move(n), inputs, outputs);
   return outputs;
 }
@@ -248,20 +251,21 @@ std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>
 }
 
 void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
-                 std::function<void(std::span<const Tensor>)> fn) {
+                 std::function<void(std::span<const Tensor>)> fn, HostEffectOptions options) {
   if (!t_trace) return fn(inputs);
   HostFn host = [fn = std::move(fn)](std::span<const Tensor> in) {
     fn(in);
     return std::vector<Tensor>{};
   };
   if (!t_trace->is_subtrace()) {
-    t_trace->host_call(name, inputs, std::move(host));
+    t_trace->host_call(name, inputs, std::move(host), options.gradient_triples);
     return;
   }
   Node n;
   n.kind = NodeKind::HostCall;
   n.name = name;
   n.host = std::move(host);
+  n.gradient_triples = options.gradient_triples;
   t_trace->add_node(std::move(n), inputs, {});
 }
 

@@ -23,8 +23,12 @@ bool is_traced(const Tensor& t);
 std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn);
 // host_call for code that returns nothing (an optimizer's update, ops::print): inside a branch of ops::cond
 // or a while_loop being traced it is recorded without running, so that it runs only where the graph takes it.
+struct HostEffectOptions {
+  // The inputs are gradients as (value, a, b) triples (see Node::gradient_triples).
+  bool gradient_triples = false;
+};
 void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
-                 std::function<void(std::span<const Tensor>)> fn);
+                 std::function<void(std::span<const Tensor>)> fn, HostEffectOptions options = {});
 
 // Stops recording on this thread while it lives: ops run then are part of no graph (a layer's weight
 // initialisers, run once when it is built during a trace, as TF lifts them out of the function).
