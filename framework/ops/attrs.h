@@ -2,6 +2,7 @@
 // Per-op attributes: one small struct per op family, carried in the Attrs variant so that kernels,
 // the tape and backward formulas all read the same resolved values.
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -15,69 +16,100 @@ namespace ember {
 
 enum class Padding : uint8_t { Valid, Same };
 
+// Attributes compare equal when an op given either computes the same (the graph compiler's common-subexpression
+// elimination): floating values by their bits, so that -0.0 and 0.0 differ (a fill with either gives other bits)
+// and a NaN equals itself. A structure with a floating field spells its comparison out; a field added there must
+// join it.
+namespace detail {
+inline bool same_bits(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
+}  // namespace detail
+
 struct GeluAttrs {
   bool approximate = false;  // tanh approximation
+  bool operator==(const GeluAttrs&) const = default;
 };
 struct CastAttrs {
   DType dtype = DType::Float32;
+  bool operator==(const CastAttrs&) const = default;
 };
 // Reductions: axes are normalised (non-negative, sorted, unique); empty means none are reduced.
 struct ReduceAttrs {
   std::vector<int64_t> axes;
   bool keepdims = false;
+  bool operator==(const ReduceAttrs&) const = default;
 };
 struct ArgReduceAttrs {
   int64_t axis = 0;  // normalised
   DType output_type = DType::Int64;
+  bool operator==(const ArgReduceAttrs&) const = default;
 };
 struct MatMulAttrs {
   bool transpose_a = false, transpose_b = false;
   bool relu = false;  // matmul_bias only: relu of the biased product (fused_ops [BiasAdd, Relu])
+  bool operator==(const MatMulAttrs&) const = default;
 };
 // reshape and broadcast_to: the resolved output shape (no -1).
 struct ShapeAttrs {
   Shape shape;
+  bool operator==(const ShapeAttrs&) const = default;
 };
 struct TransposeAttrs {
   std::vector<int64_t> perm;  // normalised permutation
+  bool operator==(const TransposeAttrs&) const = default;
 };
 // concat, softmax, log_softmax: normalised axis.
 struct AxisAttrs {
   int64_t axis = 0;
+  bool operator==(const AxisAttrs&) const = default;
 };
 // strided_slice after mask resolution: per input dimension, begin and stride, and the output shape
 // before new/shrink axes are applied (the front end reshapes for those).
 struct StridedSliceAttrs {
   std::vector<int64_t> begin, strides;
   Shape out_shape;
+  bool operator==(const StridedSliceAttrs&) const = default;
 };
 struct GatherAttrs {
   int64_t axis = 0;  // normalised
   int64_t batch_dims = 0;
+  bool operator==(const GatherAttrs&) const = default;
 };
 struct SegmentAttrs {
   int64_t num_segments = 0;
+  bool operator==(const SegmentAttrs&) const = default;
 };
 struct OneHotAttrs {
   int64_t depth = 0;
   int64_t axis = -1;  // normalised to [0, rank] of the output
   double on_value = 1, off_value = 0;
   DType dtype = DType::Float32;
+  bool operator==(const OneHotAttrs& o) const {
+    return depth == o.depth && axis == o.axis && detail::same_bits(on_value, o.on_value) &&
+           detail::same_bits(off_value, o.off_value) && dtype == o.dtype;
+  }
 };
 enum class PadMode : uint8_t { Constant, Reflect, Symmetric };
 struct PadAttrs {
   std::vector<std::pair<int64_t, int64_t>> paddings;  // per dim (before, after)
   PadMode mode = PadMode::Constant;
   double constant_value = 0;
+  bool operator==(const PadAttrs& o) const {
+    return paddings == o.paddings && mode == o.mode && detail::same_bits(constant_value, o.constant_value);
+  }
 };
 struct TileAttrs {
   std::vector<int64_t> multiples;
+  bool operator==(const TileAttrs&) const = default;
 };
 // fill, range, linspace: output shape and dtype; a = value/start, b = stop, c = delta.
 struct CreationAttrs {
   Shape shape;
   DType dtype = DType::Float32;
   double a = 0, b = 0, c = 0;
+  bool operator==(const CreationAttrs& o) const {
+    return shape == o.shape && dtype == o.dtype && detail::same_bits(a, o.a) && detail::same_bits(b, o.b) &&
+           detail::same_bits(c, o.c);
+  }
 };
 // random_*: Philox key/counter chosen by the front end from the global and op seeds; a, b are
 // minval/maxval (uniform) or mean/stddev (normal, truncated_normal).
@@ -88,6 +120,10 @@ struct RandomAttrs {
   uint64_t counter = 0;
   double a = 0, b = 1;
   std::optional<uint64_t> op_seed{};  // the call's op seed, from which a replayed graph draws key and counter again
+  bool operator==(const RandomAttrs& o) const {
+    return shape == o.shape && dtype == o.dtype && key == o.key && counter == o.counter && detail::same_bits(a, o.a) &&
+           detail::same_bits(b, o.b) && op_seed == o.op_seed;
+  }
 };
 // conv2d family, NHWC input, HWIO filter. For the backprop ops `shape` is the input (backprop_input)
 // or filter (backprop_filter) shape being produced. Padding is resolved to explicit (top, bottom,
@@ -100,6 +136,7 @@ struct Conv2DAttrs {
   Padding padding = Padding::Valid;
   Shape shape;
   bool relu = false;  // conv2d_bias only: relu of the biased output (fused_ops [BiasAdd, Relu])
+  bool operator==(const Conv2DAttrs&) const = default;
 };
 // pooling, NHWC; pads resolved as for conv2d.
 struct Pool2DAttrs {
@@ -108,12 +145,17 @@ struct Pool2DAttrs {
   std::array<int64_t, 4> pads{0, 0, 0, 0};
   Padding padding = Padding::Valid;
   Shape shape;  // avg_pool2d_grad: the original input shape
+  bool operator==(const Pool2DAttrs&) const = default;
 };
 
 // apply_adam: Keras's Adam step with the bias correction folded into alpha; the coefficients are rounded
 // to the variable's dtype before use, exactly as the unfused ops would round their scalars.
 struct AdamAttrs {
   double alpha = 0, one_minus_beta_1 = 0, one_minus_beta_2 = 0, epsilon = 0;
+  bool operator==(const AdamAttrs& o) const {
+    return detail::same_bits(alpha, o.alpha) && detail::same_bits(one_minus_beta_1, o.one_minus_beta_1) &&
+           detail::same_bits(one_minus_beta_2, o.one_minus_beta_2) && detail::same_bits(epsilon, o.epsilon);
+  }
 };
 
 using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, ArgReduceAttrs, MatMulAttrs, ShapeAttrs,
