@@ -4,6 +4,12 @@
 
 namespace ember::graph {
 
+// Makes the readers of a node's outputs read an earlier node's when both compute the same (common-subexpression
+// elimination): ops with the same op, inputs, attributes, output specs and device and no effects, reads of one
+// variable with no assignment or host call between, views of one value with one shape. Small constants the
+// graph alone holds are merged by their bytes first.
+void eliminate_common_subexpressions(Graph& g);
+
 // Hands an optimizer update the factors of a small batch's kernel gradient (x^T @ dy, at most
 // ops::kFactoredMaxRows rows) instead of the product, when nothing else reads it.
 void fold_kernel_gradients(Graph& g);
@@ -18,6 +24,9 @@ void cache_variable_casts(Graph& g);
 // Lets elementwise ops write their output into an input that dies there (same shape, dtype and device, its
 // buffer held by no variable, input, constant or other live value).
 void write_in_place(Graph& g);
+
+// Whether an op writes into one of its inputs' buffers (an optimizer's update in place; a reshape only views).
+bool writes_input(const Node& n);
 
 // The always-on passes, in order.
 void optimize(Graph& g);

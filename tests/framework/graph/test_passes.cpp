@@ -1,0 +1,215 @@
+// The graph compiler's common-subexpression elimination: what it removes from a traced function's graph, that
+// replay keeps eager's bits, and what it may not merge (random ops, a variable read across an assignment or a
+// host call, reads around a write into a buffer, outputs the caller receives).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "framework/ember.h"
+#include "framework/graph/executor.h"
+#include "framework/graph/passes.h"
+
+using namespace ember;
+
+namespace {
+
+bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
+  return std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+Tensor sample(const Shape& s, uint64_t seed) { return random::normal(s, {.seed = seed}); }
+
+const graph::Graph& graph_of(auto& f) { return f.concrete_functions().at(0)->graph(); }
+
+// A graph written by hand, for what a trace never records (two identical random ops, two reads of a variable).
+struct Builder {
+  graph::Graph g;
+  int value(const Shape& s) { return g.add_value(graph::Value{s, DType::Float32, Device::cpu(), -1, -1, Tensor()}); }
+  int input(const Shape& s) {
+    const int v = value(s);
+    g.values[static_cast<size_t>(v)].input = static_cast<int>(g.inputs.size());
+    g.inputs.push_back(v);
+    return v;
+  }
+  int node(graph::Node n, const Shape& out) {
+    const int v = value(out);
+    g.values[static_cast<size_t>(v)].producer = static_cast<int>(g.nodes.size());
+    n.outputs = {v};
+    g.nodes.push_back(std::move(n));
+    return v;
+  }
+  int read(const Variable& var) {
+    graph::Node n;
+    n.kind = graph::NodeKind::ReadVariable;
+    n.variable = var;
+    return node(std::move(n), var.shape());
+  }
+  void assign(const Variable& var, int v) {
+    graph::Node n;
+    n.kind = graph::NodeKind::AssignVariable;
+    n.variable = var;
+    n.inputs = {v};
+    g.nodes.push_back(std::move(n));
+  }
+  int op(OpId op, std::vector<int> inputs, const Shape& out, Attrs attrs = {}) {
+    graph::Node n;
+    n.op = op;
+    n.inputs = std::move(inputs);
+    n.specs = {OutputSpec{out, DType::Float32}};
+    n.attrs = std::move(attrs);
+    return node(std::move(n), out);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("common subexpressions are computed once, with eager's bits", "[function][passes]") {
+  const auto step = [](const Tensor& x) {
+    Tensor a = ops::tanh(ops::exp(x) * 2.0f);
+    Tensor b = ops::tanh(ops::exp(x) * 2.0f);  // the same chain again, with a 2.0f of its own
+    return a + b * ops::sigmoid(x);
+  };
+  auto f = ember::function(step);
+  Tensor x = sample({4, 5}, 1);
+  const Tensor expected = step(x);
+  CHECK(bitwise_equal(f(x), expected));
+  CHECK(bitwise_equal(f(x), expected));  // replayed
+  const graph::Graph& g = graph_of(f);
+  CHECK(g.count(OpId::exp) == 1);
+  CHECK(g.count(OpId::mul) == 2);  // the two `* 2.0f` are one; `b * sigmoid(x)`
+  CHECK(g.count(OpId::tanh) == 1);
+}
+
+TEST_CASE("common-subexpression elimination merges gradients' repeated work, keeping eager's bits",
+          "[function][passes]") {
+  Variable w(sample({5, 3}, 2), {.name = "w"});
+  const auto step = [&w](const Tensor& x) {
+    GradientTape tape;
+    Tensor y = ops::matmul(x, w.read_value());
+    Tensor loss = ops::reduce_sum(ops::square(ops::tanh(y))) + ops::reduce_sum(ops::tanh(y));
+    return tape.gradient(loss, {w})[0];
+  };
+  auto f = ember::function(step);
+  Tensor x = sample({4, 5}, 3);
+  const Tensor expected = step(x);
+  CHECK(bitwise_equal(f(x), expected));
+  CHECK(bitwise_equal(f(x), expected));
+  CHECK(graph_of(f).count(OpId::tanh) == 1);
+}
+
+TEST_CASE("outputs the caller receives stay tensors of their own", "[function][passes]") {
+  auto f = ember::function([](const Tensor& x) { return std::tuple<Tensor, Tensor>{ops::exp(x), ops::exp(x)}; });
+  Tensor x = sample({3}, 4);
+  f(x);
+  auto [a, b] = f(x);
+  CHECK(a.id() != b.id());
+  CHECK(bitwise_equal(a, ops::exp(x)));
+  CHECK(graph_of(f).count(OpId::exp) == 2);
+}
+
+TEST_CASE("random ops are never merged", "[function][passes]") {
+  auto f = ember::function([](const Tensor& x) { return x + random::normal({3}) - random::normal({3}); });
+  Tensor x = ops::zeros({3});
+  f(x);
+  Tensor y = f(x);
+  CHECK(graph_of(f).count(OpId::random_normal) == 2);
+  CHECK(ops::reduce_max(ops::abs(y)).item<float>() > 0.0f);
+
+  // Two random ops with the same attributes, written by hand: still two draws.
+  Builder b;
+  const Shape s{4};
+  RandomAttrs attrs{.shape = s, .key = 1, .counter = 2};
+  graph::Node r;
+  r.op = OpId::random_normal;
+  r.specs = {OutputSpec{s, DType::Float32}};
+  r.attrs = attrs;
+  const int r1 = b.node(r, s), r2 = b.node(r, s);
+  b.g.outputs = {b.op(OpId::sub, {r1, r2}, s)};
+  graph::optimize(b.g);
+  CHECK(b.g.count(OpId::random_normal) == 2);
+  const graph::Node& sub = b.g.nodes.back();
+  REQUIRE(sub.op == OpId::sub);
+  CHECK(sub.inputs[0] != sub.inputs[1]);  // each draw is read
+}
+
+TEST_CASE("an op writing into an input separates what read it before from what reads it after", "[passes]") {
+  Builder b;
+  const Shape s{3};
+  const int x = b.input(s);
+  const int before = b.op(OpId::exp, {x}, s);
+  graph::Node neg;  // negates x's buffer in place, as an optimizer's fused update writes its variable
+  neg.op = OpId::neg;
+  neg.inputs = {x};
+  neg.specs = {OutputSpec{s, DType::Float32, 0}};
+  const int negated = b.node(std::move(neg), s);
+  const int after = b.op(OpId::exp, {x}, s);
+  b.g.outputs = {b.op(OpId::sub, {before, after}, s), negated};  // returned, so that the write stays
+  graph::optimize(b.g);
+  CHECK(b.g.count(OpId::exp) == 2);
+  graph::Executable exe(std::move(b.g));
+  const Tensor in = Tensor::from_vector<float>({1, 2, 3});
+  const Tensor expected = ops::exp(in) - ops::exp(-in);
+  CHECK(bitwise_equal(exe.run(std::span<const Tensor>(&in, 1))[0], expected));
+}
+
+TEST_CASE("variable reads merge, but not across an assignment or a host call", "[passes]") {
+  Variable v(Tensor::from_vector<float>({1, 2, 3}), {.name = "v"});
+  const Shape s{3};
+  SECTION("nothing between: one read") {
+    Builder b;
+    const int x = b.input(s);
+    const int r1 = b.read(v), r2 = b.read(v);
+    b.g.outputs = {b.op(OpId::mul, {b.op(OpId::add, {r1, x}, s), r2}, s)};
+    graph::optimize(b.g);
+    CHECK(b.g.count(graph::NodeKind::ReadVariable) == 1);
+  }
+  SECTION("an assignment between: two reads, and the second sees the new value") {
+    Builder b;
+    const int x = b.input(s);
+    const int r1 = b.read(v);
+    b.assign(v, x);
+    const int r2 = b.read(v);
+    b.g.outputs = {b.op(OpId::sub, {r1, r2}, s)};
+    graph::optimize(b.g);
+    CHECK(b.g.count(graph::NodeKind::ReadVariable) == 2);
+    graph::Executable exe(std::move(b.g));
+    const Tensor in = Tensor::from_vector<float>({10, 20, 30});
+    CHECK(exe.run(std::span<const Tensor>(&in, 1))[0].to_vector<float>() == std::vector<float>{-9, -18, -27});
+  }
+  SECTION("a host call between: two reads") {
+    Builder b;
+    const int r1 = b.read(v);
+    graph::Node h;
+    h.kind = graph::NodeKind::HostCall;
+    h.name = "assigns v";
+    h.host = [v](std::span<const Tensor>) mutable {
+      v.assign(Tensor::from_vector<float>({0, 0, 0}));
+      return std::vector<Tensor>{};
+    };
+    b.g.nodes.push_back(std::move(h));
+    const int r2 = b.read(v);
+    b.g.outputs = {b.op(OpId::sub, {r1, r2}, s)};
+    graph::optimize(b.g);
+    CHECK(b.g.count(graph::NodeKind::ReadVariable) == 2);
+  }
+}
+
+TEST_CASE("a traced read, assignment and read of a variable keep eager's values", "[function][passes]") {
+  Variable v(Tensor::from_vector<float>({1, 2, 3}), {.name = "v"});
+  const auto step = [&v](const Tensor& x) {
+    Tensor a = ops::exp(v.read_value());
+    v.assign(x);
+    Tensor b = ops::exp(v.read_value());
+    return a - b;
+  };
+  auto f = ember::function(step);
+  const Tensor x = Tensor::from_vector<float>({0.5f, 0.25f, 0.125f});
+  f(x);
+  v.assign(Tensor::from_vector<float>({1, 2, 3}));
+  const Tensor replayed = f(x);
+  v.assign(Tensor::from_vector<float>({1, 2, 3}));
+  CHECK(bitwise_equal(replayed, step(x)));
+  CHECK(graph_of(f).count(OpId::exp) == 2);
+}
