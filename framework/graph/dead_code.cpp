@@ -40,6 +40,7 @@ void eliminate_dead_code(Graph& g) {
 }
 
 void optimize(Graph& g) {
+  fold_constants(g);
   eliminate_common_subexpressions(g);
   fold_kernel_gradients(g);
   eliminate_dead_code(g);

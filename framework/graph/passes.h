@@ -4,6 +4,11 @@
 
 namespace ember::graph {
 
+// Runs each op whose inputs are all constants once, now, and makes its outputs constants (constant folding):
+// not random ops, ops writing into an input, ops whose outputs are returned or hold over 1 MiB, nor ops reading a
+// constant something outside the graph holds. Readers of a folded output read the constant.
+void fold_constants(Graph& g);
+
 // Makes the readers of a node's outputs read an earlier node's when both compute the same (common-subexpression
 // elimination): ops with the same op, inputs, attributes, output specs and device and no effects, reads of one
 // variable with no assignment or host call between, views of one value with one shape. Small constants the

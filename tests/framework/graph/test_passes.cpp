@@ -1,6 +1,6 @@
-// The graph compiler's common-subexpression elimination: what it removes from a traced function's graph, that
-// replay keeps eager's bits, and what it may not merge (random ops, a variable read across an assignment or a
-// host call, reads around a write into a buffer, outputs the caller receives).
+// The graph compiler's constant folding and common-subexpression elimination: what each removes from a traced
+// function's graph, that replay keeps eager's bits, and what neither may touch (random ops, a variable read
+// across an assignment or a host call, a constant a tape may watch, outputs the caller receives).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -212,4 +212,61 @@ TEST_CASE("a traced read, assignment and read of a variable keep eager's values"
   v.assign(Tensor::from_vector<float>({1, 2, 3}));
   CHECK(bitwise_equal(replayed, step(x)));
   CHECK(graph_of(f).count(OpId::exp) == 2);
+}
+
+TEST_CASE("chains of constants are folded, with eager's bits", "[function][passes]") {
+  const auto step = [](const Tensor& x) {
+    Tensor scale = ops::exp(Tensor::scalar(0.5f)) * 2.0f + 1.0f;      // exp, mul, add of constants
+    Tensor bias = ops::reshape(ops::ones({6}) * 3.0f, {2, 3});       // fill, mul, reshape of constants
+    return x * scale + bias;
+  };
+  auto f = ember::function(step);
+  Tensor x = sample({2, 3}, 5);
+  const Tensor expected = step(x);
+  CHECK(bitwise_equal(f(x), expected));
+  CHECK(bitwise_equal(f(x), expected));
+  const graph::Graph& g = graph_of(f);
+  CHECK(g.count(OpId::exp) == 0);
+  CHECK(g.count(OpId::fill) == 0);
+  CHECK(g.count(OpId::reshape) == 0);
+  CHECK(g.count(OpId::mul) == 1);  // x * scale
+  CHECK(g.count(OpId::add) == 1);  // + bias
+  CHECK(g.nodes.size() == 2);
+}
+
+TEST_CASE("constant folding leaves random ops, large outputs, returned outputs and watched constants",
+          "[function][passes]") {
+  SECTION("a random op") {
+    auto f = ember::function([](const Tensor& x) { return x + random::uniform({3}); });
+    f(ops::zeros({3}));
+    CHECK(graph_of(f).count(OpId::random_uniform) == 1);
+  }
+  SECTION("an output over 1 MiB") {
+    auto f = ember::function([](const Tensor& x) { return x + ops::ones({600, 600}); });
+    f(Tensor::scalar(1.0f));
+    CHECK(graph_of(f).count(OpId::fill) == 1);
+  }
+  SECTION("an output the function returns") {
+    auto f = ember::function([](const Tensor& x) { return std::tuple<Tensor, Tensor>{x + 1.0f, ops::ones({3}) * 2.0f}; });
+    const Tensor x = ops::zeros({3});
+    f(x);
+    auto [p, q] = f(x);
+    auto [r, s] = f(x);
+    CHECK(graph_of(f).count(OpId::mul) == 1);
+    CHECK(q.id() != s.id());
+  }
+  SECTION("a captured tensor: a tape may watch it") {
+    const Tensor c = Tensor::from_vector<float>({0.5f, -1.0f, 2.0f});
+    auto f = ember::function([&c](const Tensor& x) { return x * ops::exp(c); });
+    const Tensor x = Tensor::from_vector<float>({1, 2, 3});
+    f(x);
+    CHECK(graph_of(f).count(OpId::exp) == 1);
+    const auto grad_of = [&c, &x](auto&& fn) {
+      GradientTape tape;
+      tape.watch(c);
+      Tensor y = ops::reduce_sum(fn(x));
+      return tape.gradient(y, c);
+    };
+    CHECK(bitwise_equal(grad_of(f), grad_of([&c](const Tensor& t) { return t * ops::exp(c); })));
+  }
 }
