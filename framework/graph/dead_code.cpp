@@ -45,6 +45,7 @@ void optimize(Graph& g) {
   fold_kernel_gradients(g);
   eliminate_dead_code(g);
   cache_variable_casts(g);
+  move_relu_grad_before_pool_grad(g);
   write_in_place(g);
 }
 

@@ -2,7 +2,9 @@
 // the dropout mask's mul, the bias and residual adds) usually reads a temporary that nothing reads after it,
 // of its own shape and dtype, so the op can overwrite it instead of allocating: fewer buffers live at once.
 // Each element is read before it is written, at the same index, which the elementwise loops (CPU and CUDA)
-// allow. Replay keeps the copy where a tape records the op (it may have saved the input).
+// allow. So may a max-pool gradient whose windows do not overlap write into the pooled image, when the image
+// dies there (after move_relu_grad_before_pool_grad, a fused conv-relu's output does). Replay keeps the copy
+// where a tape records the op (it may have saved the input).
 #include <numeric>
 #include <vector>
 
@@ -24,6 +26,18 @@ bool elementwise_same_type(OpId op) {
     default:
       return false;
   }
+}
+
+// The inputs whose buffer the node's one output may take: any input of an elementwise op of one dtype; the
+// input image of a max-pool gradient whose windows do not overlap (the CPU kernel reads each window whole
+// before writing its pixels, and writes nothing a later window reads; the CUDA kernel reads the image into
+// argmax positions before writing any gradient).
+bool may_overwrite(const Node& n, size_t input) {
+  if (n.op == OpId::max_pool2d_grad) {
+    const auto& a = std::get<Pool2DAttrs>(n.attrs);
+    return input == 0 && a.strides[0] >= a.ksize[0] && a.strides[1] >= a.ksize[1];
+  }
+  return elementwise_same_type(n.op);
 }
 
 // Values sharing one buffer (an op's output aliasing its input, a view), with what the whole buffer allows.
@@ -76,10 +90,10 @@ void write_in_place(Graph& g) {
   }
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     Node& n = g.nodes[k];
-    if (n.kind != NodeKind::Op || !elementwise_same_type(n.op) || n.specs.size() != 1 || n.specs[0].alias_input >= 0)
-      continue;
+    if (n.kind != NodeKind::Op || n.specs.size() != 1 || n.specs[0].alias_input >= 0) continue;
     for (size_t p = 0; p < n.inputs.size(); ++p) {
       const int v = n.inputs[p];
+      if (v < 0 || !may_overwrite(n, p)) continue;
       const Value& in = g.values[static_cast<size_t>(v)];
       const int root = b.find(v);
       if (b.pinned[static_cast<size_t>(root)] || b.last_use[static_cast<size_t>(root)] != static_cast<int>(k) ||

@@ -26,6 +26,10 @@ void eliminate_dead_code(Graph& g);
 // each float32 weight once per value, not once per call).
 void cache_variable_casts(Graph& g);
 
+// Computes relu_grad(max_pool2d_grad(x, y, dy), x) as max_pool2d_grad(x, y, relu_grad(dy, y)), the same values
+// (NaN windows aside), so that a fused conv-relu's output x dies at the pooling gradient, which may write into it.
+void move_relu_grad_before_pool_grad(Graph& g);
+
 // Lets elementwise ops write their output into an input that dies there (same shape, dtype and device, its
 // buffer held by no variable, input, constant or other live value).
 void write_in_place(Graph& g);
