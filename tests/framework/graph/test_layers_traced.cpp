@@ -4,7 +4,9 @@
 //
 // Each case makes two layers from one seed, one run eagerly and one inside ember::function, and calls both
 // on the same inputs (different values on each call), with random::set_seed the same before each sequence,
-// so the global random sequence (unseeded Dropout) must be consumed as eager consumes it.
+// so the global random sequence (unseeded Dropout) must be consumed as eager consumes it. Between calls every
+// weight of both layers is changed the same way, as an optimizer step would: a replay must read the new values.
+// Each case runs with a GradientTape (forward and gradients) and without one (the forward pass alone).
 // The table of cases must name every registered layer class: a new EMBER_REGISTER_LAYER without a case here
 // fails the coverage test.
 #include <catch2/catch.hpp>
@@ -91,10 +93,11 @@ void check_bitwise(const Tensor& eager, const Tensor& traced, const std::string&
                                    << worst << ")" << first.str());
 }
 
-// One call: y = layer(xs, training), then the gradients of sum(y * w) w.r.t. the floating inputs and the
-// layer's trainable weights. Returns y followed by the gradients.
-std::vector<Tensor> forward_backward(Layer& layer, const LayerCase& c, const std::vector<Tensor>& xs,
-                                     const Tensor& w) {
+// One call: y = layer(xs, training), then (with_tape) the gradients of sum(y * w) w.r.t. the floating inputs
+// and the layer's trainable weights. Returns y followed by the gradients.
+std::vector<Tensor> forward_backward(Layer& layer, const LayerCase& c, const std::vector<Tensor>& xs, const Tensor& w,
+                                     bool with_tape) {
+  if (!with_tape) return {c.list_input ? layer(xs, c.training) : layer(xs.at(0), c.training)};
   GradientTape tape;
   std::vector<Tensor> sources;
   for (const Tensor& x : xs) {
@@ -120,6 +123,12 @@ std::string output_name(const Layer& layer, size_t n_float_inputs, size_t i) {
   return "gradient w.r.t. " + (k < vars.size() ? vars[k].name() : "weight " + std::to_string(k));
 }
 
+// Changes every weight between calls, as an optimizer step would (and BatchNormalization's moving statistics
+// too): the traced function must read the new values, not the ones it traced with.
+void nudge_weights(Layer& layer) {
+  for (Variable& v : layer.weights()) v.assign(v.value() * 0.75 + 0.125);
+}
+
 LayerPtr make_for(const LayerCase& c) {
   random::set_seed(kInitSeed);
   LayerPtr layer = c.make();
@@ -134,8 +143,10 @@ LayerPtr make_for(const LayerCase& c) {
   return layer;
 }
 
-void run_case(const LayerCase& c) {
-  INFO(c.label << (c.training ? " (training)" : " (inference)"));
+// with_tape: the forward pass and the gradients; otherwise the forward pass alone, with no tape recording
+// (predict's path: mixed-precision layers may reuse a cached cast of a weight there).
+void run_case(const LayerCase& c, bool with_tape) {
+  INFO(c.label << (c.training ? " (training)" : " (inference)") << (with_tape ? "" : ", no tape"));
   LayerPtr eager = make_for(c), traced = make_for(c), probe = make_for(c);
   CHECK(eager->class_name() == c.class_name);
   {
@@ -166,14 +177,15 @@ void run_case(const LayerCase& c) {
   std::vector<std::vector<std::vector<char>>> eager_state;
   random::set_seed(kRunSeed);
   for (int i = 0; i < c.calls; ++i) {
-    eager_outs.push_back(forward_backward(*eager, c, xs[i], ws[i]));
+    eager_outs.push_back(forward_backward(*eager, c, xs[i], ws[i], with_tape));
     std::vector<std::vector<char>> state;
     for (const Variable& v : eager->weights()) state.push_back(bytes_of(v.value()));
     eager_state.push_back(std::move(state));
+    nudge_weights(*eager);
   }
 
   auto step = ember::function([&](const std::vector<Tensor>& x, const Tensor& w) {
-    return forward_backward(*traced, c, x, w);
+    return forward_backward(*traced, c, x, w, with_tape);
   });
   random::set_seed(kRunSeed);
   for (int i = 0; i < c.calls; ++i) {
@@ -194,6 +206,7 @@ void run_case(const LayerCase& c) {
       INFO("weight " << vars[k].name() << " after the call");
       CHECK(bytes_of(vars[k].value()) == eager_state[i][k]);
     }
+    nudge_weights(*traced);
   }
   CHECK(step.tracing_count() == 1);
 }
@@ -403,6 +416,8 @@ TEST_CASE("every registered layer class has a traced-vs-eager case", "[function]
 
 TEST_CASE("every layer: ember::function gives eager's bits, forward, gradients and state", "[function][layers]") {
   for (const LayerCase& c : all_cases()) {
-    DYNAMIC_SECTION(c.label << (c.training ? " (training)" : " (inference)")) { run_case(c); }
+    const std::string mode = c.training ? " (training)" : " (inference)";
+    DYNAMIC_SECTION(c.label << mode) { run_case(c, /*with_tape=*/true); }
+    DYNAMIC_SECTION(c.label << mode << ", forward only, no tape") { run_case(c, /*with_tape=*/false); }
   }
 }
