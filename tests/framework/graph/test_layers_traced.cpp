@@ -247,6 +247,9 @@ std::vector<LayerCase> all_cases() {
   cs.push_back({"Dense", "Dense(5, tanh) mixed_bfloat16",
                 [] { return make_layer<Dense>(5, DenseOptions{.activation = "tanh", .dtype = "mixed_bfloat16"}); },
                 {{4, 6}}, true});
+  cs.push_back({"Dense", "Dense(5, gelu) mixed_float16",
+                [] { return make_layer<Dense>(5, DenseOptions{.activation = "gelu", .dtype = "mixed_float16"}); },
+                {{4, 6}}, true});
   cs.push_back({"Dense", "Dense(5) built by its first call (inside the trace)", [] { return make_layer<Dense>(5); },
                 {{4, 6}}, true, false, DType::Float32, 0, /*build_first=*/false});
   for (const std::string& a : activations::names())
@@ -347,6 +350,9 @@ std::vector<LayerCase> all_cases() {
   both(cs, {"BatchNormalization", "BatchNormalization() mixed_bfloat16", [] {
               return make_layer<BatchNormalization>(BatchNormalizationOptions{.momentum = 0.5, .dtype = "mixed_bfloat16"});
             }, {image}});
+  cs.push_back({"BatchNormalization", "BatchNormalization() mixed_float16", [] {
+                  return make_layer<BatchNormalization>(BatchNormalizationOptions{.momentum = 0.5, .dtype = "mixed_float16"});
+                }, {image}, true});
 
   // --- dropout: a fresh mask on every call, eager's sequence ---
   both(cs, {"Dropout", "Dropout(0.5, seed 7)", [] { return make_layer<Dropout>(0.5, DropoutOptions{.seed = 7}); },
