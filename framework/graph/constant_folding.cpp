@@ -23,7 +23,7 @@ namespace {
 constexpr size_t kMaxFoldedBytes = size_t{1} << 20;  // per node, all outputs together
 
 bool foldable(const Graph& g, const Node& n, const std::vector<char>& returned) {
-  if (n.kind != NodeKind::Op || n.has_effects() || writes_input(n) || n.cast_cache || n.in_place_input >= 0)
+  if (n.kind != NodeKind::Op || n.has_effects() || n.cast_cache || n.in_place_input >= 0)
     return false;
   for (int v : n.inputs) {
     if (v < 0) return false;

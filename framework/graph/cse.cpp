@@ -13,13 +13,6 @@
 
 namespace ember::graph {
 
-bool writes_input(const Node& n) {
-  if (n.kind != NodeKind::Op || n.op == OpId::reshape) return false;
-  for (const OutputSpec& s : n.specs)
-    if (s.alias_input >= 0) return true;
-  return false;
-}
-
 namespace {
 
 // Constants of at most this size are merged by their bytes: each `x * 2.0f` captures its own 2.0f.
@@ -46,7 +39,7 @@ bool same_output_specs(const std::vector<OutputSpec>& a, const std::vector<Outpu
 bool may_merge(const Node& n) {
   switch (n.kind) {
     case NodeKind::Op:
-      return !n.has_effects() && !writes_input(n) && !n.cast_cache && n.in_place_input < 0;
+      return !n.has_effects() && !n.cast_cache && n.in_place_input < 0;
     case NodeKind::ReadVariable:
       return true;
     case NodeKind::Derived:
@@ -107,9 +100,11 @@ void eliminate_common_subexpressions(Graph& g) {
     for (int& v : n.inputs)
       if (v >= 0) v = same[static_cast<size_t>(v)];
     // After a write into a buffer, what read it before is no longer what reads it after.
-    if (writes_input(n)) seen.clear();
-    // A host call may assign any variable, an assignment its own: a read after it reads anew.
-    if (n.kind == NodeKind::HostCall) seen.erase(seen.lower_bound(reads_key), seen.lower_bound(after_reads_key));
+    if (n.writes_input()) seen.clear();
+    // A host call may assign any variable (so may a branch or loop with effects), an assignment its own: a read
+    // after it reads anew.
+    const bool control_flow_effects = (n.kind == NodeKind::Cond || n.kind == NodeKind::While) && n.has_effects();
+    if (n.kind == NodeKind::HostCall || control_flow_effects) seen.erase(seen.lower_bound(reads_key), seen.lower_bound(after_reads_key));
     if (n.kind == NodeKind::AssignVariable)
       seen.erase(std::vector<intptr_t>{static_cast<intptr_t>(NodeKind::ReadVariable),
                                        reinterpret_cast<intptr_t>(n.variable.handle())});

@@ -7,8 +7,15 @@
 
 namespace ember::graph {
 
+bool Node::writes_input() const {
+  if (kind != NodeKind::Op || op == OpId::reshape) return false;
+  for (const OutputSpec& s : specs)
+    if (s.alias_input >= 0) return true;
+  return false;
+}
+
 bool Node::has_effects() const {
-  if (kind == NodeKind::AssignVariable || kind == NodeKind::HostCall) return true;
+  if (kind == NodeKind::AssignVariable || kind == NodeKind::HostCall || writes_input()) return true;
   if (kind == NodeKind::Cond || kind == NodeKind::While) {
     for (const auto& sub : subgraphs)
       for (const Node& n : sub->graph().nodes)

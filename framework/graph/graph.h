@@ -69,6 +69,8 @@ struct Node {
 
   // Whether the node changes state outside its outputs, so it runs even when nothing reads them.
   bool has_effects() const;
+  // Whether it is an op writing into one of its inputs' buffers (an update in place; a reshape only views).
+  bool writes_input() const;
 };
 
 class Graph {

@@ -34,9 +34,6 @@ void move_relu_grad_before_pool_grad(Graph& g);
 // buffer held by no variable, input, constant or other live value).
 void write_in_place(Graph& g);
 
-// Whether an op writes into one of its inputs' buffers (an optimizer's update in place; a reshape only views).
-bool writes_input(const Node& n);
-
 // The always-on passes, in order.
 void optimize(Graph& g);
 
