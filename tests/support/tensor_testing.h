@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -58,6 +59,13 @@ inline std::vector<double> axpy(const std::vector<double>& x, double a, const st
   std::vector<double> r(x);
   for (size_t i = 0; i < r.size(); ++i) r[i] += a * d[i];
   return r;
+}
+
+// Whether two tensors hold the same bits: dtype, shape and every byte (of contiguous host copies).
+inline bool same_bits(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined() || a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  const Tensor x = a.to(Device::cpu()).clone(), y = b.to(Device::cpu()).clone();
+  return std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) == 0;
 }
 
 // Values of any tensor as doubles (bool -> 0/1, half types widened).

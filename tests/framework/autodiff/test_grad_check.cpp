@@ -10,8 +10,10 @@
 #include "framework/ops/dispatch.h"
 #include "tests/support/grad_check.h"
 #include "tests/support/op_sections.h"
+#include "tests/support/tensor_testing.h"
 
 using namespace ember;
+using ember::testing::same_bits;
 using ember::testing::GradCheckOptions;
 using ember::testing::make;
 using ember::testing::offset_rows64;
@@ -496,11 +498,6 @@ TEST_CASE("grad check catches wrong, misshapen and missing formulas", "[autodiff
 }
 
 namespace {
-bool same_bits(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
-  const Tensor ca = a.clone(), cb = b.clone();  // contiguous host copies of views
-  return std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
-}
 // The op's output and its inputs' gradients (of the output's sum), under a tape: what a traced training
 // step computes of it. Inputs without a gradient (integer indices) are left out.
 std::vector<Tensor> value_and_gradients(const TensorFn& fn, const Inputs& in) {

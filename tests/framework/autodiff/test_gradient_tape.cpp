@@ -7,6 +7,7 @@
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
+using ember::testing::same_bits;
 using ember::testing::check_tensor;
 
 namespace {
@@ -362,11 +363,6 @@ TEST_CASE("backward skips the products toward inputs that lead to no source", "[
 }
 
 namespace {
-bool same_bits(const Tensor& x, const Tensor& y) {
-  return x.shape() == y.shape() && x.dtype() == y.dtype() &&
-         std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) == 0;
-}
-
 // Gradients of a small two-layer net's loss by gradient() and by factored_gradient(), for the weights
 // w1 (used once or twice) and the bias b1, at a batch of `rows`.
 struct TwoWays {

@@ -22,6 +22,7 @@
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
+using ember::testing::same_bits;
 using ember::testing::all_equal;
 using ember::testing::make;
 
@@ -49,10 +50,6 @@ std::vector<std::tuple<int64_t, int64_t, int64_t>> spans(const std::vector<Chunk
   std::vector<std::tuple<int64_t, int64_t, int64_t>> out;
   for (const ChunkRun& r : runs) out.emplace_back(r.chunk, r.begin, r.end);
   return out;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
 
 // Runs f on a fresh thread whose OpenMP limit is 1, as the input pipeline's workers run.

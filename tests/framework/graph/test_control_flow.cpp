@@ -7,16 +7,12 @@
 #include <sstream>
 
 #include "framework/ember.h"
+#include "tests/support/tensor_testing.h"
 
 using namespace ember;
+using ember::testing::same_bits;
 
 namespace {
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (!a.defined() || !b.defined() || a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
-  Tensor x = a.to(Device::cpu()), y = b.to(Device::cpu());
-  return std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) == 0;
-}
 
 Tensor sample(const Shape& s, uint64_t seed) { return random::normal(s, {.seed = seed}); }
 Tensor f32(float v) { return Tensor::scalar<float>(v); }
@@ -56,14 +52,14 @@ TEST_CASE("cond runs one branch eagerly, and traced picks per call with one trac
   });
   Tensor x = sample({3}, 1);
   Tensor yes = Tensor::scalar_of(1, DType::Bool), no = Tensor::scalar_of(0, DType::Bool);
-  CHECK(bitwise_equal(f(yes, x), x * 2.0f));
-  CHECK(bitwise_equal(f(no, x), x - 1.0f));
-  CHECK(bitwise_equal(f(yes, x), x * 2.0f));
+  CHECK(same_bits(f(yes, x), x * 2.0f));
+  CHECK(same_bits(f(no, x), x - 1.0f));
+  CHECK(same_bits(f(yes, x), x * 2.0f));
   CHECK(f.tracing_count() == 1);
   CHECK(traced_true == 1);  // each branch traced once, run by every call that takes it
   CHECK(traced_false == 1);
   // Eager: only the branch taken runs.
-  CHECK(bitwise_equal(ops::cond(no, [&] { return x * 2.0f; }, [&] { return x - 1.0f; }), x - 1.0f));
+  CHECK(same_bits(ops::cond(no, [&] { return x * 2.0f; }, [&] { return x - 1.0f; }), x - 1.0f));
 
   std::ostringstream printed;
   printed << f.concrete_functions()[0]->graph();
@@ -79,8 +75,8 @@ TEST_CASE("cond returns tuples and nothing", "[control_flow]") {
     return a + b;
   });
   Tensor x = sample({2}, 2);
-  CHECK(bitwise_equal(f(Tensor::scalar_of(1, DType::Bool), x), x + x * 2.0f));
-  CHECK(bitwise_equal(f(Tensor::scalar_of(0, DType::Bool), x), x * 3.0f + x));
+  CHECK(same_bits(f(Tensor::scalar_of(1, DType::Bool), x), x + x * 2.0f));
+  CHECK(same_bits(f(Tensor::scalar_of(0, DType::Bool), x), x * 3.0f + x));
 }
 
 TEST_CASE("a branch's variable writes, prints and random draws happen only when a call takes it", "[control_flow]") {
@@ -104,9 +100,9 @@ TEST_CASE("a branch's variable writes, prints and random draws happen only when 
   CHECK(out.str() == "true branch\nfalse branch\ntrue branch\n");
   // The draws after the cond are eager's sequence: tracing the branches drew nothing for good.
   random::set_seed(7);
-  CHECK(bitwise_equal(r1, random::uniform({2})));
-  CHECK(bitwise_equal(r2, random::uniform({2})));
-  CHECK(bitwise_equal(r3, random::uniform({2})));
+  CHECK(same_bits(r1, random::uniform({2})));
+  CHECK(same_bits(r2, random::uniform({2})));
+  CHECK(same_bits(r3, random::uniform({2})));
 }
 
 TEST_CASE("a variable written in a branch is read again after the cond", "[control_flow]") {
@@ -150,7 +146,7 @@ TEST_CASE("while_loop runs as many passes as each call's values ask, with one tr
   Tensor x = Tensor::from_vector<float>({1.1f, -0.9f});
   for (int32_t n : {0, 1, 3, 2}) {
     Tensor expected = square_n(x, i32(n))[1];  // eager: a C++ loop
-    CHECK(bitwise_equal(f(x, i32(n)), expected));
+    CHECK(same_bits(f(x, i32(n)), expected));
   }
   CHECK(f.tracing_count() == 1);
   std::ostringstream printed;
@@ -215,7 +211,7 @@ TEST_CASE("cond's gradient, taken inside the function, is eager's for the branch
     GradientTape tape;
     tape.watch(x);
     Tensor expected = tape.gradient(branchy(x, w), x);
-    CHECK(bitwise_equal(grad(x), expected));
+    CHECK(same_bits(grad(x), expected));
   }
   CHECK(grad.tracing_count() == 1);
 }
@@ -254,7 +250,7 @@ TEST_CASE("a tape outside the function differentiates its loop, traced call and 
     Tensor y = ops::reduce_sum(f(x, i32(n)));
     eager_tape.watch(x);
     Tensor y_eager = ops::reduce_sum(square_n(x, i32(n))[1]);
-    CHECK(bitwise_equal(traced_tape.gradient(y, x), eager_tape.gradient(y_eager, x)));
+    CHECK(same_bits(traced_tape.gradient(y, x), eager_tape.gradient(y_eager, x)));
   }
 }
 
@@ -321,9 +317,9 @@ TEST_CASE("the RNN loop h = tanh(h W_hh + x[t] W_xh) trains inside a function", 
     return std::tuple<Tensor, Tensor, Tensor, Tensor>{loss, grads[0], grads[1], grads[2]};
   });
   auto [loss0, g0, g1, g2] = train_step(xs);
-  CHECK(bitwise_equal(g0, eager_grads[0]));
-  CHECK(bitwise_equal(g1, eager_grads[1]));
-  CHECK(bitwise_equal(g2, eager_grads[2]));
+  CHECK(same_bits(g0, eager_grads[0]));
+  CHECK(same_bits(g1, eager_grads[1]));
+  CHECK(same_bits(g2, eager_grads[2]));
   float last = 0;
   for (int i = 0; i < 30; ++i) last = std::get<0>(train_step(xs)).item<float>();
   CHECK(train_step.tracing_count() == 1);

@@ -9,16 +9,12 @@
 #include <unistd.h>
 
 #include "framework/ember.h"
+#include "tests/support/tensor_testing.h"
 
 using namespace ember;
+using ember::testing::same_bits;
 
 namespace {
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
-  std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
-  return std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
 
 Tensor sample(const Shape& s, uint64_t seed) { return random::normal(s, {.seed = seed}); }
 
@@ -32,15 +28,15 @@ TEST_CASE("a function traces once per signature and replays eager's bits", "[fun
   });
   Tensor x = sample({4, 3}, 1), w = sample({3, 5}, 2);
   Tensor eager = ops::relu(ops::matmul(x, w) * 2.0f + 1.0f);
-  CHECK(bitwise_equal(f(x, w), eager));
-  CHECK(bitwise_equal(f(x, w), eager));
+  CHECK(same_bits(f(x, w), eager));
+  CHECK(same_bits(f(x, w), eager));
   Tensor x2 = sample({4, 3}, 3);
-  CHECK(bitwise_equal(f(x2, w), ops::relu(ops::matmul(x2, w) * 2.0f + 1.0f)));
+  CHECK(same_bits(f(x2, w), ops::relu(ops::matmul(x2, w) * 2.0f + 1.0f)));
   CHECK(f.tracing_count() == 1);
   CHECK(traced == 1);
   // A new shape is a new signature.
   Tensor x3 = sample({7, 3}, 4);
-  CHECK(bitwise_equal(f(x3, w), ops::relu(ops::matmul(x3, w) * 2.0f + 1.0f)));
+  CHECK(same_bits(f(x3, w), ops::relu(ops::matmul(x3, w) * 2.0f + 1.0f)));
   CHECK(f.tracing_count() == 2);
   CHECK(f.concrete_functions().size() == 2);
 }
@@ -51,19 +47,19 @@ TEST_CASE("non-tensor arguments are part of the signature by value", "[function]
     return negate ? -y : y;
   });
   Tensor x = sample({3}, 5);
-  CHECK(bitwise_equal(f(x, 2.0, false), x * 2.0));
-  CHECK(bitwise_equal(f(x, 2.0, false), x * 2.0));
+  CHECK(same_bits(f(x, 2.0, false), x * 2.0));
+  CHECK(same_bits(f(x, 2.0, false), x * 2.0));
   CHECK(f.tracing_count() == 1);
-  CHECK(bitwise_equal(f(x, 3.0, false), x * 3.0));
-  CHECK(bitwise_equal(f(x, 3.0, true), -(x * 3.0)));
+  CHECK(same_bits(f(x, 3.0, false), x * 3.0));
+  CHECK(same_bits(f(x, 3.0, true), -(x * 3.0)));
   CHECK(f.tracing_count() == 3);
 }
 
 TEST_CASE("one tensor passed twice is two inputs of the graph", "[function]") {
   auto f = ember::function([](const Tensor& a, const Tensor& b) { return a - b; });
   Tensor x = sample({3}, 6), y = sample({3}, 7);
-  CHECK(bitwise_equal(f(x, x), x - x));
-  CHECK(bitwise_equal(f(x, y), x - y));
+  CHECK(same_bits(f(x, x), x - x));
+  CHECK(same_bits(f(x, y), x - y));
   CHECK(f.tracing_count() == 1);
 }
 
@@ -72,8 +68,8 @@ TEST_CASE("a function returns tuples, vectors or nothing", "[function]") {
   auto pair = ember::function([](const Tensor& a) { return std::tuple<Tensor, Tensor>{a + 1.0f, a * 2.0f}; });
   for (int i = 0; i < 2; ++i) {
     auto [p, q] = pair(x);
-    CHECK(bitwise_equal(p, x + 1.0f));
-    CHECK(bitwise_equal(q, x * 2.0f));
+    CHECK(same_bits(p, x + 1.0f));
+    CHECK(same_bits(q, x * 2.0f));
   }
   auto list = ember::function([](const std::vector<Tensor>& xs) {
     std::vector<Tensor> out;
@@ -83,7 +79,7 @@ TEST_CASE("a function returns tuples, vectors or nothing", "[function]") {
   for (int i = 0; i < 2; ++i) {
     std::vector<Tensor> out = list(std::vector<Tensor>{x, x + 1.0f});
     REQUIRE(out.size() == 2);
-    CHECK(bitwise_equal(out[1], ops::exp(x + 1.0f)));
+    CHECK(same_bits(out[1], ops::exp(x + 1.0f)));
   }
   Variable v(Tensor::scalar<float>(0));
   auto bump = ember::function([&]() { v.assign_add(Tensor::scalar<float>(1)); });
@@ -154,7 +150,7 @@ TEST_CASE("a whole training step traces into one graph and trains as eager does"
   CHECK(eager_losses.back() < eager_losses.front());
   std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
   REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i) CHECK(bitwise_equal(a[i].value(), b[i].value()));
+  for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
   CHECK(eager_opt.iterations().value().item<int64_t>() == traced_opt.iterations().value().item<int64_t>());
   // The graph holds the forward, the backward and the optimizer's update.
   const graph::Graph& g = traced_step.concrete_functions()[0]->graph();
@@ -206,7 +202,7 @@ TEST_CASE("two training steps in one function: the second reads the weights the 
   CHECK(traced_losses == eager_losses);
   std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
   REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i) CHECK(bitwise_equal(a[i].value(), b[i].value()));
+  for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
 }
 
 TEST_CASE("random ops draw new numbers on every call, in eager's sequence", "[function]") {
@@ -226,7 +222,7 @@ TEST_CASE("random ops draw new numbers on every call, in eager's sequence", "[fu
   layers::Dropout eager_drop(0.5, {.seed = 9}), traced_drop(0.5, {.seed = 9});
   auto drop = ember::function([&](const Tensor& x) { return traced_drop(x, true); });
   Tensor ones = ops::ones({64});
-  for (int i = 0; i < 3; ++i) CHECK(bitwise_equal(drop(ones), eager_drop(ones, true)));
+  for (int i = 0; i < 3; ++i) CHECK(same_bits(drop(ones), eager_drop(ones, true)));
 }
 
 TEST_CASE("reading a traced value on the host is refused, naming cond and while_loop", "[function]") {
@@ -246,7 +242,7 @@ TEST_CASE("reading a traced value on the host is refused, naming cond and while_
   // A constant made outside is not traced: reading it is fine.
   Tensor c = Tensor::scalar<float>(2);
   auto g = ember::function([&](const Tensor& t) { return t * c.item<float>(); });
-  CHECK(bitwise_equal(g(x), x * 2.0f));
+  CHECK(same_bits(g(x), x * 2.0f));
 }
 
 TEST_CASE("ops::print runs on every call, C++ output only while tracing", "[function]") {
@@ -304,8 +300,8 @@ TEST_CASE("a layer built inside a trace initialises its weights once", "[functio
   Tensor x = sample({2, 3}, 12);
   Tensor first = f(x);
   Tensor kernel = dense.weights()[0].value();
-  CHECK(bitwise_equal(f(x), first));
-  CHECK(bitwise_equal(dense.weights()[0].value(), kernel));
+  CHECK(same_bits(f(x), first));
+  CHECK(same_bits(dense.weights()[0].value(), kernel));
   // Creating a variable from a traced value is refused.
   auto bad = ember::function([](const Tensor& t) {
     Variable v(t * 2.0f);
@@ -374,7 +370,7 @@ TEST_CASE("threads may call one function at once", "[function]") {
   for (size_t t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       bool all = true;
-      for (int i = 0; i < 50; ++i) all = all && bitwise_equal(f(inputs[t]), expected[t]);
+      for (int i = 0; i < 50; ++i) all = all && same_bits(f(inputs[t]), expected[t]);
       ok[t] = all;
     });
   for (std::thread& t : threads) t.join();
@@ -387,8 +383,8 @@ TEST_CASE("elementwise ops reuse a dying input's buffer, but not under a tape th
   auto f = ember::function([](const Tensor& x) { return ops::exp(x * 3.0f) * 2.0f + 1.0f; });
   Tensor x = Tensor::from_vector<float>({0.1f, 0.2f, 0.3f});
   const Tensor expected = ops::exp(x * 3.0f) * 2.0f + 1.0f;
-  CHECK(bitwise_equal(f(x), expected));
-  CHECK(bitwise_equal(f(x), expected));
+  CHECK(same_bits(f(x), expected));
+  CHECK(same_bits(f(x), expected));
   size_t in_place = 0;
   for (const graph::Node& n : f.concrete_functions()[0]->graph().nodes) in_place += n.in_place_input >= 0;
   CHECK(in_place == 3);  // exp, the second mul and add overwrite the temporary they read; x is the caller's
@@ -441,10 +437,10 @@ TEST_CASE("a small batch's kernel gradients reach the optimizer as their factors
     auto traced_step = ember::function(step_of(*traced_model, traced_opt));
     for (int i = 0; i < 4; ++i) {
       Tensor x = sample({batch, 40}, 30 + static_cast<uint64_t>(i));
-      CHECK(bitwise_equal(eager_step(x), traced_step(x)));
+      CHECK(same_bits(eager_step(x), traced_step(x)));
     }
     std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
-    for (size_t i = 0; i < a.size(); ++i) CHECK(bitwise_equal(a[i].value(), b[i].value()));
+    for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
     // Up to 8 rows, neither kernel gradient is a product in the graph any more.
     const graph::Graph& g = traced_step.concrete_functions()[0]->graph();
     CHECK(g.count(OpId::matmul) == (batch <= ops::kFactoredMaxRows ? 1u : 3u));

@@ -5,16 +5,12 @@
 #include <cstring>
 
 #include "framework/ember.h"
+#include "tests/support/tensor_testing.h"
 
 using namespace ember;
+using ember::testing::same_bits;
 
 namespace {
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
-  std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
-  return std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
 
 // A Conv2D(relu) + MaxPooling2D block's gradients, as Keras's example CNN takes them; two of them with the same
 // strides start from the same weights.
@@ -54,8 +50,8 @@ TEST_CASE("a conv-relu-pool backward lets the convolution's output go at the poo
   auto f = ember::function([&traced](const Tensor& in) { return traced(in); });
   std::vector<Tensor> got = f(x);
   REQUIRE(got.size() == 2);
-  CHECK(bitwise_equal(got[0], expected[0]));
-  CHECK(bitwise_equal(got[1], expected[1]));
+  CHECK(same_bits(got[0], expected[0]));
+  CHECK(same_bits(got[1], expected[1]));
 
   const graph::Graph& g = f.concrete_functions()[0]->graph();
   CHECK(count_pool_grads(g, /*in_place=*/true) == 1);  // the gradient overwrites the convolution's output
@@ -77,8 +73,8 @@ TEST_CASE("a conv-relu-pool backward lets the convolution's output go at the poo
   got = f(x);
   const int64_t transient = config::memory_info(cpu).peak_bytes - before;
   CHECK(transient < 2 * activation);
-  CHECK(bitwise_equal(got[0], expected[0]));
-  CHECK(bitwise_equal(got[1], expected[1]));
+  CHECK(same_bits(got[0], expected[0]));
+  CHECK(same_bits(got[1], expected[1]));
 }
 
 TEST_CASE("overlapping pooling windows keep their gradient's own buffer, with eager's values", "[function][memory]") {
@@ -89,8 +85,8 @@ TEST_CASE("overlapping pooling windows keep their gradient's own buffer, with ea
   auto f = ember::function([&traced](const Tensor& in) { return traced(in); });
   for (int call = 0; call < 2; ++call) {
     std::vector<Tensor> got = f(x);
-    CHECK(bitwise_equal(got[0], expected[0]));
-    CHECK(bitwise_equal(got[1], expected[1]));
+    CHECK(same_bits(got[0], expected[0]));
+    CHECK(same_bits(got[1], expected[1]));
   }
   const graph::Graph& g = f.concrete_functions()[0]->graph();
   CHECK(count_pool_grads(g, /*in_place=*/false) == 1);

@@ -6,18 +6,14 @@
 #include <cstring>
 
 #include "framework/ember.h"
+#include "tests/support/tensor_testing.h"
 #include "framework/graph/executor.h"
 #include "framework/graph/passes.h"
 
 using namespace ember;
+using ember::testing::same_bits;
 
 namespace {
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
-  std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
-  return std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
 
 Tensor sample(const Shape& s, uint64_t seed) { return random::normal(s, {.seed = seed}); }
 
@@ -74,8 +70,8 @@ TEST_CASE("common subexpressions are computed once, with eager's bits", "[functi
   auto f = ember::function(step);
   Tensor x = sample({4, 5}, 1);
   const Tensor expected = step(x);
-  CHECK(bitwise_equal(f(x), expected));
-  CHECK(bitwise_equal(f(x), expected));  // replayed
+  CHECK(same_bits(f(x), expected));
+  CHECK(same_bits(f(x), expected));  // replayed
   const graph::Graph& g = graph_of(f);
   CHECK(g.count(OpId::exp) == 1);
   CHECK(g.count(OpId::mul) == 2);  // the two `* 2.0f` are one; `b * sigmoid(x)`
@@ -94,8 +90,8 @@ TEST_CASE("common-subexpression elimination merges gradients' repeated work, kee
   auto f = ember::function(step);
   Tensor x = sample({4, 5}, 3);
   const Tensor expected = step(x);
-  CHECK(bitwise_equal(f(x), expected));
-  CHECK(bitwise_equal(f(x), expected));
+  CHECK(same_bits(f(x), expected));
+  CHECK(same_bits(f(x), expected));
   CHECK(graph_of(f).count(OpId::tanh) == 1);
 }
 
@@ -105,7 +101,7 @@ TEST_CASE("outputs the caller receives stay tensors of their own", "[function][p
   f(x);
   auto [a, b] = f(x);
   CHECK(a.id() != b.id());
-  CHECK(bitwise_equal(a, ops::exp(x)));
+  CHECK(same_bits(a, ops::exp(x)));
   CHECK(graph_of(f).count(OpId::exp) == 2);
 }
 
@@ -151,7 +147,7 @@ TEST_CASE("an op writing into an input separates what read it before from what r
   graph::Executable exe(std::move(b.g));
   const Tensor in = Tensor::from_vector<float>({1, 2, 3});
   const Tensor expected = ops::exp(in) - ops::exp(-in);
-  CHECK(bitwise_equal(exe.run(std::span<const Tensor>(&in, 1))[0], expected));
+  CHECK(same_bits(exe.run(std::span<const Tensor>(&in, 1))[0], expected));
 }
 
 TEST_CASE("variable reads merge, but not across an assignment or a host call", "[passes]") {
@@ -210,7 +206,7 @@ TEST_CASE("a traced read, assignment and read of a variable keep eager's values"
   v.assign(Tensor::from_vector<float>({1, 2, 3}));
   const Tensor replayed = f(x);
   v.assign(Tensor::from_vector<float>({1, 2, 3}));
-  CHECK(bitwise_equal(replayed, step(x)));
+  CHECK(same_bits(replayed, step(x)));
   CHECK(graph_of(f).count(OpId::exp) == 2);
 }
 
@@ -223,8 +219,8 @@ TEST_CASE("chains of constants are folded, with eager's bits", "[function][passe
   auto f = ember::function(step);
   Tensor x = sample({2, 3}, 5);
   const Tensor expected = step(x);
-  CHECK(bitwise_equal(f(x), expected));
-  CHECK(bitwise_equal(f(x), expected));
+  CHECK(same_bits(f(x), expected));
+  CHECK(same_bits(f(x), expected));
   const graph::Graph& g = graph_of(f);
   CHECK(g.count(OpId::exp) == 0);
   CHECK(g.count(OpId::fill) == 0);
@@ -267,6 +263,6 @@ TEST_CASE("constant folding leaves random ops, large outputs, returned outputs a
       Tensor y = ops::reduce_sum(fn(x));
       return tape.gradient(y, c);
     };
-    CHECK(bitwise_equal(grad_of(f), grad_of([&c](const Tensor& t) { return t * ops::exp(c); })));
+    CHECK(same_bits(grad_of(f), grad_of([&c](const Tensor& t) { return t * ops::exp(c); })));
   }
 }

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "framework/ember.h"
+#include "tests/support/tensor_testing.h"
 #include "framework/ops/dispatch.h"
 
 using namespace ember;
+using ember::testing::same_bits;
 
 TEST_CASE("apply_adam equals Keras's Adam step written with elementwise ops", "[ops][optimizer]") {
   for (DType dt : {DType::Float32, DType::Float64}) {
@@ -70,10 +72,6 @@ TEST_CASE("apply_adam checks shapes and dtypes", "[ops][optimizer][errors]") {
 
 namespace {
 // Whether two tensors hold the same bits (NaNs of the same payload included).
-bool same_bits(const Tensor& x, const Tensor& y) {
-  return x.shape() == y.shape() && x.dtype() == y.dtype() &&
-         std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) == 0;
-}
 }  // namespace
 
 TEST_CASE("apply_adam_factored_in_place gives the bits of matmul then apply_adam_in_place", "[ops][optimizer]") {
