@@ -148,16 +148,17 @@ bool Optimizer::apply_as_traced_node(const std::vector<Tensor>& grads,
 
 void Optimizer::apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars) {
   if (grads.empty() && vars.empty()) return;  // Keras: an empty gradient list is a no-op
-  // Traced: each gradient as its three parts (value, or the factors a and b), rebuilt on every call.
-  std::vector<Tensor> parts;
-  for (const SourceGradient& g : grads) parts.insert(parts.end(), {g.value, g.a, g.b});
-  if (apply_as_traced_node(parts, [this, vars](const std::vector<Tensor>& in) {
-        std::vector<SourceGradient> rebuilt(in.size() / 3);
-        for (size_t i = 0; i < rebuilt.size(); ++i)
-          rebuilt[i] = SourceGradient{in[3 * i], in[3 * i + 1], in[3 * i + 2]};
-        apply_factored(rebuilt, vars);
-      }, /*gradient_triples=*/true))
+  if (graph::is_tracing()) {
+    // Each gradient as its three parts (value, or the factors a and b), rebuilt on every call.
+    std::vector<Tensor> parts;
+    for (const SourceGradient& g : grads) parts.insert(parts.end(), {g.value, g.a, g.b});
+    apply_as_traced_node(parts, [this, vars](const std::vector<Tensor>& in) {
+      std::vector<SourceGradient> rebuilt(in.size() / 3);
+      for (size_t i = 0; i < rebuilt.size(); ++i) rebuilt[i] = SourceGradient{in[3 * i], in[3 * i + 1], in[3 * i + 2]};
+      apply_factored(rebuilt, vars);
+    }, /*gradient_triples=*/true);
     return;
+  }
   EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
       << name_ << ".apply: got " << grads.size() << " gradients for " << vars.size()
       << " variables; pass one gradient (or an undefined Tensor) per variable";

@@ -67,16 +67,6 @@ std::vector<Tensor> ControlFlowTape::gradients(const std::vector<Tensor>& output
   return result;
 }
 
-namespace {
-
-bool predicate(const Tensor& t, const char* what) {
-  EMBER_CHECK(t.dtype() == DType::Bool && t.rank() == 0, InvalidArgument)
-      << what << ": expected a 0-d bool tensor, got " << dtype_name(t.dtype()) << " of shape " << t.shape();
-  return t.item<bool>();
-}
-
-}  // namespace
-
 std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inputs, ControlFlowTape* tape) {
   std::vector<Tensor> in(inputs.begin(), inputs.end());
   if (tape) {
@@ -90,16 +80,17 @@ std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inpu
       tape->sources[i] = in[i];
     }
   }
+  // The predicates' types (0-d bool) were checked when the node was traced.
   std::vector<Tensor> out;
   if (n.kind == NodeKind::Cond) {
-    const bool taken = predicate(in[0], "ops::cond's pred");
+    const bool taken = in[0].item<bool>();
     out = n.subgraphs[taken ? 0 : 1]->run(std::span<const Tensor>(in).subspan(1));
   } else {
     EMBER_CHECK(n.kind == NodeKind::While, Internal) << "run_control_flow: not a Cond or While node";
     const size_t nv = static_cast<size_t>(n.num_loop_vars);
     std::vector<Tensor> args = in;
     for (int64_t i = 0; n.maximum_iterations < 0 || i < n.maximum_iterations; ++i) {
-      if (!predicate(n.subgraphs[0]->run(args)[0], "ops::while_loop's cond")) break;
+      if (!n.subgraphs[0]->run(args)[0].item<bool>()) break;
       std::vector<Tensor> next = n.subgraphs[1]->run(args);
       std::move(next.begin(), next.end(), args.begin());
     }

@@ -11,11 +11,7 @@
 namespace ember::graph {
 
 void fold_kernel_gradients(Graph& g) {
-  std::vector<int> readers(g.values.size(), 0);
-  for (const Node& n : g.nodes)
-    for (int v : n.inputs)
-      if (v >= 0) ++readers[static_cast<size_t>(v)];
-  for (int v : g.outputs) ++readers[static_cast<size_t>(v)];
+  std::vector<int> readers = g.reader_counts();
   for (Node& n : g.nodes) {
     if (n.kind != NodeKind::HostCall || !n.gradient_triples) continue;
     for (size_t t = 0; t + 2 < n.inputs.size(); t += 3) {

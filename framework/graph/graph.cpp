@@ -32,6 +32,15 @@ int Graph::add_value(Value v) {
   return static_cast<int>(values.size()) - 1;
 }
 
+std::vector<int> Graph::reader_counts() const {
+  std::vector<int> readers(values.size(), 0);
+  for (const Node& n : nodes)
+    for (int v : n.inputs)
+      if (v >= 0) ++readers[static_cast<size_t>(v)];
+  for (int v : outputs) ++readers[static_cast<size_t>(v)];
+  return readers;
+}
+
 size_t Graph::count(NodeKind kind) const {
   size_t n = 0;
   for (const Node& node : nodes) n += node.kind == kind;

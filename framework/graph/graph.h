@@ -81,6 +81,8 @@ class Graph {
   std::vector<int> outputs;  // value ids the function returns, in order
 
   int add_value(Value v);
+  // Per value: how many node inputs and graph outputs read it.
+  std::vector<int> reader_counts() const;
   // Nodes that are not ops, by kind, and ops (all kinds when kind is empty): for tests and printouts.
   size_t count(NodeKind kind) const;
   size_t count(OpId op) const;

@@ -28,11 +28,7 @@ bool made_by_op(const Graph& g, int v) {
 }  // namespace
 
 void move_relu_grad_before_pool_grad(Graph& g) {
-  std::vector<int> readers(g.values.size(), 0);
-  for (const Node& n : g.nodes)
-    for (int v : n.inputs)
-      if (v >= 0) ++readers[static_cast<size_t>(v)];
-  for (int v : g.outputs) ++readers[static_cast<size_t>(v)];
+  std::vector<int> readers = g.reader_counts();
   for (Node& b : g.nodes) {
     if (b.kind != NodeKind::Op || b.op != OpId::relu_grad || b.inputs.size() != 2 || b.specs.size() != 1) continue;
     const int dx = b.inputs[0];

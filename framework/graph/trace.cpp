@@ -154,8 +154,10 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   }
 
   // ---- host calls
+  // Records a host call; runs it now (returning its results) unless `run_now` is false (an effect inside a
+  // branch being traced: nothing to return).
   std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
-                                bool gradient_triples = false);
+                                bool gradient_triples = false, bool run_now = true);
 
   Graph finish(const std::vector<Tensor>& outputs) {
     for (const Tensor& t : outputs) {
@@ -230,9 +232,9 @@ SuspendTracing::SuspendTracing() : saved_(t_trace) { install(nullptr); }
 SuspendTracing::~SuspendTracing() { install(static_cast<Trace::Impl*>(saved_)); }
 
 std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
-                                           bool gradient_triples) {
+                                           bool gradient_triples, bool run_now) {
   std::vector<Tensor> outputs;
-  {
+  if (run_now) {
     SuspendTracing suspend;
     outputs = fn(inputs);
   }
@@ -257,16 +259,7 @@ void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
     fn(in);
     return std::vector<Tensor>{};
   };
-  if (!t_trace->is_subtrace()) {
-    t_trace->host_call(name, inputs, std::move(host), options.gradient_triples);
-    return;
-  }
-  Node n;
-  n.kind = NodeKind::HostCall;
-  n.name = name;
-  n.host = std::move(host);
-  n.gradient_triples = options.gradient_triples;
-  t_trace->add_node(std::move(n), inputs, {});
+  t_trace->host_call(name, inputs, std::move(host), options.gradient_triples, /*run_now=*/!t_trace->is_subtrace());
 }
 
 Trace::Trace(std::string function_name) : impl_(std::make_unique<Impl>(std::move(function_name))) {
