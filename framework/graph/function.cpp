@@ -3,6 +3,7 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/logging.h"
 #include "framework/graph/passes.h"
+#include "framework/ops/creation.h"
 
 namespace ember {
 
@@ -49,6 +50,14 @@ Tensor trace_arg(graph::Trace& trace, const Tensor& t) {
   // A tape outside the function differentiates the traced call too: the view passes its gradient on.
   record_custom({t}, {v}, [](const std::vector<Tensor>& dys) { return dys; });
   return v;
+}
+
+Tensor placeholder_of(const TensorSpec& spec) {
+  for (int64_t d : spec.shape)
+    EMBER_CHECK(d >= 0, Unimplemented)
+        << "get_concrete_function: " << spec.to_string() << " has an unknown dimension; unknown dimensions are "
+        << "not implemented yet, give every dimension";
+  return ops::zeros(spec.shape, spec.dtype);
 }
 
 void CallSignature::add(const Tensor& t) {
@@ -113,25 +122,25 @@ void FunctionCore::note_call(bool traced) {
                 "different shapes, (3) passing C++ values or objects that change between calls instead of tensors.");
 }
 
-std::shared_ptr<ConcreteFunction> FunctionCore::find(const std::string& key) {
+std::shared_ptr<ConcreteFunction> FunctionCore::find(const std::string& key, bool count_call) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [k, cf] : cache_) {
     if (k != key) continue;
-    note_call(false);
+    if (count_call) note_call(false);
     return cf;
   }
   return nullptr;
 }
 
 std::shared_ptr<ConcreteFunction> FunctionCore::add(const std::string& key, const std::vector<Tensor>& inputs,
-                                                    graph::Graph graph) {
+                                                    graph::Graph graph, bool count_call) {
   graph::optimize(graph);
   std::vector<TensorSpec> specs;
   for (const Tensor& t : inputs) specs.emplace_back(t.shape(), t.dtype());
   auto cf = std::make_shared<ConcreteFunction>(options_.name, std::move(specs), std::move(graph));
   std::lock_guard<std::mutex> lock(mu_);
   ++tracing_count_;
-  note_call(true);
+  if (count_call) note_call(true);
   // Two threads' first calls may both trace: the first graph stays.
   for (const auto& [k, existing] : cache_)
     if (k == key) return existing;

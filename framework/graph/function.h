@@ -105,11 +105,12 @@ class FunctionCore {
  public:
   explicit FunctionCore(FunctionOptions options);
   const FunctionOptions& options() const { return options_; }
-  // The concrete function for `key`, or nullptr; counts the call for the retracing warning.
-  std::shared_ptr<ConcreteFunction> find(const std::string& key);
+  // The concrete function for `key`, or nullptr; counts a call for the retracing warning.
+  std::shared_ptr<ConcreteFunction> find(const std::string& key, bool count_call = true);
   // input_signature's check of a call's tensors.
   void check_signature(const std::vector<Tensor>& tensors) const;
-  std::shared_ptr<ConcreteFunction> add(const std::string& key, const std::vector<Tensor>& inputs, graph::Graph graph);
+  std::shared_ptr<ConcreteFunction> add(const std::string& key, const std::vector<Tensor>& inputs, graph::Graph graph,
+                                        bool count_call = true);
   int tracing_count() const;
   std::vector<std::shared_ptr<ConcreteFunction>> concrete_functions() const;
 
@@ -138,6 +139,17 @@ A&& trace_arg(graph::Trace&, A&& a) {
 }
 template <class A>
 using traced_arg_t = decltype(trace_arg(std::declval<graph::Trace&>(), std::declval<A>()));
+
+// get_concrete_function's arguments: a TensorSpec (or a Shape: float32) becomes a tensor of zeros of that type,
+// which the trace reads only as an input; anything else passes through.
+Tensor placeholder_of(const TensorSpec& spec);
+inline Tensor placeholder_of(const Shape& shape) { return placeholder_of(TensorSpec(shape)); }
+template <class A>
+  requires(!std::convertible_to<const std::remove_cvref_t<A>&, const TensorSpec&> &&
+           !std::same_as<std::remove_cvref_t<A>, Shape>)
+A&& placeholder_of(A&& a) {
+  return std::forward<A>(a);
+}
 
 }  // namespace detail
 
@@ -180,26 +192,39 @@ class Function {
 
   // How many times the callable was traced (TF: experimental_get_tracing_count).
   int tracing_count() const { return core_->tracing_count(); }
-  // The concrete function traced for arguments of these types; NotFound when none was (call the function
-  // with such arguments first).
-  template <class... Specs>
-  ConcreteFunction& get_concrete_function(const Specs&... specs) const {
-    std::vector<TensorSpec> wanted{TensorSpec(specs)...};
-    for (const auto& cf : core_->concrete_functions()) {
-      const auto& have = cf->input_specs();
-      bool same = have.size() == wanted.size();
-      for (size_t i = 0; same && i < have.size(); ++i)
-        same = have[i].shape == wanted[i].shape && have[i].dtype == wanted[i].dtype;
-      if (same) return *cf;
-    }
-    std::string list;
-    for (const TensorSpec& s : wanted) list += (list.empty() ? "" : ", ") + s.to_string();
-    throw make_error<NotFound>("ember::function '", core_->options().name, "': no concrete function was traced for (",
-                               list, "); call the function with such arguments first");
+  // The concrete function for these arguments: each TensorSpec (or Shape, float32) stands for a tensor of
+  // that type, other arguments are passed as a call passes them (TF: get_concrete_function). Traces when
+  // no call traced for them yet, without running anything: variables keep their values, the random
+  // generator its state, host effects (an optimizer's update, ops::print) do not run. The C++ code of the
+  // callable runs, as in any trace, and a later call with such arguments replays what was traced.
+  template <class... Args>
+  ConcreteFunction& get_concrete_function(Args&&... args) {
+    return concrete_for(detail::placeholder_of(std::forward<Args>(args))...);
   }
   std::vector<std::shared_ptr<ConcreteFunction>> concrete_functions() const { return core_->concrete_functions(); }
 
  private:
+  template <class... Args>
+  ConcreteFunction& concrete_for(Args&&... args) {
+    using R = std::invoke_result_t<F&, detail::traced_arg_t<Args&&>...>;
+    EMBER_CHECK(!graph::is_tracing(), InvalidArgument)
+        << "ember::function '" << core_->options().name << "': get_concrete_function is called while a function "
+        << "is traced; call it outside";
+    detail::CallSignature sig;
+    (sig.add(args), ...);
+    core_->check_signature(sig.tensors);
+    if (auto cf = core_->find(sig.key, /*count_call=*/false)) return *cf;
+    graph::Trace trace(core_->options().name, /*dry=*/true);
+    std::tuple<detail::traced_arg_t<Args&&>...> traced{detail::trace_arg(trace, std::forward<Args>(args))...};
+    if constexpr (std::is_void_v<R>) {
+      std::apply(fn_, std::move(traced));
+      return *core_->add(sig.key, sig.tensors, trace.finish({}), /*count_call=*/false);
+    } else {
+      R result = std::apply(fn_, std::move(traced));
+      return *core_->add(sig.key, sig.tensors, trace.finish(detail::flatten(result)), /*count_call=*/false);
+    }
+  }
+
   F fn_;
   std::shared_ptr<detail::FunctionCore> core_;
 };

@@ -1,6 +1,7 @@
 #include "framework/graph/trace.h"
 
 #include <atomic>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -19,6 +20,18 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
       : name_(std::move(name)), parent_(parent), local_variables_(std::move(local_variables)) {
     static std::atomic<uint64_t> next_id{1};
     id_ = next_id.fetch_add(1);
+  }
+  // A dry trace of its own (see Trace): the generator's state to put back, and the tapes paused meanwhile.
+  void start_dry() {
+    dry_.emplace();
+    dry_->generator = random::get_global_generator_state();
+  }
+  // Ends a dry trace's run (once; nothing for other traces): assignments undone, the generator put back.
+  void end_dry() {
+    if (!dry_) return;
+    undo_assignments();
+    random::set_global_generator_state(dry_->generator);
+    dry_.reset();
   }
 
   // The value `t` holds in this graph: made here, or made by an enclosing trace and captured now (then an
@@ -138,8 +151,8 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     versions_[v.handle()] = v.version();
   }
   void assigned(const Variable& v, const Tensor& source, const Tensor& stored, const Tensor& previous) override {
+    if (parent_ || dry_) undo_.emplace_back(v, previous);
     if (parent_) {
-      undo_.emplace_back(v, previous);
       // Read through the parent, then written: each pass of a loop must read what the last one wrote.
       if (captured_variables_.contains(v.handle())) retrace_reading_.insert(v.handle());
     }
@@ -188,6 +201,8 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   uint64_t id() const { return id_; }
   Impl* parent() const { return parent_; }
   bool is_subtrace() const { return parent_ != nullptr; }
+  // Whether effects are recorded without running (a branch, a loop, a dry trace).
+  bool records_only() const { return parent_ != nullptr || dry_.has_value(); }
   const std::vector<Tensor>& captures() const { return captures_; }
   const std::unordered_set<const void*>& local_variables() const { return local_variables_; }
   const std::unordered_set<const void*>& retrace_reading() const { return retrace_reading_; }
@@ -208,6 +223,11 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   std::vector<Tensor> captures_;                        // per input after the arguments: the parent's tensor
   std::vector<std::pair<Variable, Tensor>> undo_;       // assignments, with the value before
   std::unordered_set<uint64_t> inner_;                  // ids of tensors made in finished sub-traces
+  struct Dry {
+    random::GeneratorState generator;
+    ember::detail::PauseTapes pause;
+  };
+  std::optional<Dry> dry_;  // while a dry trace runs
 };
 
 namespace {
@@ -259,22 +279,25 @@ void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
     fn(in);
     return std::vector<Tensor>{};
   };
-  t_trace->host_call(name, inputs, std::move(host), options.gradient_triples, /*run_now=*/!t_trace->is_subtrace());
+  t_trace->host_call(name, inputs, std::move(host), options.gradient_triples, /*run_now=*/!t_trace->records_only());
 }
 
-Trace::Trace(std::string function_name) : impl_(std::make_unique<Impl>(std::move(function_name))) {
+Trace::Trace(std::string function_name, bool dry) : impl_(std::make_unique<Impl>(std::move(function_name))) {
   EMBER_CHECK(!t_trace, Internal) << "ember::function '" << impl_->name() << "': a trace is already recording here";
+  if (dry) impl_->start_dry();
   install(impl_.get());
 }
 
 Trace::~Trace() {
   if (t_trace == impl_.get()) install(nullptr);
+  impl_->end_dry();  // a dry trace that threw
 }
 
 void Trace::add_input(const Tensor& t) { impl_->add_input(t); }
 
 Graph Trace::finish(const std::vector<Tensor>& outputs) {
   install(nullptr);
+  impl_->end_dry();
   return impl_->finish(outputs);
 }
 

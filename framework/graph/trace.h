@@ -46,8 +46,10 @@ class SuspendTracing {
 // Records one trace into a Graph while it lives and is the thread's active tracer.
 class Trace {
  public:
-  // `function_name` names the function in errors.
-  explicit Trace(std::string function_name);
+  // `function_name` names the function in errors. A dry trace (get_concrete_function before any call) leaves
+  // no effect behind, as a branch's does: variable assignments are undone when it ends, the random generator
+  // is put back, host effects are recorded without running, and tapes recording outside do not see it.
+  explicit Trace(std::string function_name, bool dry = false);
   ~Trace();
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;

@@ -276,7 +276,69 @@ TEST_CASE("input_signature pins the inputs; unsupported options are refused", "[
   CHECK_THROWS_AS(ember::function([](const Tensor& x) { return x; }, {.jit_compile = true}), Unimplemented);
   CHECK_THROWS_AS(ember::function([](const Tensor& x) { return x; }, {.reduce_retracing = true}), Unimplemented);
   CHECK(f.get_concrete_function(TensorSpec({2})).input_specs().size() == 1);
-  CHECK_THROWS_AS(f.get_concrete_function(TensorSpec({5})), NotFound);
+  CHECK(f.tracing_count() == 1);  // the call's trace
+  CHECK_THROWS_AS(f.get_concrete_function(TensorSpec({5})), InvalidArgument);  // not the input_signature
+  CHECK_THROWS_AS(ember::function([](const Tensor& x) { return x; }).get_concrete_function(TensorSpec({-1, 2})),
+                  Unimplemented);
+}
+
+TEST_CASE("get_concrete_function traces a training step without running it", "[function]") {
+  auto make = [] {
+    random::set_seed(3);
+    auto model = std::make_unique<Sequential>();
+    model->add(layers::Input({5}));
+    model->add(layers::Dense(8));
+    model->add(layers::BatchNormalization());
+    model->add(layers::Dropout(0.3));
+    model->add(layers::Dense(3));
+    return model;
+  };
+  auto eager_model = make();
+  auto traced_model = make();
+  optimizers::Adam eager_opt, traced_opt;
+  losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+  int traces = 0;
+  std::ostringstream printed;
+  auto step_of = [&](Sequential& model, optimizers::Optimizer& opt, bool traced) {
+    return [&, traced](const Tensor& x, const Tensor& y) {
+      if (traced) ++traces;
+      std::vector<Variable> vars = model.trainable_weights();
+      GradientTape tape;
+      Tensor loss = loss_fn(y, model(x, /*training=*/true));
+      opt.apply(tape.gradient(loss, vars), vars);
+      ops::print({std::string("loss"), loss}, {.output_stream = &printed});
+      return loss;
+    };
+  };
+  auto eager_step = step_of(*eager_model, eager_opt, false);
+  auto traced_step = ember::function(step_of(*traced_model, traced_opt, true));
+  std::vector<Tensor> before;
+  for (const Variable& v : traced_model->weights()) before.push_back(v.value());
+  random::set_seed(9);
+  const ConcreteFunction& cf = traced_step.get_concrete_function(TensorSpec({4, 5}), TensorSpec({4}, DType::Int32));
+  CHECK(traces == 1);
+  CHECK(traced_step.tracing_count() == 1);
+  CHECK(cf.graph().count(graph::NodeKind::HostCall) >= 2);  // Adam's update and the print, recorded
+  CHECK(printed.str().empty());                             // ...not run
+  CHECK(traced_opt.iterations().value().item<int64_t>() == 0);
+  std::vector<Variable> after = traced_model->weights();  // BatchNormalization's moving statistics included
+  REQUIRE(after.size() == before.size());
+  for (size_t i = 0; i < after.size(); ++i) CHECK(same_bits(after[i].value(), before[i]));
+  // The random generator is where it was: the calls below draw eager's dropout masks.
+  Tensor x = sample({4, 5}, 17);
+  Tensor y = Tensor::from_vector<int32_t>({0, 2, 1, 2});
+  std::vector<float> eager_losses, traced_losses;
+  random::set_seed(9);
+  for (int i = 0; i < 4; ++i) eager_losses.push_back(eager_step(x, y).item<float>());
+  random::set_seed(9);
+  (void)traced_step.get_concrete_function(TensorSpec({4, 5}), TensorSpec({4}, DType::Int32));
+  for (int i = 0; i < 4; ++i) traced_losses.push_back(traced_step(x, y).item<float>());
+  CHECK(traces == 1);  // the calls replay what get_concrete_function traced
+  CHECK(traced_losses == eager_losses);
+  std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
+  CHECK(traced_opt.iterations().value().item<int64_t>() == 4);
+  CHECK(printed.str().find("loss") != std::string::npos);  // printed on every call
 }
 
 TEST_CASE("a function is differentiable under an outer tape, and nests", "[function]") {
