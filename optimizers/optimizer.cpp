@@ -6,6 +6,7 @@
 #include "framework/graph/trace.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/linalg.h"
 #include "optimizers/clipping.h"
 #include "optimizers/scalar.h"
 
@@ -122,6 +123,10 @@ void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable>>& 
     vars.push_back(v);
   }
   apply(grads, vars);
+}
+
+Tensor SourceGradient::materialize() const {
+  return factored() ? ops::matmul(a, b, {.transpose_a = true}) : value;
 }
 
 namespace {

@@ -21,6 +21,19 @@
 
 namespace ember::optimizers {
 
+// One variable's gradient as apply_factored takes it: a tensor, or the two factors of the single product that
+// makes it, matmul(a, b, {.transpose_a = true}) with a (k, m) and b (k, n) for k at most ops::kFactoredMaxRows,
+// left unmultiplied so that the update can fold the product in. The graph compiler hands a traced step's small-
+// batch Dense kernel gradients over so (framework/graph/fold_kernel_gradients.cpp).
+struct SourceGradient {
+  Tensor value;  // the gradient, when not factored
+  Tensor a, b;   // its factors, when factored
+  bool factored() const { return a.defined(); }
+  bool defined() const { return value.defined() || factored(); }
+  // The gradient as one tensor: value, or the product (matmul's bits).
+  Tensor materialize() const;
+};
+
 // The options every optimizer shares after weight_decay, in Keras's order, declared once here and spliced
 // into each optimizer's options struct (flat, so that designated initializers read as Keras's keywords):
 //   clipnorm: clip each gradient to this L2 norm;
@@ -116,7 +129,7 @@ class Optimizer {
   virtual void apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars);
   // Gradients for the variables the optimizer was built with, in that order.
   virtual void apply(const std::vector<Tensor>& grads);
-  // apply() for the gradients of GradientTape::factored_gradient (Model::train_step's): a factored gradient goes
+  // apply() for gradients some of which may be factored (see SourceGradient): a factored gradient goes
   // into update_step_factored as its factors when nothing has to see it whole first (no loss_scale_factor, no
   // clipping) and it has the variable's dtype, and is multiplied out otherwise. The result is apply()'s with
   // every gradient multiplied out, bit for bit.

@@ -10,12 +10,6 @@
 
 namespace ember {
 
-// A gradient left as the factors of matmul(a, b, {.transpose_a = true}) (see GradientTape::factored_gradient).
-struct DeferredProduct {
-  size_t input = 0;  // which input of the op it is the gradient of
-  Tensor a, b;
-};
-
 // What a backward formula sees: the op's attributes, its saved forward inputs and outputs, the
 // gradient of the target with respect to each output (zeros where none arrived), and which inputs lead
 // to a source (a formula may return an undefined Tensor for the others instead of computing it).
@@ -26,12 +20,7 @@ struct GradContext {
   std::span<const Tensor> outputs;
   std::span<const Tensor> grads;
   std::span<const char> wanted = {};  // per input; empty: all
-  // Per input: may its gradient be left unmultiplied (a source of factored_gradient with no gradient yet)?
-  // A formula that leaves one sets *deferred and returns an undefined Tensor for that input.
-  std::span<const char> deferrable = {};
-  DeferredProduct* deferred = nullptr;
   bool needs(size_t input) const { return wanted.empty() || wanted[input]; }
-  bool may_defer(size_t input) const { return deferred && input < deferrable.size() && deferrable[input]; }
 };
 // Returns one gradient per input, shaped like that input; an undefined Tensor means none (integer
 // inputs such as gather's indices).

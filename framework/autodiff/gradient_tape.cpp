@@ -120,13 +120,11 @@ void check_backward_arguments(const GradientTape::Impl& tape, const std::vector<
   for (const Tensor& s : sources) EMBER_CHECK(s.defined(), InvalidArgument) << "GradientTape.gradient: a source is undefined";
 }
 
-// One backward pass over a tape, run_backward's steps: the nodes on a path from a source, the gradients
-// accumulated so far by tensor id, and, when factored, the sources whose gradient is still a product left
-// unmultiplied.
+// One backward pass over a tape, run_backward's steps: the nodes on a path from a source and the gradients
+// accumulated so far by tensor id.
 class BackwardPass {
  public:
-  BackwardPass(GradientTape::Impl& tape, const std::vector<Tensor>& sources, bool factored)
-      : tape_(tape), factored_(factored) {
+  BackwardPass(GradientTape::Impl& tape, const std::vector<Tensor>& sources) : tape_(tape) {
     mark_reachable(sources);
     for (const Tensor& s : sources) source_ids_.insert(s.id());
   }
@@ -162,19 +160,13 @@ class BackwardPass {
     }
   }
 
-  // Each source's gradient: factored, whole, zeros or none (options.unconnected_gradients).
-  std::vector<SourceGradient> results(const std::vector<Tensor>& sources, const GradientOptions& options) const {
-    std::vector<SourceGradient> result(sources.size());
+  // Each source's gradient: its sum, zeros or none (options.unconnected_gradients).
+  std::vector<Tensor> results(const std::vector<Tensor>& sources, const GradientOptions& options) const {
+    std::vector<Tensor> result(sources.size());
     for (size_t k = 0; k < sources.size(); ++k) {
       const Tensor& s = sources[k];
-      if (auto d = deferred_.find(s.id()); d != deferred_.end()) {
-        result[k].a = d->second.a;
-        result[k].b = d->second.b;
-      } else if (auto it = grads_.find(s.id()); it != grads_.end()) {
-        result[k].value = it->second;
-      } else if (options.unconnected_gradients == UnconnectedGradients::Zero) {
-        result[k].value = ops::zeros_like(s);
-      }
+      if (auto it = grads_.find(s.id()); it != grads_.end()) result[k] = it->second;
+      else if (options.unconnected_gradients == UnconnectedGradients::Zero) result[k] = ops::zeros_like(s);
     }
     return result;
   }
@@ -193,23 +185,12 @@ class BackwardPass {
     }
   }
 
-  // A further contribution to a deferred source, or a node that needs its gradient (the source is also an
-  // op's output), multiplies the product out first, so the sums run in the order and to the bits of
-  // gradient().
-  void materialize(uint64_t id) {
-    auto it = deferred_.find(id);
-    if (it == deferred_.end()) return;
-    accumulate(grads_, id, SourceGradient{{}, it->second.a, it->second.b}.materialize());
-    deferred_.erase(it);
-  }
-
   // The gradients that reached n's outputs (undefined where none did); false when none did.
   bool gather_output_gradients(const TapeNode& n, std::vector<Tensor>& out_grads) {
     const auto out_ids = n.output_ids();
     out_grads.assign(out_ids.size(), Tensor());
     bool any = false;
     for (size_t j = 0; j < out_ids.size(); ++j) {
-      materialize(out_ids[j]);
       auto it = grads_.find(out_ids[j]);
       if (it != grads_.end()) {
         out_grads[j] = it->second;
@@ -234,27 +215,14 @@ class BackwardPass {
     return in_grads;
   }
 
-  // The op's registered formula; when factored, it may leave one source input's gradient as a product.
+  // The op's registered formula.
   std::vector<Tensor> formula_gradients(const TapeNode& n, const std::vector<Tensor>& out_grads) {
     const auto in_ids = n.input_ids();
     GradFn fn = gradient_function(n.op);
     EMBER_CHECK(fn, Unimplemented) << "GradientTape.gradient: op '" << op_name(n.op) << "' has no gradient formula";
     wanted_.resize(in_ids.size());
-    deferrable_.assign(in_ids.size(), 0);
-    for (size_t j = 0; j < wanted_.size(); ++j) {
-      wanted_[j] = reach_.count(in_ids[j]) ? 1 : 0;
-      deferrable_[j] = factored_ && source_ids_.count(in_ids[j]) && !grads_.count(in_ids[j]) &&
-                       !deferred_.count(in_ids[j]) && std::count(in_ids.begin(), in_ids.end(), in_ids[j]) == 1;
-    }
-    DeferredProduct product{in_ids.size(), {}, {}};
-    std::vector<Tensor> in_grads = fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads, wanted_, deferrable_,
-                                                  factored_ ? &product : nullptr});
-    if (product.input < in_ids.size()) {
-      EMBER_CHECK(deferrable_[product.input] && !in_grads[product.input].defined(), Internal)
-          << "gradient of op '" << op_name(n.op) << "' left input " << product.input << "'s gradient factored";
-      deferred_.emplace(in_ids[product.input], std::move(product));
-    }
-    return in_grads;
+    for (size_t j = 0; j < wanted_.size(); ++j) wanted_[j] = reach_.count(in_ids[j]) ? 1 : 0;
+    return fn(GradContext{n.op, n.attrs, n.inputs, n.outputs, out_grads, wanted_});
   }
 
   void add_input_gradients(const TapeNode& n, const std::vector<Tensor>& in_grads) {
@@ -264,7 +232,6 @@ class BackwardPass {
       EMBER_CHECK(in_grads[j].shape() == n.inputs[j].shape(), Internal)
           << "gradient of op '" << (n.custom ? "custom_gradient" : op_name(n.op)) << "' for input " << j
           << " has shape " << in_grads[j].shape() << ", expected " << n.inputs[j].shape();
-      materialize(in_ids[j]);
       accumulate(grads_, in_ids[j], in_grads[j]);
     }
   }
@@ -283,14 +250,11 @@ class BackwardPass {
   }
 
   GradientTape::Impl& tape_;
-  const bool factored_;
   std::unordered_set<uint64_t> reach_;  // sources and what ops produced from them
   std::vector<char> needed_;            // per node: on a path from a source
   std::unordered_set<uint64_t> source_ids_;
   std::unordered_map<uint64_t, Tensor> grads_;
-  std::unordered_map<uint64_t, DeferredProduct> deferred_;  // factored sources whose gradient is one product
-  std::vector<char> wanted_;      // per input of the node at hand: does it lead to a source (reused across nodes)
-  std::vector<char> deferrable_;  // per input: a factored source with no gradient yet
+  std::vector<char> wanted_;  // per input of the node at hand: does it lead to a source (reused across nodes)
 };
 
 }  // namespace
@@ -332,10 +296,19 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
 
 std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
                                            GradientOptions options) {
-  std::vector<SourceGradient> grads = run_backward(targets, sources, options, /*factored=*/false);
-  std::vector<Tensor> result;
-  result.reserve(grads.size());
-  for (SourceGradient& g : grads) result.push_back(std::move(g.value));
+  Impl& tape = *impl_;
+  check_backward_arguments(tape, targets, sources, options);
+  BackwardScope scope(tape);
+  BackwardPass pass(tape, sources);
+  pass.seed(targets, options);
+  pass.run();
+  std::vector<Tensor> result = pass.results(sources, options);
+  if (!tape.options.persistent) {
+    tape.used = true;
+    tape.nodes.clear();
+    tape.nodes.shrink_to_fit();
+    tape.tracked.clear();
+  }
   return result;
 }
 
@@ -347,33 +320,6 @@ std::vector<Tensor> GradientTape::variable_values(const std::vector<Variable>& v
     values.push_back(v.value());
   }
   return values;
-}
-
-std::vector<SourceGradient> GradientTape::factored_gradient(const Tensor& target, const std::vector<Tensor>& sources) {
-  return run_backward({target}, sources, {}, /*factored=*/true);
-}
-
-Tensor SourceGradient::materialize() const {
-  return factored() ? ops::matmul(a, b, {.transpose_a = true}) : value;
-}
-
-std::vector<SourceGradient> GradientTape::run_backward(const std::vector<Tensor>& targets,
-                                                       const std::vector<Tensor>& sources,
-                                                       const GradientOptions& options, bool factored) {
-  Impl& tape = *impl_;
-  check_backward_arguments(tape, targets, sources, options);
-  BackwardScope scope(tape);
-  BackwardPass pass(tape, sources, factored);
-  pass.seed(targets, options);
-  pass.run();
-  std::vector<SourceGradient> result = pass.results(sources, options);
-  if (!tape.options.persistent) {
-    tape.used = true;
-    tape.nodes.clear();
-    tape.nodes.shrink_to_fit();
-    tape.tracked.clear();
-  }
-  return result;
 }
 
 namespace detail {

@@ -27,18 +27,6 @@ struct GradientOptions {
   UnconnectedGradients unconnected_gradients = UnconnectedGradients::None;
 };
 
-// One source's gradient from GradientTape::factored_gradient: a tensor, or the two factors of the single
-// product that makes it, matmul(a, b, {.transpose_a = true}) with a (k, m) and b (k, n) for k at most
-// ops::kFactoredMaxRows, left unmultiplied so that an optimizer can fold the product into its update.
-struct SourceGradient {
-  Tensor value;  // the gradient, when not factored
-  Tensor a, b;   // its factors, when factored
-  bool factored() const { return a.defined(); }
-  bool defined() const { return value.defined() || factored(); }
-  // The gradient as one tensor: value, or the product (the tensor gradient() gives, bit for bit).
-  Tensor materialize() const;
-};
-
 class GradientTape {
  public:
   explicit GradientTape(TapeOptions options = {});
@@ -70,10 +58,6 @@ class GradientTape {
     else
       return gradient(target, std::vector<Tensor>{source}, std::move(options))[0];
   }
-  // gradient() for a training step (Model::train_step): a source's gradient that is, whole, the kernel gradient
-  // x^T @ dy of one x @ w with at most ops::kFactoredMaxRows rows comes back factored; the others as
-  // gradient() gives them. Optimizer::apply_factored takes the result.
-  std::vector<SourceGradient> factored_gradient(const Tensor& target, const std::vector<Tensor>& sources);
 
   // Pauses this tape's recording while the returned object lives (TF: tape.stop_recording()).
   class Pause {
@@ -93,8 +77,6 @@ class GradientTape {
  private:
   // The variables' current values: the tensors a tape watched when they were read.
   static std::vector<Tensor> variable_values(const std::vector<Variable>& variables);
-  std::vector<SourceGradient> run_backward(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
-                                           const GradientOptions& options, bool factored);
   std::unique_ptr<Impl> impl_;
 };
 

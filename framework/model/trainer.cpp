@@ -289,7 +289,7 @@ MetricResults Model::train_step(const data::Element& batch) {
   optimizers::Optimizer& opt = optimizer();
   std::vector<Variable> vars;
   std::vector<Tensor> y_pred;
-  std::vector<SourceGradient> grads;
+  std::vector<Tensor> grads;
   Tensor loss;
   {
     GradientTape tape;
@@ -297,14 +297,11 @@ MetricResults Model::train_step(const data::Element& batch) {
     vars = trainable_weights();  // after the call: a model's first call builds its weights
     loss = compute_loss(y, y_pred, sample_weight);
     Tensor scaled = opt.scale_loss(loss);
-    if (!vars.empty()) {
-      std::vector<Tensor> sources(vars.begin(), vars.end());
-      // Keras's tape.gradient then optimizer.apply, to the bit; a small batch's Dense kernel gradients stay
-      // factored, and Adam folds them into its update instead of writing each out and reading it back.
-      grads = tape.factored_gradient(scaled, sources);
-    }
+    // Keras's tape.gradient then optimizer.apply. Traced (fit's default), the graph compiler hands a small
+    // batch's Dense kernel gradients to the update as their factors (framework/graph/fold_kernel_gradients.cpp).
+    if (!vars.empty()) grads = tape.gradient(scaled, vars);
   }
-  if (!vars.empty()) opt.apply_factored(grads, vars);
+  if (!vars.empty()) opt.apply(grads, vars);
   return compute_metrics(y, y_pred, sample_weight, loss);
 }
 

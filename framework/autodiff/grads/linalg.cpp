@@ -22,11 +22,7 @@ std::vector<Tensor> product_grads(const GradContext& ctx, const Tensor& g) {
     else da = ops::matmul(b, g, {.transpose_a = at.transpose_b, .transpose_b = true});
     da = unbroadcast(da, a.shape());
   }
-  if (ctx.needs(1) && !at.transpose_a && !at.transpose_b && ctx.may_defer(1) && a.rank() == 2 && b.rank() == 2 &&
-      a.shape()[0] >= 1 && a.shape()[0] <= ops::kFactoredMaxRows) {
-    // A Dense kernel's gradient at a small batch, a^T @ g: left for the optimizer to fold into its update.
-    *ctx.deferred = {1, a, g};
-  } else if (ctx.needs(1)) {
+  if (ctx.needs(1)) {
     if (!at.transpose_b) db = ops::matmul(a, g, {.transpose_a = !at.transpose_a});
     else db = ops::matmul(g, a, {.transpose_a = true, .transpose_b = at.transpose_a});
     db = unbroadcast(db, b.shape());

@@ -508,3 +508,30 @@ TEST_CASE("a small batch's kernel gradients reach the optimizer as their factors
     CHECK(g.count(OpId::matmul) == (batch <= ops::kFactoredMaxRows ? 1u : 3u));
   }
 }
+
+TEST_CASE("a kernel gradient with two contributions reaches the optimizer whole, with eager's bits", "[function]") {
+  for (int64_t batch : {1, 8}) {
+    const Tensor w0 = sample({6, 5}, 7);
+    Variable eager_w(w0 * 1.0f, {.name = "w"}), traced_w(w0 * 1.0f, {.name = "w"});  // two buffers
+    optimizers::Adam eager_opt({.learning_rate = 1e-2}), traced_opt({.learning_rate = 1e-2});
+    auto step_of = [](Variable& w, optimizers::Optimizer& opt) {
+      return [&](const Tensor& x) {
+        GradientTape tape;
+        tape.watch(w);
+        Tensor y = ops::matmul(x, w.value()) + ops::matmul(x * 2.0f, w.value());  // w read twice
+        Tensor loss = ops::reduce_sum(ops::square(y));
+        opt.apply(tape.gradient(loss, std::vector<Variable>{w}), {w});
+        return loss;
+      };
+    };
+    auto eager_step = step_of(eager_w, eager_opt);
+    auto traced_step = ember::function(step_of(traced_w, traced_opt));
+    for (int i = 0; i < 3; ++i) {
+      Tensor x = sample({batch, 6}, 40 + static_cast<uint64_t>(i));
+      CHECK(same_bits(eager_step(x), traced_step(x)));
+    }
+    CHECK(same_bits(eager_w.value(), traced_w.value()));
+    // Two forward products and the two kernel-gradient products their sum needs: nothing folded.
+    CHECK(traced_step.concrete_functions()[0]->graph().count(OpId::matmul) == 4u);
+  }
+}

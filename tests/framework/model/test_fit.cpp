@@ -389,8 +389,9 @@ std::unique_ptr<Sequential> small_dense_model() {
 }  // namespace
 
 TEST_CASE("the default train_step gives a custom GradientTape step's bits at every batch size", "[fit]") {
-  // At a batch of at most 8 the default step leaves the Dense kernels' gradients factored and Adam folds them
-  // into its update; every optimizer and option must still give the weights a custom step gives, bit for bit.
+  // At a batch of at most 8 the traced default step hands the Dense kernels' gradients to the update as their
+  // factors (fold_kernel_gradients); every optimizer and option must still give the weights a custom eager step
+  // gives, bit for bit.
   using OptimizerFactory = std::function<optimizers::OptimizerPtr()>;
   const std::vector<std::pair<std::string, OptimizerFactory>> optimizers_to_try = {
       {"Adam", [] { return optimizers::Adam().move_to_shared(); }},
