@@ -1,8 +1,13 @@
-// Numeric parity with Keras (issue #4): replays every fixture in tests/fixtures/layers/*.json, written by
-// real Keras 3 (tests/fixtures/make_layer_fixtures.py). Each fixture's layer is rebuilt from the
-// Keras-written config with deserialize_layer (so from_config is tested on Keras's own configs), built by
-// a call, given Keras's weights, and its outputs (and for BatchNormalization the training call's output
-// and moving statistics) must match within 1e-5 absolute + 1e-5 relative.
+// Numeric parity with Keras: replays every fixture in tests/fixtures/layers/*.json, written by real
+// Keras 3 (tests/fixtures/make_layer_fixtures.py). Each fixture's layer is rebuilt from the Keras-written
+// config with deserialize_layer (so from_config is tested on Keras's own configs), built by a call, given
+// Keras's weights, and its outputs (and for BatchNormalization the training call's output and moving
+// statistics) must match within 1e-5 absolute + 1e-5 relative. So must the gradients of sum(output * dy),
+// for the fixture's cotangent dy, with respect to every floating-point input and every trainable weight,
+// computed by Ember's GradientTape (for BatchNormalization also those of the training call; Embedding's
+// integer indices have none, so only its table's gradient is checked). A gradient Ember's tape does not give
+// (no path, or an op without a backward formula) fails the case, as does a fixture without gradients
+// (written by an older script: regenerate it).
 //
 // One Catch2 test case per layer class ("Keras parity: Conv2D"), registered at start-up from the files
 // found, so ctest names the failing layer. A fixture whose class is not registered fails (not skips),
@@ -14,6 +19,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -34,6 +40,8 @@ namespace {
 
 fs::path fixtures_dir() { return ember::testing::fixture_path("layers"); }
 
+// Outputs and gradients alike: a gradient sums more products than its output (a conv kernel's over every
+// position), yet the largest gradient error on these fixtures is below 2e-6, so one tolerance serves both.
 constexpr double kAbsTol = 1e-5;
 constexpr double kRelTol = 1e-5;
 
@@ -63,6 +71,11 @@ const std::map<std::string, std::vector<fs::path>>& fixtures_by_class() {
 
 // One assertion per tensor (not per element), listing the first mismatches and the largest error.
 void check_close(const Tensor& got, const json& expected, const std::string& what) {
+  if (!got.defined()) {
+    FAIL_CHECK(what << ": Ember gave no value (for a gradient: the tape found no path to this source, or an op on "
+                       "the way has no backward formula)");
+    return;
+  }
   const Shape shape(expected.at("shape").get<std::vector<int64_t>>());
   if (got.shape() != shape || got.dtype() != DType::Float32) {
     FAIL_CHECK(what << ": got shape " << got.shape() << " " << dtype_name(got.dtype()) << ", Keras " << shape << " "
@@ -89,6 +102,50 @@ void check_close(const Tensor& got, const json& expected, const std::string& wha
                     << " + " << kRelTol << "*|x| (largest error " << worst << "):" << first.str());
   else
     SUCCEED(what);
+}
+
+// Calls the layer under a tape and checks the gradients of sum(output * dy) with respect to the floating-point
+// inputs and the trainable weights against Keras's (`expected`: {inputs: [tensor or null], weights: [tensor]}).
+// Returns the output, for the forward checks of the same call.
+Tensor check_gradients(Layer& layer, const std::function<Tensor(bool)>& call, const std::vector<Tensor>& xs,
+                       const Tensor& dy, bool training, const json& expected) {
+  const std::string when = training ? " (training=True)" : " (training=False)";
+  const json& ej = expected.at("inputs");
+  const json& wj = expected.at("weights");
+  REQUIRE(ej.size() == xs.size());
+  GradientTape tape;  // watches the trainable weights the call reads
+  std::vector<Tensor> sources;
+  std::vector<std::string> what;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!is_floating(xs[i].dtype())) {
+      // Keras has none for integer inputs (Embedding's indices) either.
+      CHECK(ej[i].is_null());
+      continue;
+    }
+    tape.watch(xs[i]);
+    sources.push_back(xs[i]);
+    what.push_back("gradient of input " + std::to_string(i) + when);
+  }
+  const Tensor y = call(training);
+  const std::vector<Variable> trainable = layer.trainable_weights();
+  {
+    INFO("Ember's trainable weights: " << trainable.size() << "; Keras's: " << wj.size());
+    REQUIRE(trainable.size() == wj.size());
+  }
+  for (size_t i = 0; i < trainable.size(); ++i) {
+    CHECK(trainable[i].name() == layer.name() + "/" + wj[i].at("name").get<std::string>());
+    sources.push_back(trainable[i].value());
+    what.push_back("gradient of weight " + trainable[i].name() + when);
+  }
+  const std::vector<Tensor> grads = tape.gradient(y, sources, {.output_gradients = {dy}});
+  size_t k = 0;
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (is_floating(xs[i].dtype())) {
+      check_close(grads[k], ej[i], what[k]);
+      ++k;
+    }
+  for (size_t i = 0; i < wj.size(); ++i, ++k) check_close(grads[k], wj[i], what[k]);
+  return y;
 }
 
 void replay_fixture(const fs::path& path) {
@@ -126,9 +183,17 @@ void replay_fixture(const fs::path& path) {
   layer->set_weights(values);
 
   check_close(call(false), fx.at("output"), "output (training=False)");
+  if (!fx.contains("gradients")) {
+    FAIL_CHECK("fixture has no gradients (written by an older make_layer_fixtures.py): regenerate it");
+    return;
+  }
+  const Tensor dy = ember::testing::tensor_from_json(fx.at("dy"));
+  check_gradients(*layer, call, xs, dy, false, fx.at("gradients"));
   if (fx.contains("training")) {
     const json& tr = fx.at("training");
-    check_close(call(true), tr.at("output"), "output (training=True)");
+    // The one training call runs under the tape, as Keras's did: it also updates the moving statistics.
+    check_close(check_gradients(*layer, call, xs, dy, true, tr.at("gradients")), tr.at("output"),
+                "output (training=True)");
     const std::vector<Tensor> after = layer->get_weights();
     const json& tw = tr.at("weights");
     REQUIRE(after.size() == tw.size());
