@@ -2,9 +2,10 @@
 // 8 and 128 and the Keras example CNN at batch 128 (the models of apps/train_fashion_mnist), each step a
 // GradientTape, SparseCategoricalCrossentropy from logits and Adam's apply, on random data shaped like
 // Fashion-MNIST. Eager calls the step's lambda; function calls the same lambda wrapped in ember::function, on
-// its own model and optimizer seeded as eager's, so both do the same work.
-// Times are the median of 7 rounds (--rounds) that interleave the two, alternating which goes first, so
-// that a busy moment of the machine or a warm cache favours neither; speedup = eager / function.
+// its own model and optimizer seeded as eager's, so both do the same work; jit is the function with jit_compile
+// (fused elementwise chains).
+// Times are the median of 7 rounds (--rounds) that interleave the three, each going first in turn, so that a
+// busy moment of the machine or a warm cache favours none; speedup = eager / function (or / jit).
 // Memory: the CPU allocator's peak bytes during one CNN step (absolute, and above what was in use before it),
 // with one model alive at a time.
 // Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory] [--rounds N]
@@ -97,47 +98,52 @@ double median(std::vector<double> v) {
 
 void print_header(bool json) {
   if (!json)
-    std::printf("%-22s %12s %12s %8s %16s %11s %6s\n", "case", "eager us", "function us", "speedup",
-                "rounds' speedups", "1st call ms", "nodes");
+    std::printf("%-22s %10s %12s %8s %14s %9s %8s %11s %6s %6s\n", "case", "eager us", "function us", "speedup",
+                "rounds", "jit us", "jit", "1st call ms", "nodes", "jit");
 }
 
 void step_rows(const Case& c, int rounds, bool json) {
-  Trainee eager_t(c.kind), function_t(c.kind);
+  Trainee eager_t(c.kind), function_t(c.kind), jit_t(c.kind);
   const Batches b(c.kind, c.batch);
   auto eager = step_of(eager_t);
   auto function = ember::function(step_of(function_t), {.name = "train_step_" + c.name});
-  int next_e = 0, next_f = 0;
+  auto jit = ember::function(step_of(jit_t), {.jit_compile = true, .name = "jit_train_step_" + c.name});
+  int next_e = 0, next_f = 0, next_j = 0;
   // Eager warms the kernels' caches first, so that the function's first call (which traces, runs the step
   // and builds Adam's slots) costs what a user's first call costs in a warm process.
   run_steps(eager, b, kWarmup, next_e);
   const double first_call_s = run_steps(function, b, 1, next_f);
   run_steps(function, b, kWarmup - 1, next_f);
+  run_steps(jit, b, kWarmup, next_j);
 
-  std::vector<double> eager_us, function_us, speedups;
+  std::vector<double> eager_us, function_us, jit_us, speedups, jit_speedups;
   for (int r = 0; r < rounds; ++r) {
-    double e, f;
-    if (r % 2 == 0) {
-      e = run_steps(eager, b, c.steps, next_e);
-      f = run_steps(function, b, c.steps, next_f);
-    } else {
-      f = run_steps(function, b, c.steps, next_f);
-      e = run_steps(eager, b, c.steps, next_e);
+    double t[3] = {};
+    for (int k = 0; k < 3; ++k) {  // each of the three goes first in turn
+      const int which = (r + k) % 3;
+      if (which == 0) t[0] = run_steps(eager, b, c.steps, next_e);
+      else if (which == 1) t[1] = run_steps(function, b, c.steps, next_f);
+      else t[2] = run_steps(jit, b, c.steps, next_j);
     }
-    eager_us.push_back(e / c.steps * 1e6);
-    function_us.push_back(f / c.steps * 1e6);
-    speedups.push_back(e / f);
+    eager_us.push_back(t[0] / c.steps * 1e6);
+    function_us.push_back(t[1] / c.steps * 1e6);
+    jit_us.push_back(t[2] / c.steps * 1e6);
+    speedups.push_back(t[0] / t[1]);
+    jit_speedups.push_back(t[0] / t[2]);
   }
-  const double e = median(eager_us), f = median(function_us);
+  const double e = median(eager_us), f = median(function_us), j = median(jit_us);
   if (json) {
     print({"function_" + c.name, "us/step", "eager", f, e, e / f}, json);
+    print({"jit_" + c.name, "us/step", "eager", j, e, e / j}, json);
     return;
   }
   const auto [lo, hi] = std::minmax_element(speedups.begin(), speedups.end());
   const size_t nodes = function.concrete_functions().at(0)->graph().nodes.size();
+  const size_t jit_nodes = jit.concrete_functions().at(0)->graph().nodes.size();
   char range[32];
   std::snprintf(range, sizeof range, "%.2f-%.2fx", *lo, *hi);
-  std::printf("%-22s %12.1f %12.1f %7.3fx %16s %11.1f %6zu\n", ("function_" + c.name).c_str(), e, f, e / f, range,
-              first_call_s * 1e3, nodes);
+  std::printf("%-22s %10.1f %12.1f %7.3fx %14s %9.1f %7.3fx %11.1f %6zu %6zu\n", ("function_" + c.name).c_str(), e, f,
+              e / f, range, j, e / j, first_call_s * 1e3, nodes, jit_nodes);
   std::fflush(stdout);
 }
 

@@ -39,13 +39,14 @@ void eliminate_dead_code(Graph& g) {
     if (!needed[v] && g.values[v].constant.defined()) g.values[v].constant = Tensor();
 }
 
-void optimize(Graph& g) {
+void optimize(Graph& g, OptimizeOptions options) {
   fold_constants(g);
   eliminate_common_subexpressions(g);
   fold_kernel_gradients(g);
   eliminate_dead_code(g);
   cache_variable_casts(g);
   move_relu_grad_before_pool_grad(g);
+  if (options.jit_compile) fuse_elementwise(g);
   write_in_place(g);
 }
 

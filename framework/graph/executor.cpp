@@ -4,6 +4,7 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/ops/creation.h"
+#include "framework/ops/fused_elementwise.h"
 #include "framework/ops/index_checks.h"
 #include "framework/ops/random.h"
 
@@ -165,6 +166,10 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
       case NodeKind::ControlFlowGrad:
         out = tapes[static_cast<size_t>(n.forward)]->gradients(in);
         if (drop_tape_after_[k] >= 0) tapes[static_cast<size_t>(drop_tape_after_[k])].reset();
+        break;
+      case NodeKind::Fused:
+        // A tape recording its inputs records each op of the chain, for their gradients.
+        out = ops::run_fused_elementwise(*n.fused, in, /*op_by_op=*/any_tape_records(in));
         break;
       case NodeKind::HostCall:
         out = n.host(in);

@@ -77,9 +77,6 @@ void CallSignature::add(const std::vector<Tensor>& ts) {
 }
 
 FunctionCore::FunctionCore(FunctionOptions options) : options_(std::move(options)) {
-  EMBER_CHECK(!options_.jit_compile, Unimplemented)
-      << "ember::function '" << options_.name << "': jit_compile (fused kernels) is not implemented yet; leave it "
-      << "false to run the traced graph";
   EMBER_CHECK(!options_.reduce_retracing, Unimplemented)
       << "ember::function '" << options_.name << "': reduce_retracing (one trace for every size of a dimension) is "
       << "not implemented yet; leave it false (each new input shape traces once)";
@@ -134,7 +131,7 @@ std::shared_ptr<ConcreteFunction> FunctionCore::find(const std::string& key, boo
 
 std::shared_ptr<ConcreteFunction> FunctionCore::add(const std::string& key, const std::vector<Tensor>& inputs,
                                                     graph::Graph graph, bool count_call) {
-  graph::optimize(graph);
+  graph::optimize(graph, {.jit_compile = options_.jit_compile});
   std::vector<TensorSpec> specs;
   for (const Tensor& t : inputs) specs.emplace_back(t.shape(), t.dtype());
   auto cf = std::make_shared<ConcreteFunction>(options_.name, std::move(specs), std::move(graph));

@@ -36,7 +36,8 @@ struct TensorSpec {
 };
 
 struct FunctionOptions {
-  // Fuse elementwise chains into compiled kernels (XLA's role). Not implemented yet: true is refused.
+  // Fuse chains of elementwise ops into one pass over the data each (XLA's loop fusion; on the CPU, float32 and
+  // bool chains), with the unfused ops' bits. See docs/graph_mode.md.
   bool jit_compile = false;
   // One trace for every size of a dimension. Not implemented yet: true is refused.
   bool reduce_retracing = false;

@@ -74,6 +74,8 @@ std::string node_label(const Node& n) {
                                        : std::string("while");
     case NodeKind::ControlFlowGrad:
       return "control_flow_grad[of node " + std::to_string(n.forward) + "]";
+    case NodeKind::Fused:
+      return n.name;
   }
   return "?";
 }

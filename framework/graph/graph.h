@@ -14,9 +14,13 @@
 #include "framework/core/tensor.h"
 #include "framework/ops/dispatch.h"
 
+namespace ember::ops {
+struct FusedElementwise;
+}
+
 namespace ember::graph {
 
-enum class NodeKind { Op, ReadVariable, AssignVariable, Derived, HostCall, Cond, While, ControlFlowGrad };
+enum class NodeKind { Op, ReadVariable, AssignVariable, Derived, HostCall, Cond, While, ControlFlowGrad, Fused };
 
 class Executable;
 
@@ -66,6 +70,9 @@ struct Node {
   // ControlFlowGrad: the index of the Cond or While node whose gradient it is; inputs = the gradients of that
   // node's outputs (-1: none), outputs = those of its inputs (-1: an input without one, not floating point).
   int forward = -1;
+  // Fused (jit_compile's fuse_elementwise): a chain of elementwise ops run as one pass; inputs and outputs are
+  // the chain's, in the program's order.
+  std::shared_ptr<const ops::FusedElementwise> fused;
 
   // Whether the node changes state outside its outputs, so it runs even when nothing reads them.
   bool has_effects() const;

@@ -115,6 +115,7 @@ std::string kind_op(const Node& n) {
     case NodeKind::Cond: return "If";  // TF's names for the same nodes
     case NodeKind::While: return "While";
     case NodeKind::ControlFlowGrad: return "SymbolicGradient";
+    case NodeKind::Fused: return "FusedElementwise";
   }
   return "?";
 }

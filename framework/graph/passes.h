@@ -34,7 +34,14 @@ void move_relu_grad_before_pool_grad(Graph& g);
 // buffer held by no variable, input, constant or other live value).
 void write_in_place(Graph& g);
 
-// The always-on passes, in order.
-void optimize(Graph& g);
+// jit_compile's loop fusion: chains of elementwise ops (float32 and bool, on the CPU) over one shape become one
+// Fused node that makes them in one pass over the data, with the unfused ops' bits.
+void fuse_elementwise(Graph& g);
+
+struct OptimizeOptions {
+  bool jit_compile = false;  // fuse_elementwise too
+};
+// The always-on passes, in order, and jit_compile's.
+void optimize(Graph& g, OptimizeOptions options = {});
 
 }  // namespace ember::graph

@@ -138,8 +138,8 @@ json Model::get_compile_config() const {
   c["optimizer"] = optimizers::serialize(opt);
   c["run_eagerly"] = compiled_->run_eagerly;
   c["steps_per_execution"] = compiled_->steps_per_execution;
-  // Keras saves jit_compile as compile resolved it; Ember has no fused kernels yet, so "auto" is false.
-  c["jit_compile"] = false;
+  // Keras saves jit_compile as compile resolved it ("auto": false, without an accelerator).
+  c["jit_compile"] = compiled_->jit_compile;
   return c;
 }
 
@@ -185,8 +185,12 @@ void Model::compile_from_config(const json& c) {
         << who << ": steps_per_execution must be an integer, got " << spe.dump();
     o.steps_per_execution = spe.get<int>();
   }
-  // A file saved where Keras compiled with XLA says jit_compile true; a model that cannot use it is compiled
-  // without it (Keras's jit_compile setter does the same), so such files load: jit_compile stays "auto".
+  if (c.contains("jit_compile")) {
+    const json& jit = c["jit_compile"];
+    EMBER_CHECK(jit.is_boolean() || jit == "auto", InvalidArgument)
+        << who << ": jit_compile must be true, false or \"auto\", got " << jit.dump();
+    if (jit.is_boolean()) o.jit_compile = jit.get<bool>();
+  }
   compile_impl(std::move(o), /*defer_metric_errors=*/true);
 }
 

@@ -25,15 +25,17 @@ namespace detail {
 struct CompiledSteps {
   // The last argument, which weights are trainable, retraces a step after a layer is frozen or unfrozen.
   using Step = std::function<std::vector<Tensor>(Model&, const data::Element&, uint64_t)>;
+  explicit CompiledSteps(bool jit_compile) : jit(jit_compile) {}
+  const bool jit;  // compile's jit_compile, resolved
   std::vector<std::string> train_names, test_names;
   Function<Step> train{
       [this](Model& m, const data::Element& b, uint64_t) { return values(m.train_step(b), train_names); },
-      {.name = "train_step"}};
+      {.jit_compile = jit, .name = "train_step"}};
   Function<Step> test{
       [this](Model& m, const data::Element& b, uint64_t) { return values(m.test_step(b), test_names); },
-      {.name = "test_step"}};
+      {.jit_compile = jit, .name = "test_step"}};
   Function<Step> predict{[](Model& m, const data::Element& b, uint64_t) { return m.predict_step(b); },
-                         {.name = "predict_step"}};
+                         {.jit_compile = jit, .name = "predict_step"}};
 
   // Several steps in one function (compile's steps_per_execution; Keras: multi_step_on_iterator): their
   // batches flattened into one list, and the number of steps, so that a shorter last group traces once more.
@@ -43,13 +45,13 @@ struct CompiledSteps {
                                 for (const data::Element& b : split(flat, n)) results = m.train_step(b);
                                 return values(results, train_names);
                               },
-                              {.name = "train_steps"}};
+                              {.jit_compile = jit, .name = "train_steps"}};
   Function<Steps> test_steps{[this](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
                                MetricResults results;
                                for (const data::Element& b : split(flat, n)) results = m.test_step(b);
                                return values(results, test_names);
                              },
-                             {.name = "test_steps"}};
+                             {.jit_compile = jit, .name = "test_steps"}};
   // Every step's outputs, one after the other.
   Function<Steps> predict_steps{[](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
                                   std::vector<Tensor> out;
@@ -59,7 +61,7 @@ struct CompiledSteps {
                                   }
                                   return out;
                                 },
-                                {.name = "predict_steps"}};
+                                {.jit_compile = jit, .name = "predict_steps"}};
 
   static std::vector<Tensor> flatten(const std::vector<data::Element>& batches) {
     std::vector<Tensor> flat;
@@ -102,7 +104,7 @@ struct CompiledSteps {
 namespace {
 CompiledSteps* compiled_steps(CompiledState* state) {
   if (!state || state->run_eagerly) return nullptr;
-  if (!state->steps) state->steps = std::make_shared<CompiledSteps>();
+  if (!state->steps) state->steps = std::make_shared<CompiledSteps>(state->jit_compile);
   return state->steps.get();
 }
 }  // namespace

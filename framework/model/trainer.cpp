@@ -86,12 +86,11 @@ void Model::compile_impl(CompileOptions options, bool defer_metric_errors) {
   const JitCompile& jit = options.jit_compile;
   EMBER_CHECK(jit.value || jit.name == "auto", InvalidArgument)
       << who << ": jit_compile must be true, false or \"auto\", got \"" << jit.name << "\"";
-  EMBER_CHECK(!jit.value.value_or(false), Unimplemented)
-      << who << ": jit_compile = true (fused kernels) is not implemented yet; use \"auto\" (the default) or false, "
-      << "which run the traced steps as they are";
   auto state = std::make_shared<CompiledState>();
   state->compile_args = detail::compile_args_config(options);  // for get_compile_config
   state->run_eagerly = options.run_eagerly;
+  // "auto" is false, as Keras resolves it on a machine without an accelerator (fused kernels are CPU-only).
+  state->jit_compile = jit.value.value_or(false);
   state->steps_per_execution = options.steps_per_execution;
   const size_t n_out = num_outputs();
   state->output_names = output_names_of(*this);

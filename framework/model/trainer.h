@@ -116,8 +116,8 @@ struct MetricsSpec {
   bool is_map = false;
 };
 
-// compile's jit_compile, as Keras spells it: true, false or "auto" (the default). Ember has no fused kernels
-// yet, so "auto" resolves to false (Keras: a model that does not support XLA) and true is refused.
+// compile's jit_compile, as Keras spells it: true, false or "auto" (the default). "auto" resolves to false, as
+// Keras resolves it on a machine without an accelerator (Ember's fused kernels are the CPU's).
 struct JitCompile {
   JitCompile(bool on) : value(on) {}
   JitCompile(const char* name) : name(name) {}
@@ -140,8 +140,8 @@ struct CompileOptions {
   // Under the "mixed_float16" policy, wrap the optimizer in a LossScaleOptimizer (Keras 3 does; never
   // under bfloat16, whose range needs no scaling).
   bool auto_scale_loss = true;
-  // Fuse the traced steps' elementwise chains into compiled kernels (Keras: XLA). "auto" and false run the
-  // traced graph as it is; true is an Unimplemented error until fused kernels exist.
+  // Fuse the traced steps' elementwise chains into one pass over the data each (Keras: XLA), with the unfused
+  // ops' bits. "auto" and false run the traced graph as it is.
   JitCompile jit_compile = "auto";
   // Run train_step, test_step and predict_step eagerly, op by op (to debug them). false: fit, evaluate and
   // predict run each as an ember::function, traced once per batch shape and then replayed, as Keras on

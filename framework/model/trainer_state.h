@@ -37,6 +37,7 @@ struct CompiledState {
   std::unique_ptr<ModeTuner> step_tuner;
   // compile's run_eagerly, and (otherwise) the steps as traced functions, made at the first step.
   bool run_eagerly = false;
+  bool jit_compile = false;  // compile's jit_compile, "auto" resolved
   std::shared_ptr<CompiledSteps> steps;
   // compile's steps_per_execution (at least 1).
   int steps_per_execution = 1;

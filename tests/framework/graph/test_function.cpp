@@ -273,7 +273,6 @@ TEST_CASE("input_signature pins the inputs; unsupported options are refused", "[
     CHECK(std::string(e.what()).find("argument 'x'") != std::string::npos);
   }
   CHECK_THROWS_AS(f(ops::zeros({2}, DType::Int32)), InvalidArgument);
-  CHECK_THROWS_AS(ember::function([](const Tensor& x) { return x; }, {.jit_compile = true}), Unimplemented);
   CHECK_THROWS_AS(ember::function([](const Tensor& x) { return x; }, {.reduce_retracing = true}), Unimplemented);
   CHECK(f.get_concrete_function(TensorSpec({2})).input_specs().size() == 1);
   CHECK(f.tracing_count() == 1);  // the call's trace

@@ -1,0 +1,176 @@
+// The CPU kernel of a fused elementwise chain: blocks of kBlock elements, each step of the chain over the block
+// into a register (a block buffer) in turn, so that the intermediate values never leave the core's cache. Every
+// value is a float: float32 as itself, bool as 0 or 1. Each step applies its op's functor (framework/ops/
+// functors.h) to floats, as the op's own float32 kernel does, so the results are the unfused ops' bits.
+#include <cstring>
+#include <vector>
+
+#include "framework/ops/cpu/elementwise_loops.h"
+#include "framework/ops/functors.h"
+#include "framework/ops/fused_elementwise.h"
+
+namespace ember::ops::cpu_detail {
+namespace {
+
+using Fused = FusedElementwise;
+constexpr int64_t kBlock = 256;
+
+// The block [i, i + k) of an input as floats: a pointer into a float32 input read whole, else dst filled.
+const float* load(const Fused::Input& in, const Tensor& t, int64_t i, int64_t k, float* dst) {
+  auto fill = [&](auto value_at) {
+    switch (in.broadcast) {
+      case Fused::Broadcast::Full:
+        for (int64_t j = 0; j < k; ++j) dst[j] = value_at(i + j);
+        break;
+      case Fused::Broadcast::Scalar:
+        std::fill_n(dst, k, value_at(0));
+        break;
+      case Fused::Broadcast::Inner: {
+        int64_t r = i % in.period;
+        for (int64_t j = 0; j < k; ++j) {
+          dst[j] = value_at(r);
+          if (++r == in.period) r = 0;
+        }
+        break;
+      }
+      case Fused::Broadcast::Outer: {
+        int64_t q = i / in.period, r = i % in.period;
+        for (int64_t j = 0; j < k; ++j) {
+          dst[j] = value_at(q);
+          if (++r == in.period) r = 0, ++q;
+        }
+        break;
+      }
+    }
+  };
+  if (in.dtype == DType::Float32) {
+    const float* p = static_cast<const float*>(t.raw_data());
+    if (in.broadcast == Fused::Broadcast::Full) return p + i;
+    fill([p](int64_t j) { return p[j]; });
+  } else {
+    const bool* p = static_cast<const bool*>(t.raw_data());
+    fill([p](int64_t j) { return p[j] ? 1.0f : 0.0f; });
+  }
+  return dst;
+}
+
+template <class F>
+void unary(const float* a, float* o, int64_t k, F f) {
+  for (int64_t j = 0; j < k; ++j) o[j] = static_cast<float>(f(a[j]));
+}
+template <class F>
+void binary(const float* a, const float* b, float* o, int64_t k, F f) {
+  for (int64_t j = 0; j < k; ++j) o[j] = static_cast<float>(f(a[j], b[j]));
+}
+
+// One step over a block: o = op(registers...).
+void step(const Fused::Step& s, const float* const* r, float* o, int64_t k) {
+  namespace fn = functors;
+  const float* a = r[s.args[0]];
+  const float* b = s.args.size() > 1 ? r[s.args[1]] : nullptr;
+  switch (s.op) {
+    case OpId::neg: return unary(a, o, k, fn::Neg{});
+    case OpId::abs: return unary(a, o, k, fn::Abs{});
+    case OpId::sign: return unary(a, o, k, fn::Sign{});
+    case OpId::exp: return unary(a, o, k, fn::Exp{});
+    case OpId::log: return unary(a, o, k, fn::Log{});
+    case OpId::log1p: return unary(a, o, k, fn::Log1p{});
+    case OpId::sqrt: return unary(a, o, k, fn::Sqrt{});
+    case OpId::rsqrt: return unary(a, o, k, fn::Rsqrt{});
+    case OpId::square: return unary(a, o, k, fn::Square{});
+    case OpId::reciprocal: return unary(a, o, k, fn::Reciprocal{});
+    case OpId::sin: return unary(a, o, k, fn::Sin{});
+    case OpId::cos: return unary(a, o, k, fn::Cos{});
+    case OpId::tanh: return unary(a, o, k, fn::Tanh{});
+    case OpId::sigmoid: return unary(a, o, k, fn::Sigmoid{});
+    case OpId::relu: return unary(a, o, k, fn::Relu{});
+    case OpId::relu6: return unary(a, o, k, fn::Relu6{});
+    case OpId::elu: return unary(a, o, k, fn::Elu{});
+    case OpId::selu: return unary(a, o, k, fn::Selu{});
+    case OpId::gelu: return unary(a, o, k, fn::Gelu{std::get<GeluAttrs>(s.attrs).approximate});
+    case OpId::softplus: return unary(a, o, k, fn::Softplus{});
+    case OpId::softsign: return unary(a, o, k, fn::Softsign{});
+    case OpId::swish: return unary(a, o, k, fn::Swish{});
+    case OpId::floor: return unary(a, o, k, fn::Floor{});
+    case OpId::ceil: return unary(a, o, k, fn::Ceil{});
+    case OpId::round: return unary(a, o, k, fn::Round{});
+    case OpId::is_finite: return unary(a, o, k, fn::IsFinite{});
+    case OpId::logical_not: return unary(a, o, k, [](float x) { return fn::LogicalNot{}(x != 0.0f); });
+    case OpId::cast:
+      if (s.dtype == DType::Bool) return unary(a, o, k, fn::CastTo<bool>{});
+      return unary(a, o, k, [](float x) { return x; });  // bool (0 or 1) or float32 to float32
+    case OpId::add: return binary(a, b, o, k, fn::Add{});
+    case OpId::sub: return binary(a, b, o, k, fn::Sub{});
+    case OpId::mul: return binary(a, b, o, k, fn::Mul{});
+    case OpId::div: return binary(a, b, o, k, fn::Div{});
+    case OpId::div_no_nan: return binary(a, b, o, k, fn::DivNoNan{});
+    case OpId::pow: return binary(a, b, o, k, fn::Pow{});
+    case OpId::maximum: return binary(a, b, o, k, fn::Maximum{});
+    case OpId::minimum: return binary(a, b, o, k, fn::Minimum{});
+    case OpId::squared_difference: return binary(a, b, o, k, fn::SquaredDifference{});
+    case OpId::relu_grad: return binary(a, b, o, k, fn::ReluGrad{});
+    case OpId::equal: return binary(a, b, o, k, fn::Equal{});
+    case OpId::not_equal: return binary(a, b, o, k, fn::NotEqual{});
+    case OpId::less: return binary(a, b, o, k, fn::Less{});
+    case OpId::less_equal: return binary(a, b, o, k, fn::LessEqual{});
+    case OpId::greater: return binary(a, b, o, k, fn::Greater{});
+    case OpId::greater_equal: return binary(a, b, o, k, fn::GreaterEqual{});
+    case OpId::logical_and:
+      return binary(a, b, o, k, [](float x, float y) { return fn::LogicalAnd{}(x != 0.0f, y != 0.0f); });
+    case OpId::logical_or:
+      return binary(a, b, o, k, [](float x, float y) { return fn::LogicalOr{}(x != 0.0f, y != 0.0f); });
+    case OpId::where: {
+      const float* c = r[s.args[2]];
+      for (int64_t j = 0; j < k; ++j) o[j] = fn::Where{}(a[j] != 0.0f, b[j], c[j]);
+      return;
+    }
+    case OpId::clip_by_value: {
+      const float* hi = r[s.args[2]];
+      for (int64_t j = 0; j < k; ++j) o[j] = fn::ClipByValue{}(a[j], b[j], hi[j]);
+      return;
+    }
+    default:
+      EMBER_CHECK(false, Internal) << "fused elementwise kernel: op '" << op_name(s.op) << "' is not fusible";
+  }
+}
+
+}  // namespace
+
+void fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
+  const int64_t n = f.shape.num_elements();
+  const size_t ni = f.inputs.size(), ns = f.steps.size();
+  // A step whose result is a float32 output writes it in place in the output; the others into their registers.
+  std::vector<float*> direct(ns, nullptr);
+  for (size_t o = 0; o < f.outputs.size(); ++o) {
+    const size_t r = static_cast<size_t>(f.outputs[o]);
+    if (r >= ni && outputs[o].dtype() == DType::Float32 && !direct[r - ni])
+      direct[r - ni] = static_cast<float*>(outputs[o].raw_data());
+  }
+  // Where a chain's element ops cost more, fewer elements make a chunk worth a thread.
+  cpu::run_range(n, grain_for(static_cast<int64_t>(ns)), [&](int64_t begin, int64_t end) {
+    std::vector<float> buffers(static_cast<size_t>(f.num_registers()) * kBlock);
+    std::vector<const float*> regs(static_cast<size_t>(f.num_registers()));
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t k = std::min(kBlock, end - i);
+      for (size_t in = 0; in < ni; ++in)
+        regs[in] = load(f.inputs[in], inputs[in], i, k, buffers.data() + in * kBlock);
+      for (size_t s = 0; s < ns; ++s) {
+        float* o = direct[s] ? direct[s] + i : buffers.data() + (ni + s) * kBlock;
+        step(f.steps[s], regs.data(), o, k);
+        regs[ni + s] = o;
+      }
+      for (size_t o = 0; o < f.outputs.size(); ++o) {
+        const size_t r = static_cast<size_t>(f.outputs[o]);
+        if (r >= ni && direct[r - ni] == static_cast<float*>(outputs[o].raw_data())) continue;
+        if (outputs[o].dtype() == DType::Float32) {
+          std::memcpy(static_cast<float*>(outputs[o].raw_data()) + i, regs[r], static_cast<size_t>(k) * sizeof(float));
+        } else {
+          bool* out = static_cast<bool*>(outputs[o].raw_data()) + i;
+          for (int64_t j = 0; j < k; ++j) out[j] = regs[r][j] != 0.0f;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace ember::ops::cpu_detail

@@ -1,0 +1,57 @@
+#pragma once
+// A chain of elementwise ops run as one pass over the data (jit_compile's fused kernels, XLA's loop fusion): the
+// graph compiler's fuse_elementwise pass builds one from the ops it groups, and the CPU kernel evaluates it a block
+// of elements at a time, every op of the chain on a block that stays in the core's cache, with the functors the
+// ops' own kernels use, so that the values are the unfused ops' to the bit.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "framework/core/tensor.h"
+#include "framework/ops/attrs.h"
+#include "framework/ops/dispatch.h"
+#include "framework/ops/op.h"
+
+namespace ember::ops {
+
+struct FusedElementwise {
+  // How an input reaches the loop over `shape`: whole, one value for all, or broadcast along the outer or the
+  // inner dimensions (a bias of shape (c,) over (n, c): element i reads i % c; a (n, 1) column: i / c).
+  enum class Broadcast : uint8_t { Full, Scalar, Inner, Outer };
+  struct Input {
+    DType dtype = DType::Float32;
+    Broadcast broadcast = Broadcast::Full;
+    int64_t period = 1;  // Inner: the input's element count; Outer: the elements each input value covers
+  };
+  // One op of the chain. Its operands are registers: first the inputs, then each step's result in turn.
+  struct Step {
+    OpId op{};
+    Attrs attrs{};
+    std::vector<int> args;
+    DType dtype = DType::Float32;  // of its result
+    OutputSpec spec;               // the op's own output spec, for running it alone
+  };
+  Shape shape;  // every step's result has this shape
+  Device device = Device::cpu();
+  std::vector<Input> inputs;
+  std::vector<Step> steps;
+  std::vector<int> outputs;  // the registers written out, in the fused node's output order
+
+  int num_registers() const { return static_cast<int>(inputs.size() + steps.size()); }
+  // A printable summary: "fused[mul, add, relu]".
+  std::string name() const;
+};
+
+// Whether `op` with `attrs` can be a step: an elementwise op whose values the fused kernel computes as its own
+// kernel does, on float32 and bool operands.
+bool fusible_elementwise(OpId op, const Attrs& attrs);
+// How `input` broadcasts to `shape`, or false when the fused kernel cannot read it so.
+bool fused_broadcast(const Shape& input, const Shape& shape, FusedElementwise::Input& out);
+
+// Runs the chain on `inputs` (one per FusedElementwise::inputs) into new tensors, one per output register: on the
+// CPU in one pass; with op_by_op (a tape records the inputs and must see each op) or on another device, each op
+// alone through the dispatch point.
+std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs,
+                                          bool op_by_op = false);
+
+}  // namespace ember::ops

@@ -1,0 +1,221 @@
+// jit_compile: chains of elementwise ops fused into one pass (fuse_elementwise), with the unfused ops' bits.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "framework/ember.h"
+#include "tests/support/tensor_testing.h"
+
+using namespace ember;
+using ember::testing::same_bits;
+
+namespace {
+
+Tensor sample(const Shape& s, uint64_t seed) { return random::normal(s, {.seed = seed}); }
+
+// Values that tell functors apart at their edges: signed zeros, infinities, NaN, tiny and large magnitudes, and
+// enough ordinary ones for several blocks of the fused kernel.
+Tensor edge_values(int64_t rows, int64_t cols, uint64_t seed) {
+  std::vector<float> v = sample({rows, cols}, seed).to_vector<float>();
+  const float special[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(), 1e-30f, -1e-30f, 88.0f, -88.0f, 6.0f, 3.5f, -2.5f};
+  for (size_t i = 0; i < std::size(special) && i < v.size(); ++i) v[i * 7 % v.size()] = special[i];
+  return Tensor::from_vector(v, {rows, cols});
+}
+
+size_t fused_nodes(const auto& f) { return f.concrete_functions().at(0)->graph().count(graph::NodeKind::Fused); }
+
+}  // namespace
+
+TEST_CASE("jit_compile fuses an elementwise chain into one node, with the unfused ops' bits", "[function][jit]") {
+  auto body = [](const Tensor& x, const Tensor& bias, const Tensor& column) {
+    Tensor y = ops::relu(x * 2.0f + bias);                      // a scalar and a bias over the rows
+    Tensor z = ops::sigmoid(y) * column - 0.25f;                  // a column over the columns
+    Tensor mask = ops::cast(ops::greater(z, Tensor::scalar(0.1f)), DType::Float32);
+    Tensor w = ops::where(ops::less(x, Tensor::scalar(0.0f)), z * mask, ops::tanh(y));
+    return std::make_tuple(ops::clip_by_value(w, Tensor::scalar(-0.2f), Tensor::scalar(0.7f)), y);
+  };
+  auto plain = ember::function(body);
+  auto jit = ember::function(body, {.jit_compile = true});
+  // Sizes over several blocks and chunks, and odd ones.
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{3, 5}, {257, 33}, {1000, 130}}) {
+    INFO(rows << " x " << cols);
+    Tensor x = edge_values(rows, cols, 1), bias = sample({cols}, 2), column = sample({rows, 1}, 3);
+    auto [e0, e1] = body(x, bias, column);
+    plain(x, bias, column);  // the first call traces, running the ops one by one; the second replays the graph
+    jit(x, bias, column);
+    auto [p0, p1] = plain(x, bias, column);
+    auto [j0, j1] = jit(x, bias, column);
+    CHECK(same_bits(j0, e0));
+    CHECK(same_bits(j1, e1));
+    CHECK(same_bits(p0, e0));
+  }
+  // One fused node makes both outputs; no elementwise op is left beside it.
+  const graph::Graph& g = jit.concrete_functions().at(0)->graph();
+  std::ostringstream printed;
+  printed << g;
+  INFO(printed.str());
+  CHECK(g.count(graph::NodeKind::Fused) == 1);
+  CHECK(g.nodes.size() == 1);
+  CHECK(printed.str().find("fused[mul, add, relu, sigmoid") != std::string::npos);
+  CHECK(fused_nodes(plain) == 0);
+}
+
+TEST_CASE("every fusible op gives its own kernel's bits when fused", "[function][jit]") {
+  using Unary = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::pair<std::string, Unary>> unary = {
+      {"neg", ops::neg}, {"abs", ops::abs}, {"sign", ops::sign}, {"exp", ops::exp}, {"log", ops::log},
+      {"log1p", ops::log1p}, {"sqrt", ops::sqrt}, {"rsqrt", ops::rsqrt}, {"square", ops::square},
+      {"reciprocal", ops::reciprocal}, {"sin", ops::sin}, {"cos", ops::cos}, {"tanh", ops::tanh},
+      {"sigmoid", ops::sigmoid}, {"relu", ops::relu}, {"relu6", ops::relu6}, {"elu", ops::elu}, {"selu", ops::selu},
+      {"gelu", [](const Tensor& x) { return ops::gelu(x); }},
+      {"gelu approximate", [](const Tensor& x) { return ops::gelu(x, true); }},
+      {"softplus", ops::softplus}, {"softsign", ops::softsign}, {"swish", ops::swish}, {"floor", ops::floor},
+      {"ceil", ops::ceil}, {"round", ops::round},
+      {"is_finite", [](const Tensor& x) { return ops::cast(ops::is_finite(x), DType::Float32); }},
+      {"logical_not", [](const Tensor& x) { return ops::cast(ops::logical_not(ops::greater(x, Tensor::scalar(0.0f))), DType::Float32); }},
+  };
+  using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, Binary>> binary = {
+      {"add", ops::add}, {"sub", ops::sub}, {"mul", ops::mul}, {"div", ops::div}, {"div_no_nan", ops::div_no_nan},
+      {"pow", ops::pow}, {"maximum", ops::maximum}, {"minimum", ops::minimum},
+      {"squared_difference", ops::squared_difference}, {"relu_grad", ops::relu_grad},
+      {"equal", [](const Tensor& a, const Tensor& b) { return ops::cast(ops::equal(a, b), DType::Float32); }},
+      {"not_equal", [](const Tensor& a, const Tensor& b) { return ops::cast(ops::not_equal(a, b), DType::Float32); }},
+      {"less", [](const Tensor& a, const Tensor& b) { return ops::cast(ops::less(a, b), DType::Float32); }},
+      {"less_equal", [](const Tensor& a, const Tensor& b) { return ops::cast(ops::less_equal(a, b), DType::Float32); }},
+      {"greater", [](const Tensor& a, const Tensor& b) { return ops::cast(ops::greater(a, b), DType::Float32); }},
+      {"greater_equal",
+       [](const Tensor& a, const Tensor& b) { return ops::cast(ops::greater_equal(a, b), DType::Float32); }},
+      {"logical_and",
+       [](const Tensor& a, const Tensor& b) {
+         return ops::cast(ops::logical_and(ops::greater(a, b), ops::less(a, Tensor::scalar(1.0f))), DType::Float32);
+       }},
+      {"logical_or",
+       [](const Tensor& a, const Tensor& b) {
+         return ops::cast(ops::logical_or(ops::greater(a, b), ops::less(a, Tensor::scalar(-1.0f))), DType::Float32);
+       }},
+  };
+  Tensor x = edge_values(40, 37, 11), y = edge_values(40, 37, 12);
+  for (const auto& [name, op] : unary) {
+    INFO(name);
+    // Two ops at least make a chain: the op, then a step after it.
+    auto body = [&op](const Tensor& a) { return op(a * 1.5f) + 0.5f; };
+    auto jit = ember::function(body, {.jit_compile = true});
+    jit(x);  // traces
+    CHECK(same_bits(jit(x), body(x)));
+    CHECK(fused_nodes(jit) == 1);
+  }
+  for (const auto& [name, op] : binary) {
+    INFO(name);
+    auto body = [&op](const Tensor& a, const Tensor& b) { return op(a - 0.5f, b) * 3.0f; };
+    auto jit = ember::function(body, {.jit_compile = true});
+    jit(x, y);  // traces
+    CHECK(same_bits(jit(x, y), body(x, y)));
+    CHECK(fused_nodes(jit) == 1);
+  }
+}
+
+TEST_CASE("a chain's value read outside it is an output; effects and other shapes split chains", "[function][jit]") {
+  Variable v(ops::zeros({6, 4}), {.name = "v"});
+  auto body = [&v](const Tensor& x) {
+    Tensor a = ops::exp(x) * 2.0f;
+    Tensor s = ops::reduce_sum(a, {1}, true);  // reads a, between the chain's ops
+    Tensor b = ops::tanh(a) + 1.0f;
+    v.assign(b);                                  // an effect: nothing moves past it
+    Tensor c = ops::square(b) - ops::sigmoid(x);
+    return std::make_tuple(c / s, a);
+  };
+  auto jit = ember::function(body, {.jit_compile = true});
+  Tensor x = sample({6, 4}, 21);
+  Variable eager_v(ops::zeros({6, 4}), {.name = "v"});
+  std::swap(v, eager_v);
+  auto [e0, e1] = body(x);
+  std::swap(v, eager_v);
+  jit(x);  // traces
+  auto [j0, j1] = jit(x);
+  CHECK(same_bits(j0, e0));
+  CHECK(same_bits(j1, e1));
+  CHECK(same_bits(v.value(), eager_v.value()));
+  const graph::Graph& g = jit.concrete_functions().at(0)->graph();
+  std::ostringstream printed;
+  printed << g;
+  INFO(printed.str());
+  // exp-mul (a is read by reduce_sum, then by tanh: an output), tanh-add (b assigned), square-sigmoid-sub-div.
+  CHECK(g.count(graph::NodeKind::Fused) == 3);
+  CHECK(g.count(OpId::reduce_sum) == 1);
+}
+
+TEST_CASE("under a tape a fused node runs op by op, so gradients flow", "[function][jit]") {
+  auto body = [](const Tensor& x) { return ops::reduce_sum(ops::tanh(x * 3.0f) * ops::sigmoid(x)); };
+  auto jit = ember::function(body, {.jit_compile = true});
+  Tensor x = sample({5, 9}, 31);
+  jit(x);  // traced
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = jit(x);
+  Tensor g = tape.gradient(y, x);
+  GradientTape eager_tape;
+  eager_tape.watch(x);
+  Tensor eager_g = eager_tape.gradient(body(x), x);
+  CHECK(same_bits(g, eager_g));
+  CHECK(fused_nodes(jit) == 1);
+}
+
+TEST_CASE("a training step compiled with jit_compile trains with the unfused step's bits", "[function][jit]") {
+  auto make = [] {
+    random::set_seed(4);
+    auto model = std::make_unique<Sequential>();
+    model->add(layers::Input({8, 8, 1}));
+    model->add(layers::Conv2D(4, 3, {.activation = "relu"}));
+    model->add(layers::Flatten());
+    model->add(layers::Dropout(0.3));
+    model->add(layers::Dense(16, {.activation = "gelu"}));
+    model->add(layers::Dense(3));
+    return model;
+  };
+  auto plain_model = make(), jit_model = make();
+  optimizers::Adam plain_opt, jit_opt;
+  losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+  auto step_of = [&](Sequential& model, optimizers::Optimizer& opt) {
+    return [&](const Tensor& x, const Tensor& y) {
+      std::vector<Variable> vars = model.trainable_weights();
+      GradientTape tape;
+      Tensor loss = loss_fn(y, model(x, /*training=*/true));
+      opt.apply(tape.gradient(loss, vars), vars);
+      return loss;
+    };
+  };
+  auto plain_step = ember::function(step_of(*plain_model, plain_opt));
+  auto jit_step = ember::function(step_of(*jit_model, jit_opt), {.jit_compile = true});
+  Tensor x = random::uniform({16, 8, 8, 1}, {.seed = 5});
+  Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0});
+  std::vector<float> plain_losses, jit_losses;
+  random::set_seed(6);
+  for (int i = 0; i < 5; ++i) plain_losses.push_back(plain_step(x, y).item<float>());
+  random::set_seed(6);
+  for (int i = 0; i < 5; ++i) jit_losses.push_back(jit_step(x, y).item<float>());
+  CHECK(jit_losses == plain_losses);
+  std::vector<Variable> a = plain_model->weights(), b = jit_model->weights();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
+  CHECK(fused_nodes(jit_step) >= 1);  // dropout's mask and scaling, gelu's gradient
+  CHECK(jit_step.concrete_functions()[0]->graph().nodes.size() < plain_step.concrete_functions()[0]->graph().nodes.size());
+}
+
+TEST_CASE("compile's jit_compile fuses fit's steps, with the same History", "[function][jit][fit]") {
+  auto run = [](JitCompile jit) {
+    backend::clear_session();
+    random::set_seed(8);
+    Sequential model({layers::Input({10}), layers::Dense(12, {.activation = "swish"}), layers::Dropout(0.2),
+                      layers::Dense(2)});
+    model.compile({.optimizer = optimizers::Adam(), .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                   .metrics = {"accuracy"}, .jit_compile = jit});
+    Tensor x = random::uniform({40, 10}, {.seed = 9});
+    Tensor y = ops::cast(random::uniform({40}, {.maxval = 2, .seed = 10}), DType::Int32);
+    return model.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0}).history;
+  };
+  CHECK(run(true) == run(false));
+}
