@@ -3,11 +3,8 @@
 #include <cmath>
 
 #include "framework/core/config_reader.h"
-#include "framework/graph/trace.h"
 #include "framework/ops/creation.h"
-#include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
-#include "framework/ops/random.h"
 
 namespace ember::layers {
 
@@ -17,18 +14,16 @@ using ::ember::detail::config_required_double;
 
 namespace {
 
-constexpr uint64_t kTfDefaultGraphSeed = 87654321, kTfMaxInt32 = 0x7fffffff;  // TF's, as random.cpp uses them
-// Philox counter blocks each seeded call owns (2^40 blocks = 2^42 samples): call k draws from block k << 40,
-// so calls never overlap and the map of seed pairs in random.cpp does not grow per call.
-constexpr int kCallShift = 40;
-
 // (None, 1, 3): -1 prints as None.
 std::string shape_string(const std::vector<int64_t>& dims) { return Shape(dims).to_keras_string(); }
 
 }  // namespace
 
 Dropout::Dropout(double rate, DropoutOptions options)
-    : Layer("dropout", {options.name, options.dtype, options.trainable}), rate_(rate), options_(std::move(options)) {
+    : Layer("dropout", {options.name, options.dtype, options.trainable}),
+      rate_(rate),
+      options_(std::move(options)),
+      noise_(options_.seed) {
   EMBER_CHECK(rate >= 0 && rate < 1, InvalidArgument)
       << "Dropout '" << name() << "': rate must be in [0, 1), got " << rate;
   if (options_.noise_shape) {
@@ -56,26 +51,12 @@ Shape Dropout::noise_shape_for(const Shape& in) const {
   return out;
 }
 
-Tensor Dropout::uniform_noise(const Shape& shape, DType dtype) {
-  if (!options_.seed) return random::uniform(shape, {.minval = 0.0, .maxval = 1.0, .dtype = dtype, .seed = std::nullopt});
-  // Stateless draw keyed by the seed (TF's seed pair (DEFAULT_GRAPH_SEED, seed), as the seeded initializers
-  // use), at a counter that advances per call: a seeded layer's masks depend only on its seed and how many
-  // times it dropped, like Keras 3's SeedGenerator, not on other random ops or other layers.
-  // The call counter lives on the host: a traced function draws each call's mask through a host node.
-  return graph::host_call("dropout_noise", {}, [this, shape, dtype](std::span<const Tensor>) {
-    const uint64_t key = kTfDefaultGraphSeed | ((*options_.seed % kTfMaxInt32) << 32);
-    const uint64_t counter = seeded_calls_++ << kCallShift;
-    return std::vector<Tensor>{
-        run_op(OpId::random_uniform, {}, OutputSpec{shape, dtype}, RandomAttrs{shape, dtype, key, counter, 0.0, 1.0})};
-  })[0];
-}
-
 Tensor Dropout::call(const Tensor& x, bool training) {
   if (!training || rate_ == 0) return x;
   // keep = u >= rate; x * (keep / (1 - rate)) equals TF's (x * scale) * keep bit for bit, and costs one
   // full-size multiply when the noise shape is smaller than the input.
   const Shape ns = noise_shape_for(x.shape());
-  Tensor keep = ops::greater_equal(uniform_noise(ns, DType::Float32), ops::full({}, rate_, DType::Float32));
+  Tensor keep = ops::greater_equal(noise_.uniform(ns, DType::Float32), ops::full({}, rate_, DType::Float32));
   Tensor factor = ops::cast(keep, x.dtype()) * (1.0 / (1.0 - rate_));
   return x * factor;
 }

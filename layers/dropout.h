@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "framework/model/layer.h"
+#include "layers/seeded_noise.h"
 
 namespace ember::layers {
 
@@ -36,11 +37,10 @@ class Dropout : public Layer {
 
  private:
   Shape noise_shape_for(const Shape& input_shape) const;
-  Tensor uniform_noise(const Shape& shape, DType dtype);
 
   double rate_;
   DropoutOptions options_;
-  uint64_t seeded_calls_ = 0;  // how many seeded masks were drawn: the seed generator's state
+  SeededNoise noise_;
 };
 
 }  // namespace ember::layers
