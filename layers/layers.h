@@ -24,3 +24,7 @@
 #include "layers/relu.h"
 #include "layers/softmax.h"
 #include "layers/subtract.h"
+#include "layers/elu.h"
+#include "layers/identity.h"
+#include "layers/leaky_relu.h"
+#include "layers/prelu.h"

@@ -383,6 +383,14 @@ std::vector<LayerCase> all_cases() {
   cs.push_back({"Concatenate", "Concatenate(axis 1) on rank 3", [] { return make_layer<Concatenate>(1); },
                 {{2, 3, 4}, {2, 1, 4}}, false, true});
 
+  // --- activation, noise, normalization, reshaping and merge layers (Keras 3's simple layers) ---
+  both(cs, {"LeakyReLU", "LeakyReLU()", [] { return make_layer<LeakyReLU>(); }, {{4, 6}}});
+  both(cs, {"PReLU", "PReLU(random alpha, shared_axes {1})", [] {
+              return make_layer<PReLU>(PReLUOptions{.alpha_initializer = "random_uniform", .shared_axes = {1}});
+            }, {{2, 3, 4}}});
+  both(cs, {"ELU", "ELU(alpha 0.5)", [] { return make_layer<ELU>(ELUOptions{.alpha = 0.5}); }, {{4, 6}}});
+  cs.push_back({"Identity", "Identity()", [] { return make_layer<Identity>(); }, {{4, 6}}, true});
+
   // --- models: layers of layers ---
   both(cs, {"Sequential", "Sequential(Conv2D, BatchNormalization, MaxPooling2D, Flatten, Dropout, Dense)", [] {
               auto m = std::make_shared<Sequential>();

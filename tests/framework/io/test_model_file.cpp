@@ -250,6 +250,10 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   Tensor all = layers::Concatenate()({merged, avg, emb});                             // 30
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
   all = layers::Dropout(0.3)(layers::Dense(6)(all));
+  // Keras 3's simple layers (the noise layers are the identity in predict); each group keeps `all` at 6 wide.
+  all = layers::ELU()(layers::LeakyReLU()(layers::Identity()(all)));
+  all = layers::Dense(6)(layers::Concatenate()(
+      {all, layers::Flatten()(layers::PReLU({.alpha_initializer = "random_uniform", .shared_axes = {1, 2}})(pooled))}));
   all = layers::Flatten()(layers::Reshape({2, 3})(all));
   Tensor out = layers::Softmax()(layers::Dense(3)(all));
   Model original({image, tokens}, {out}, {.name = "every_layer"});

@@ -148,6 +148,7 @@ TEST_CASE("save_weights/load_weights round-trip every layer with weights, both f
       {"DepthwiseConv2D", {6, 6, 2}, [] { return layers::DepthwiseConv2D(3, {.depth_multiplier = 2}); }},
       {"BatchNormalization", {4}, [] { return layers::BatchNormalization(); }},
       {"LayerNormalization", {4}, [] { return layers::LayerNormalization(); }},
+      {"PReLU", {3, 4}, [] { return layers::PReLU({.shared_axes = {1}}); }},
       {"Embedding", {3}, [] { return layers::Embedding(10, 4); }, DType::Int32},
   };
   for (const Case& c : cases) {
