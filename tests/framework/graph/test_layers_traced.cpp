@@ -390,6 +390,23 @@ std::vector<LayerCase> all_cases() {
             }, {{2, 3, 4}}});
   both(cs, {"ELU", "ELU(alpha 0.5)", [] { return make_layer<ELU>(ELUOptions{.alpha = 0.5}); }, {{4, 6}}});
   cs.push_back({"Identity", "Identity()", [] { return make_layer<Identity>(); }, {{4, 6}}, true});
+  // Training draws fresh noise on every call, in eager's sequence.
+  both(cs, {"GaussianNoise", "GaussianNoise(0.3, seed 5)",
+            [] { return make_layer<GaussianNoise>(0.3, GaussianNoiseOptions{.seed = 5}); }, {{6, 8}}});
+  cs.push_back({"GaussianNoise", "GaussianNoise(0.3) unseeded (the global sequence)",
+                [] { return make_layer<GaussianNoise>(0.3); }, {{6, 8}}, true});
+  both(cs, {"GaussianDropout", "GaussianDropout(0.4, seed 6)",
+            [] { return make_layer<GaussianDropout>(0.4, GaussianDropoutOptions{.seed = 6}); }, {{6, 8}}});
+  cs.push_back({"GaussianDropout", "GaussianDropout(0.4) unseeded mixed_bfloat16",
+                [] { return make_layer<GaussianDropout>(0.4, GaussianDropoutOptions{.dtype = "mixed_bfloat16"}); },
+                {{6, 8}}, true});
+  both(cs, {"SpatialDropout2D", "SpatialDropout2D(0.5, seed 8)",
+            [] { return make_layer<SpatialDropout2D>(0.5, SpatialDropout2DOptions{.seed = 8}); }, {image}});
+  cs.push_back({"SpatialDropout2D", "SpatialDropout2D(0.5) unseeded", [] { return make_layer<SpatialDropout2D>(0.5); },
+                {image}, true});
+  both(cs, {"ActivityRegularization", "ActivityRegularization(l1 0.1, l2 0.01)", [] {
+              return make_layer<ActivityRegularization>(ActivityRegularizationOptions{.l1 = 0.1, .l2 = 0.01});
+            }, {{4, 6}}});
 
   // --- models: layers of layers ---
   both(cs, {"Sequential", "Sequential(Conv2D, BatchNormalization, MaxPooling2D, Flatten, Dropout, Dense)", [] {
