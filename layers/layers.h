@@ -28,6 +28,7 @@
 #include "layers/elu.h"
 #include "layers/gaussian_dropout.h"
 #include "layers/gaussian_noise.h"
+#include "layers/group_normalization.h"
 #include "layers/identity.h"
 #include "layers/leaky_relu.h"
 #include "layers/prelu.h"

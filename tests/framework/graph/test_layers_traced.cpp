@@ -407,6 +407,14 @@ std::vector<LayerCase> all_cases() {
   both(cs, {"ActivityRegularization", "ActivityRegularization(l1 0.1, l2 0.01)", [] {
               return make_layer<ActivityRegularization>(ActivityRegularizationOptions{.l1 = 0.1, .l2 = 0.01});
             }, {{4, 6}}});
+  both(cs, {"GroupNormalization", "GroupNormalization(groups 2)", [] {
+              return make_layer<GroupNormalization>(GroupNormalizationOptions{
+                  .groups = 2, .beta_initializer = "random_normal", .gamma_initializer = "random_uniform"});
+            }, {image}});
+  cs.push_back({"GroupNormalization", "GroupNormalization(groups 3, axis 1) mixed_bfloat16", [] {
+                  return make_layer<GroupNormalization>(
+                      GroupNormalizationOptions{.groups = 3, .axis = 1, .dtype = "mixed_bfloat16"});
+                }, {{2, 6, 5}}, true});
 
   // --- models: layers of layers ---
   both(cs, {"Sequential", "Sequential(Conv2D, BatchNormalization, MaxPooling2D, Flatten, Dropout, Dense)", [] {

@@ -256,6 +256,8 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
       {all, layers::Flatten()(layers::PReLU({.alpha_initializer = "random_uniform", .shared_axes = {1, 2}})(pooled))}));
   all = layers::ActivityRegularization({.l2 = 0.01})(layers::GaussianDropout(0.1)(layers::GaussianNoise(0.1)(all)));
   all = layers::Dense(6)(layers::Concatenate()({all, layers::Flatten()(layers::SpatialDropout2D(0.2)(pooled))}));
+  all = layers::Dense(6)(
+      layers::Concatenate()({all, layers::Flatten()(layers::GroupNormalization({.groups = 2})(pooled))}));
   all = layers::Flatten()(layers::Reshape({2, 3})(all));
   Tensor out = layers::Softmax()(layers::Dense(3)(all));
   Model original({image, tokens}, {out}, {.name = "every_layer"});

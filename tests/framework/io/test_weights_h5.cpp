@@ -149,6 +149,7 @@ TEST_CASE("save_weights/load_weights round-trip every layer with weights, both f
       {"BatchNormalization", {4}, [] { return layers::BatchNormalization(); }},
       {"LayerNormalization", {4}, [] { return layers::LayerNormalization(); }},
       {"PReLU", {3, 4}, [] { return layers::PReLU({.shared_axes = {1}}); }},
+      {"GroupNormalization", {3, 4}, [] { return layers::GroupNormalization({.groups = 2}); }},
       {"Embedding", {3}, [] { return layers::Embedding(10, 4); }, DType::Int32},
   };
   for (const Case& c : cases) {
