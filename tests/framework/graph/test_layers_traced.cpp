@@ -415,6 +415,15 @@ std::vector<LayerCase> all_cases() {
                   return make_layer<GroupNormalization>(
                       GroupNormalizationOptions{.groups = 3, .axis = 1, .dtype = "mixed_bfloat16"});
                 }, {{2, 6, 5}}, true});
+  cs.push_back({"RepeatVector", "RepeatVector(3)", [] { return make_layer<RepeatVector>(3); }, {{4, 6}}, true});
+  cs.push_back({"Permute", "Permute((3, 1, 2))", [] { return make_layer<Permute>(std::vector<int64_t>{3, 1, 2}); },
+                {image}, true});
+  cs.push_back({"Dot", "Dot(axes (2, 1))", [] { return make_layer<Dot>(std::array<int64_t, 2>{2, 1}); },
+                {{2, 3, 4}, {2, 4, 5}}, true, true});
+  cs.push_back({"Dot", "Dot(axes 1, normalize)", [] { return make_layer<Dot>(1, DotOptions{.normalize = true}); },
+                {{3, 4}, {3, 4}}, false, true});
+  cs.push_back({"Maximum", "Maximum() of 3", [] { return make_layer<Maximum>(); }, {{3, 4}, {3, 4}, {3, 4}}, true, true});
+  cs.push_back({"Minimum", "Minimum()", [] { return make_layer<Minimum>(); }, {{3, 4}, {3, 4}}, true, true});
 
   // --- models: layers of layers ---
   both(cs, {"Sequential", "Sequential(Conv2D, BatchNormalization, MaxPooling2D, Flatten, Dropout, Dense)", [] {
