@@ -31,6 +31,7 @@
 #include "layers/gaussian_noise.h"
 #include "layers/group_normalization.h"
 #include "layers/identity.h"
+#include "layers/lambda.h"
 #include "layers/leaky_relu.h"
 #include "layers/maximum.h"
 #include "layers/minimum.h"

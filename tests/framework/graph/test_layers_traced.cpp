@@ -424,6 +424,9 @@ std::vector<LayerCase> all_cases() {
                 {{3, 4}, {3, 4}}, false, true});
   cs.push_back({"Maximum", "Maximum() of 3", [] { return make_layer<Maximum>(); }, {{3, 4}, {3, 4}, {3, 4}}, true, true});
   cs.push_back({"Minimum", "Minimum()", [] { return make_layer<Minimum>(); }, {{3, 4}, {3, 4}}, true, true});
+  cs.push_back({"Lambda", "Lambda(x * sigmoid(x))",
+                [] { return make_layer<Lambda>(Lambda::Function([](const Tensor& x) { return x * ops::sigmoid(x); })); },
+                {{4, 6}}, true});
 
   // --- models: layers of layers ---
   both(cs, {"Sequential", "Sequential(Conv2D, BatchNormalization, MaxPooling2D, Flatten, Dropout, Dense)", [] {
