@@ -1,5 +1,7 @@
 #include "layers/dot.h"
 
+#include <sstream>
+
 #include "framework/core/config_reader.h"
 #include "framework/ops/array.h"
 #include "framework/ops/creation.h"
@@ -12,8 +14,13 @@ namespace ember::layers {
 namespace {
 
 std::string dot_axes_string(const std::vector<int64_t>& axes) {
-  return axes.size() == 1 ? std::to_string(axes[0])
-                          : "(" + std::to_string(axes[0]) + ", " + std::to_string(axes[1]) + ")";
+  std::ostringstream os;
+  if (axes.size() == 1) {
+    os << axes[0];
+  } else {
+    os << "(" << axes[0] << ", " << axes[1] << ")";
+  }
+  return os.str();
 }
 
 // Keras's ops.normalize(x, axis, order=2): x * min(rsqrt(sum(x^2)), 1 / epsilon), epsilon = 1e-7.
