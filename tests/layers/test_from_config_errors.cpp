@@ -41,6 +41,19 @@ TEST_CASE("layers' from_config reject malformed values naming the layer and key"
       {"Flatten", {{"name", "my_flatten"}, {"data_format", 1}}, "\"data_format\" must be a string"},
       {"Activation", {{"activation", 3}}, "\"activation\" must be a name"},
       {"Reshape", json::object(), "\"target_shape\" is required"},
+      // Keras 3's simple layers.
+      {"LeakyReLU", {{"negative_slope", "x"}}, "\"negative_slope\" must be a number"},
+      {"PReLU", {{"shared_axes", "x"}}, "\"shared_axes\" must be an integer or a list of integers"},
+      {"ELU", {{"alpha", "x"}}, "\"alpha\" must be a number"},
+      {"GaussianNoise", json::object(), "\"stddev\" is required"},
+      {"GaussianDropout", {{"rate", 0.5}, {"seed", "s"}}, "\"seed\" must be an integer"},
+      {"SpatialDropout2D", {{"name", "my_spatial"}, {"rate", 0.5}, {"data_format", 1}}, "\"data_format\" must be a string"},
+      {"ActivityRegularization", {{"l1", "x"}}, "\"l1\" must be a number"},
+      {"GroupNormalization", {{"groups", 2.5}}, "\"groups\" must be an integer"},
+      {"RepeatVector", json::object(), "\"n\" is required"},
+      {"Permute", {{"dims", json::array({1, "x"})}}, "\"dims\" must be an integer or a list of integers"},
+      {"Dot", {{"axes", "x"}}, "\"axes\" must be an integer or a list of integers"},
+      {"Dot", {{"axes", 1}, {"normalize", "yes"}}, "\"normalize\" must be true or false"},
   };
   for (const auto& [cls, config, what] : cases) {
     INFO(cls << " " << config.dump());
