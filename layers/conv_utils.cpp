@@ -23,11 +23,23 @@ void check_size2(const Size2& s, int64_t min, const std::string& who, const char
       << who << ": " << arg << " must be a pair of integers >= " << min << ", got " << s;
 }
 
-std::string standardize_padding(const std::string& padding, const std::string& who) {
+std::string standardize_padding(const std::string& padding, const std::string& who, bool allow_causal) {
   const std::string low = ascii_lower(padding);
-  EMBER_CHECK(low == "valid" || low == "same", InvalidArgument)
-      << who << ": padding must be \"valid\" or \"same\", got \"" << padding << "\"";
+  EMBER_CHECK(low == "valid" || low == "same" || (allow_causal && low == "causal"), InvalidArgument)
+      << who << ": padding must be \"valid\"" << (allow_causal ? ", \"same\" or \"causal\"" : " or \"same\"")
+      << ", got \"" << padding << "\"";
   return low;
+}
+
+int64_t size1_from_json(const nlohmann::json& j, const std::string& who, const char* arg) {
+  if (j.is_number_integer()) return j.get<int64_t>();
+  EMBER_CHECK(j.is_array() && j.size() == 1 && j[0].is_number_integer(), InvalidArgument)
+      << who << ": config key \"" << arg << "\" must be an int or a list of 1 int, got " << j.dump();
+  return j[0].get<int64_t>();
+}
+
+void check_size1(int64_t v, int64_t min, const std::string& who, const char* arg) {
+  EMBER_CHECK(v >= min, InvalidArgument) << who << ": " << arg << " must be an integer >= " << min << ", got " << v;
 }
 
 std::string standardize_data_format(const std::string& data_format, const std::string& who) {
@@ -52,6 +64,11 @@ void check_rank4(const Shape& s, const std::string& who) {
       << who << ": expected a rank-4 input (batch, height, width, channels), got shape " << s;
 }
 
+void check_rank3(const Shape& s, const std::string& who) {
+  EMBER_CHECK(s.rank() == 3, InvalidArgument)
+      << who << ": expected a rank-3 input (batch, steps, channels), got shape " << s;
+}
+
 int64_t output_length(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, const std::string& padding) {
   if (in < 0) return -1;
   if (padding == "same") return (in + stride - 1) / stride;
@@ -71,6 +88,17 @@ Shape windowed_output_shape(const Shape& in, int64_t channels, const Size2& kern
       << ", window " << kernel << ", strides " << strides << ", dilation_rate " << dilation << ", padding \""
       << padding << "\"; the input is too small";
   return Shape{in[0], oh, ow, channels};
+}
+
+Shape windowed_output_shape_1d(const Shape& in, int64_t channels, int64_t kernel, int64_t stride, int64_t dilation,
+                               const std::string& padding, int64_t min_length, const std::string& who) {
+  check_rank3(in, who);
+  const int64_t out = output_length(in[1], kernel, stride, dilation, padding == "causal" ? "same" : padding);
+  EMBER_CHECK(in[1] < 0 || out >= min_length, InvalidArgument)
+      << who << ": the computed output length would be " << out << " for input shape " << in << ", window "
+      << kernel << ", strides " << stride << ", dilation_rate " << dilation << ", padding \"" << padding
+      << "\"; the input is too short";
+  return Shape{in[0], out, channels};
 }
 
 }  // namespace conv_utils

@@ -31,8 +31,14 @@ std::string who(const Layer& layer);
 Size2 size2_from_json(const nlohmann::json& j, const std::string& who, const char* arg);
 // Throws InvalidArgument unless both entries are >= min.
 void check_size2(const Size2& s, int64_t min, const std::string& who, const char* arg);
-// Lower-cased "valid" or "same" (Keras's standardize_padding), else InvalidArgument.
-std::string standardize_padding(const std::string& padding, const std::string& who);
+// Lower-cased "valid" or "same" (Keras's standardize_padding), or "causal" where allow_causal (Conv1D), else
+// InvalidArgument.
+std::string standardize_padding(const std::string& padding, const std::string& who, bool allow_causal = false);
+// A 1-D size (Conv1D's kernel_size, strides, dilation_rate; the 1-D pools' pool_size): an int or a list of one
+// int, as Keras writes it.
+int64_t size1_from_json(const nlohmann::json& j, const std::string& who, const char* arg);
+// Throws InvalidArgument unless v >= min.
+void check_size1(int64_t v, int64_t min, const std::string& who, const char* arg);
 // Only "channels_last" (or "", Keras's None = the default image_data_format) is supported: NHWC is Ember's
 // layout. Returns "channels_last".
 std::string standardize_data_format(const std::string& data_format, const std::string& who);
@@ -43,6 +49,8 @@ std::string data_format_from_config(const nlohmann::json& c);
 void reject_unsupported(const nlohmann::json& c, const char* key, const std::string& who);
 // Throws InvalidArgument unless s has rank 4 (NHWC).
 void check_rank4(const Shape& s, const std::string& who);
+// Throws InvalidArgument unless s has rank 3 (batch, steps, channels).
+void check_rank3(const Shape& s, const std::string& who);
 // Output length along one spatial axis under TF's VALID/SAME rules (-1 stays -1); may be <= 0 for inputs
 // smaller than the window, which callers reject.
 int64_t output_length(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, const std::string& padding);
@@ -52,6 +60,10 @@ int64_t output_length(int64_t in, int64_t kernel, int64_t stride, int64_t dilati
 Shape windowed_output_shape(const Shape& in, int64_t channels, const Size2& kernel, const Size2& strides,
                             const Size2& dilation, const std::string& padding, int64_t min_length,
                             const std::string& who);
+// (batch, out_steps, channels) of a window sliding over the (batch, steps, channels) shape `in`; "causal"
+// gives the length "same" does (Conv1D pads (kernel - 1) * dilation steps on the left). Checks as above.
+Shape windowed_output_shape_1d(const Shape& in, int64_t channels, int64_t kernel, int64_t stride, int64_t dilation,
+                               const std::string& padding, int64_t min_length, const std::string& who);
 
 }  // namespace conv_utils
 

@@ -9,6 +9,7 @@
 #include "layers/global_average_pooling2d.h"
 #include "layers/global_max_pooling2d.h"
 #include "layers/zero_padding2d.h"
+#include "layers/conv1d.h"
 #include "layers/flatten.h"
 #include "layers/reshape.h"
 #include "layers/activation.h"

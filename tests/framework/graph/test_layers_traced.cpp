@@ -306,6 +306,17 @@ std::vector<LayerCase> all_cases() {
                   return make_layer<ZeroPadding2D>(Padding2D({1, 2}, {0, 3}));
                 }, {image}});
 
+  // --- 1-D convolution and pooling ---
+  const Shape sequence{2, 7, 4};
+  both(cs, {"Conv1D", "Conv1D(3, 3)", [] { return make_layer<Conv1D>(3, 3); }, {sequence}});
+  cs.push_back({"Conv1D", "Conv1D(4, 2, causal, dilation 2, relu)", [] {
+                  return make_layer<Conv1D>(4, 2, Conv1DOptions{.padding = "causal", .dilation_rate = 2, .activation = "relu"});
+                }, {sequence}, true});
+  cs.push_back({"Conv1D", "Conv1D(2, 3, strides 2, same, groups 2) mixed_bfloat16", [] {
+                  return make_layer<Conv1D>(
+                      2, 3, Conv1DOptions{.strides = 2, .padding = "same", .groups = 2, .dtype = "mixed_bfloat16"});
+                }, {sequence}, true});
+
   // --- reshaping ---
   cs.push_back({"Flatten", "Flatten() on rank 4", [] { return make_layer<Flatten>(); }, {image}, true});
   cs.push_back({"Reshape", "Reshape((3, 4))", [] { return make_layer<Reshape>(Shape{3, 4}); }, {{2, 12}}, true});

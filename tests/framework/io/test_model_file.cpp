@@ -247,7 +247,9 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   merged = layers::Subtract()({merged, layers::Multiply()({gap, gmp})});
   merged = layers::Average()({merged, gap});                                          // 4
   Tensor emb = layers::Flatten()(layers::Embedding(10, 2)(tokens));                   // 10
-  Tensor all = layers::Concatenate()({merged, avg, emb});                             // 30
+  Tensor seq = layers::Conv1D(3, 3, {.padding = "causal"})(layers::Reshape({16, 4})(pooled));  // 16x3
+  Tensor seq_flat = layers::Flatten()(seq);                                           // 48
+  Tensor all = layers::Concatenate()({merged, avg, emb, seq_flat});                   // 78
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
   all = layers::Dropout(0.3)(layers::Dense(6)(all));
   // Keras 3's simple layers (the noise layers are the identity in predict); each group keeps `all` at 6 wide.
