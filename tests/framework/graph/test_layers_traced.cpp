@@ -316,6 +316,15 @@ std::vector<LayerCase> all_cases() {
                   return make_layer<Conv1D>(
                       2, 3, Conv1DOptions{.strides = 2, .padding = "same", .groups = 2, .dtype = "mixed_bfloat16"});
                 }, {sequence}, true});
+  both(cs, {"MaxPooling1D", "MaxPooling1D(2)", [] { return make_layer<MaxPooling1D>(2); }, {sequence}});
+  cs.push_back({"AveragePooling1D", "AveragePooling1D(3, strides 2, same)", [] {
+                  return make_layer<AveragePooling1D>(3, AveragePooling1DOptions{.strides = 2, .padding = "same"});
+                }, {sequence}, true});
+  cs.push_back({"GlobalAveragePooling1D", "GlobalAveragePooling1D()",
+                [] { return make_layer<GlobalAveragePooling1D>(); }, {sequence}, true});
+  cs.push_back({"GlobalMaxPooling1D", "GlobalMaxPooling1D(keepdims)", [] {
+                  return make_layer<GlobalMaxPooling1D>(GlobalMaxPooling1DOptions{.keepdims = true});
+                }, {sequence}});
 
   // --- reshaping ---
   cs.push_back({"Flatten", "Flatten() on rank 4", [] { return make_layer<Flatten>(); }, {image}, true});

@@ -248,8 +248,9 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   merged = layers::Average()({merged, gap});                                          // 4
   Tensor emb = layers::Flatten()(layers::Embedding(10, 2)(tokens));                   // 10
   Tensor seq = layers::Conv1D(3, 3, {.padding = "causal"})(layers::Reshape({16, 4})(pooled));  // 16x3
-  Tensor seq_flat = layers::Flatten()(seq);                                           // 48
-  Tensor all = layers::Concatenate()({merged, avg, emb, seq_flat});                   // 78
+  Tensor seq_avg = layers::GlobalAveragePooling1D()(layers::AveragePooling1D(2)(layers::MaxPooling1D()(seq)));  // 3
+  Tensor seq_max = layers::GlobalMaxPooling1D()(seq);                                 // 3
+  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max});           // 36
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
   all = layers::Dropout(0.3)(layers::Dense(6)(all));
   // Keras 3's simple layers (the noise layers are the identity in predict); each group keeps `all` at 6 wide.

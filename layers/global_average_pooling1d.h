@@ -1,0 +1,18 @@
+#pragma once
+// GlobalAveragePooling1D (Keras: keras.layers.GlobalAveragePooling1D): the mean over the steps.
+#include "layers/base_global_pooling1d.h"
+
+namespace ember::layers {
+
+using GlobalAveragePooling1DOptions = GlobalPooling1DOptions;
+
+class GlobalAveragePooling1D : public GlobalPooling1D {
+  EMBER_LAYER(GlobalAveragePooling1D)
+  explicit GlobalAveragePooling1D(GlobalAveragePooling1DOptions options = {});
+  static LayerPtr from_config(const nlohmann::json& config);
+
+ protected:
+  Tensor reduce(const Tensor& x) const override;
+};
+
+}  // namespace ember::layers
