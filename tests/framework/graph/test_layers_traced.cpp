@@ -326,6 +326,12 @@ std::vector<LayerCase> all_cases() {
                   return make_layer<GlobalMaxPooling1D>(GlobalMaxPooling1DOptions{.keepdims = true});
                 }, {sequence}});
 
+  // --- transposed and separable convolution, upsampling and cropping ---
+  both(cs, {"UpSampling2D", "UpSampling2D((2, 3))", [] { return make_layer<UpSampling2D>(Size2(2, 3)); }, {image}});
+  cs.push_back({"UpSampling2D", "UpSampling2D(2, bilinear)", [] {
+                  return make_layer<UpSampling2D>(2, UpSampling2DOptions{.interpolation = "bilinear"});
+                }, {image}, true});
+
   // --- reshaping ---
   cs.push_back({"Flatten", "Flatten() on rank 4", [] { return make_layer<Flatten>(); }, {image}, true});
   cs.push_back({"Reshape", "Reshape((3, 4))", [] { return make_layer<Reshape>(Shape{3, 4}); }, {{2, 12}}, true});
