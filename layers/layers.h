@@ -15,6 +15,7 @@
 #include "layers/global_average_pooling1d.h"
 #include "layers/global_max_pooling1d.h"
 #include "layers/up_sampling2d.h"
+#include "layers/cropping2d.h"
 #include "layers/flatten.h"
 #include "layers/reshape.h"
 #include "layers/activation.h"

@@ -7,6 +7,18 @@ namespace ember::layers {
 
 using conv_utils::who;
 
+Padding2D Padding2D::from_json(const nlohmann::json& p, const std::string& who, const char* key) {
+  auto is_int = [](const nlohmann::json& j) { return j.is_number_integer(); };
+  auto is_pair = [&](const nlohmann::json& j) { return j.is_array() && j.size() == 2 && is_int(j[0]) && is_int(j[1]); };
+  if (is_int(p)) return Padding2D(p.get<int64_t>());
+  if (is_pair(p)) return Padding2D(p[0].get<int64_t>(), p[1].get<int64_t>());
+  EMBER_CHECK(p.is_array() && p.size() == 2 && is_pair(p[0]) && is_pair(p[1]), InvalidArgument)
+      << who << ": config key \"" << key << "\" must be an int, [h, w] or [[top, bottom], [left, right]], got "
+      << p.dump();
+  return Padding2D(std::pair{p[0][0].get<int64_t>(), p[0][1].get<int64_t>()},
+                   std::pair{p[1][0].get<int64_t>(), p[1][1].get<int64_t>()});
+}
+
 ZeroPadding2D::ZeroPadding2D(Padding2D padding, ZeroPadding2DOptions options)
     : Layer("zero_padding2d", {options.name, options.dtype, options.trainable}),
       padding_(padding),
@@ -37,33 +49,20 @@ void ZeroPadding2D::check_input_shape(const std::vector<Shape>& shapes) const {
 
 nlohmann::json ZeroPadding2D::get_config() const {
   nlohmann::json c = base_config();
-  c["padding"] = {{padding_.top, padding_.bottom}, {padding_.left, padding_.right}};
+  c["padding"] = padding_.to_json();
   c["data_format"] = options_.data_format;
   return c;
 }
 
 LayerPtr ZeroPadding2D::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
-  const nlohmann::json p = c.value("padding", nlohmann::json(1));
-  auto is_int = [](const nlohmann::json& j) { return j.is_number_integer(); };
-  auto is_pair = [&](const nlohmann::json& j) { return j.is_array() && j.size() == 2 && is_int(j[0]) && is_int(j[1]); };
-  std::optional<Padding2D> padding;
-  if (is_int(p)) {
-    padding = Padding2D(p.get<int64_t>());
-  } else if (is_pair(p)) {
-    padding = Padding2D(p[0].get<int64_t>(), p[1].get<int64_t>());
-  } else if (p.is_array() && p.size() == 2 && is_pair(p[0]) && is_pair(p[1])) {
-    padding = Padding2D(std::pair{p[0][0].get<int64_t>(), p[0][1].get<int64_t>()},
-                        std::pair{p[1][0].get<int64_t>(), p[1][1].get<int64_t>()});
-  }
-  EMBER_CHECK(padding.has_value(), InvalidArgument)
-      << "ZeroPadding2D '" << base.name << "': config key \"padding\" must be an int, [h, w] or "
-      << "[[top, bottom], [left, right]], got " << p.dump();
+  const Padding2D padding =
+      Padding2D::from_json(c.value("padding", nlohmann::json(1)), "ZeroPadding2D '" + base.name + "'", "padding");
   return std::make_shared<ZeroPadding2D>(
-      *padding, ZeroPadding2DOptions{.data_format = conv_utils::data_format_from_config(c),
-                                     .name = base.name,
-                                     .dtype = base.dtype,
-                                     .trainable = base.trainable});
+      padding, ZeroPadding2DOptions{.data_format = conv_utils::data_format_from_config(c),
+                                    .name = base.name,
+                                    .dtype = base.dtype,
+                                    .trainable = base.trainable});
 }
 
 EMBER_REGISTER_LAYER(ZeroPadding2D);

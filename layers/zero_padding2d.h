@@ -17,6 +17,10 @@ struct Padding2D {
   Padding2D(std::pair<int64_t, int64_t> h, std::pair<int64_t, int64_t> w)
       : top(h.first), bottom(h.second), left(w.first), right(w.second) {}
   bool operator==(const Padding2D&) const = default;
+  // Any of Keras's three config forms (an int, [h, w], [[top, bottom], [left, right]]); else InvalidArgument
+  // naming who and the config key.
+  static Padding2D from_json(const nlohmann::json& j, const std::string& who, const char* key);
+  nlohmann::json to_json() const { return {{top, bottom}, {left, right}}; }
 };
 
 struct ZeroPadding2DOptions {

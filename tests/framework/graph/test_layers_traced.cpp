@@ -331,6 +331,9 @@ std::vector<LayerCase> all_cases() {
   cs.push_back({"UpSampling2D", "UpSampling2D(2, bilinear)", [] {
                   return make_layer<UpSampling2D>(2, UpSampling2DOptions{.interpolation = "bilinear"});
                 }, {image}, true});
+  cs.push_back({"Cropping2D", "Cropping2D(((1, 2), (0, 3)))", [] {
+                  return make_layer<Cropping2D>(Padding2D({1, 2}, {0, 3}));
+                }, {image}, true});
 
   // --- reshaping ---
   cs.push_back({"Flatten", "Flatten() on rank 4", [] { return make_layer<Flatten>(); }, {image}, true});

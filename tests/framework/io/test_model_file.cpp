@@ -251,6 +251,7 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   Tensor seq_avg = layers::GlobalAveragePooling1D()(layers::AveragePooling1D(2)(layers::MaxPooling1D()(seq)));  // 3
   Tensor seq_max = layers::GlobalMaxPooling1D()(seq);                                 // 3
   Tensor up = layers::UpSampling2D(2, {.interpolation = "bilinear"})(pooled);         // 8x8x4
+  up = layers::Cropping2D(2)(up);
   Tensor up_avg = layers::GlobalAveragePooling2D()(up);                               // 4
   Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg});   // 40
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
