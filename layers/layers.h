@@ -16,6 +16,7 @@
 #include "layers/global_max_pooling1d.h"
 #include "layers/up_sampling2d.h"
 #include "layers/cropping2d.h"
+#include "layers/conv2d_transpose.h"
 #include "layers/flatten.h"
 #include "layers/reshape.h"
 #include "layers/activation.h"

@@ -327,6 +327,13 @@ std::vector<LayerCase> all_cases() {
                 }, {sequence}});
 
   // --- transposed and separable convolution, upsampling and cropping ---
+  both(cs, {"Conv2DTranspose", "Conv2DTranspose(3, 3, strides 2, same)", [] {
+              return make_layer<Conv2DTranspose>(3, 3, Conv2DTransposeOptions{.strides = 2, .padding = "same"});
+            }, {image}});
+  cs.push_back({"Conv2DTranspose", "Conv2DTranspose(2, (2, 3), output_padding 1, relu, no bias)", [] {
+                  return make_layer<Conv2DTranspose>(2, Size2(2, 3), Conv2DTransposeOptions{
+                      .strides = 2, .output_padding = Size2(1), .activation = "relu", .use_bias = false});
+                }, {image}, true});
   both(cs, {"UpSampling2D", "UpSampling2D((2, 3))", [] { return make_layer<UpSampling2D>(Size2(2, 3)); }, {image}});
   cs.push_back({"UpSampling2D", "UpSampling2D(2, bilinear)", [] {
                   return make_layer<UpSampling2D>(2, UpSampling2DOptions{.interpolation = "bilinear"});

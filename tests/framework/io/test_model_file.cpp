@@ -251,9 +251,10 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   Tensor seq_avg = layers::GlobalAveragePooling1D()(layers::AveragePooling1D(2)(layers::MaxPooling1D()(seq)));  // 3
   Tensor seq_max = layers::GlobalMaxPooling1D()(seq);                                 // 3
   Tensor up = layers::UpSampling2D(2, {.interpolation = "bilinear"})(pooled);         // 8x8x4
+  up = layers::Conv2DTranspose(2, 3, {.strides = 2, .padding = "same"})(up);          // 16x16x2
   up = layers::Cropping2D(2)(up);
-  Tensor up_avg = layers::GlobalAveragePooling2D()(up);                               // 4
-  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg});   // 40
+  Tensor up_avg = layers::GlobalAveragePooling2D()(up);                               // 2
+  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg});   // 38
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
   all = layers::Dropout(0.3)(layers::Dense(6)(all));
   // Keras 3's simple layers (the noise layers are the identity in predict); each group keeps `all` at 6 wide.
