@@ -17,6 +17,7 @@
 #include "layers/up_sampling2d.h"
 #include "layers/cropping2d.h"
 #include "layers/conv2d_transpose.h"
+#include "layers/separable_conv2d.h"
 #include "layers/flatten.h"
 #include "layers/reshape.h"
 #include "layers/activation.h"

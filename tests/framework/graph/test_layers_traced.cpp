@@ -334,6 +334,9 @@ std::vector<LayerCase> all_cases() {
                   return make_layer<Conv2DTranspose>(2, Size2(2, 3), Conv2DTransposeOptions{
                       .strides = 2, .output_padding = Size2(1), .activation = "relu", .use_bias = false});
                 }, {image}, true});
+  both(cs, {"SeparableConv2D", "SeparableConv2D(3, 3, same, depth_multiplier 2)", [] {
+              return make_layer<SeparableConv2D>(3, 3, SeparableConv2DOptions{.padding = "same", .depth_multiplier = 2});
+            }, {image}});
   both(cs, {"UpSampling2D", "UpSampling2D((2, 3))", [] { return make_layer<UpSampling2D>(Size2(2, 3)); }, {image}});
   cs.push_back({"UpSampling2D", "UpSampling2D(2, bilinear)", [] {
                   return make_layer<UpSampling2D>(2, UpSampling2DOptions{.interpolation = "bilinear"});

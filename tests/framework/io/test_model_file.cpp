@@ -252,7 +252,7 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   Tensor seq_max = layers::GlobalMaxPooling1D()(seq);                                 // 3
   Tensor up = layers::UpSampling2D(2, {.interpolation = "bilinear"})(pooled);         // 8x8x4
   up = layers::Conv2DTranspose(2, 3, {.strides = 2, .padding = "same"})(up);          // 16x16x2
-  up = layers::Cropping2D(2)(up);
+  up = layers::SeparableConv2D(2, 3, {.depth_multiplier = 2})(layers::Cropping2D(2)(up));  // 10x10x2
   Tensor up_avg = layers::GlobalAveragePooling2D()(up);                               // 2
   Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg});   // 38
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
