@@ -6,6 +6,9 @@
 namespace ember::layers {
 
 std::ostream& operator<<(std::ostream& os, const Size2& s) { return os << "(" << s.h << ", " << s.w << ")"; }
+std::ostream& operator<<(std::ostream& os, const Size3& s) {
+  return os << "(" << s.d << ", " << s.h << ", " << s.w << ")";
+}
 
 namespace conv_utils {
 
@@ -36,6 +39,20 @@ int64_t size1_from_json(const nlohmann::json& j, const std::string& who, const c
   EMBER_CHECK(j.is_array() && j.size() == 1 && j[0].is_number_integer(), InvalidArgument)
       << who << ": config key \"" << arg << "\" must be an int or a list of 1 int, got " << j.dump();
   return j[0].get<int64_t>();
+}
+
+Size3 size3_from_json(const nlohmann::json& j, const std::string& who, const char* arg) {
+  if (j.is_number_integer()) return Size3(j.get<int64_t>());
+  EMBER_CHECK(j.is_array() && j.size() == 3 && j[0].is_number_integer() && j[1].is_number_integer() &&
+                  j[2].is_number_integer(),
+              InvalidArgument)
+      << who << ": config key \"" << arg << "\" must be an int or a list of 3 ints, got " << j.dump();
+  return Size3(j[0].get<int64_t>(), j[1].get<int64_t>(), j[2].get<int64_t>());
+}
+
+void check_size3(const Size3& s, int64_t min, const std::string& who, const char* arg) {
+  EMBER_CHECK(s.d >= min && s.h >= min && s.w >= min, InvalidArgument)
+      << who << ": " << arg << " must be three integers >= " << min << ", got " << s;
 }
 
 void check_size1(int64_t v, int64_t min, const std::string& who, const char* arg) {

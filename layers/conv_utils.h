@@ -23,6 +23,16 @@ struct Size2 {
 };
 std::ostream& operator<<(std::ostream& os, const Size2& s);
 
+// A 3-D size (Conv3D's kernel_size, strides, dilation_rate): one int for all three axes, or {d, h, w}.
+struct Size3 {
+  int64_t d, h, w;
+  Size3(int64_t v) : d(v), h(v), w(v) {}  // NOLINT: implicit, so `Conv3D(8, 3)` reads as in Keras
+  Size3(int64_t d, int64_t h, int64_t w) : d(d), h(h), w(w) {}
+  bool operator==(const Size3&) const = default;
+  nlohmann::json to_json() const { return nlohmann::json::array({d, h, w}); }
+};
+std::ostream& operator<<(std::ostream& os, const Size3& s);
+
 namespace conv_utils {
 
 // "Conv2D 'conv2d'": how errors name a layer.
@@ -39,6 +49,10 @@ std::string standardize_padding(const std::string& padding, const std::string& w
 int64_t size1_from_json(const nlohmann::json& j, const std::string& who, const char* arg);
 // Throws InvalidArgument unless v >= min.
 void check_size1(int64_t v, int64_t min, const std::string& who, const char* arg);
+// An int or a list of three ints from a config.
+Size3 size3_from_json(const nlohmann::json& j, const std::string& who, const char* arg);
+// Throws InvalidArgument unless all three entries are >= min.
+void check_size3(const Size3& s, int64_t min, const std::string& who, const char* arg);
 // Only "channels_last" (or "", Keras's None = the default image_data_format) is supported: NHWC is Ember's
 // layout. Returns "channels_last".
 std::string standardize_data_format(const std::string& data_format, const std::string& who);

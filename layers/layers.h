@@ -18,6 +18,7 @@
 #include "layers/cropping2d.h"
 #include "layers/conv2d_transpose.h"
 #include "layers/separable_conv2d.h"
+#include "layers/conv3d.h"
 #include "layers/flatten.h"
 #include "layers/reshape.h"
 #include "layers/activation.h"

@@ -326,7 +326,7 @@ std::vector<LayerCase> all_cases() {
                   return make_layer<GlobalMaxPooling1D>(GlobalMaxPooling1DOptions{.keepdims = true});
                 }, {sequence}});
 
-  // --- transposed and separable convolution, upsampling and cropping ---
+  // --- transposed, separable and 3-D convolution, upsampling and cropping ---
   both(cs, {"Conv2DTranspose", "Conv2DTranspose(3, 3, strides 2, same)", [] {
               return make_layer<Conv2DTranspose>(3, 3, Conv2DTransposeOptions{.strides = 2, .padding = "same"});
             }, {image}});
@@ -344,6 +344,13 @@ std::vector<LayerCase> all_cases() {
   cs.push_back({"Cropping2D", "Cropping2D(((1, 2), (0, 3)))", [] {
                   return make_layer<Cropping2D>(Padding2D({1, 2}, {0, 3}));
                 }, {image}, true});
+
+  both(cs, {"Conv3D", "Conv3D(3, (2, 3, 3), strides (1, 2, 2), same)", [] {
+              return make_layer<Conv3D>(3, Size3(2, 3, 3), Conv3DOptions{.strides = Size3(1, 2, 2), .padding = "same"});
+            }, {{2, 3, 5, 4, 2}}});
+  cs.push_back({"Conv3D", "Conv3D(4, 2, groups 2, relu)", [] {
+                  return make_layer<Conv3D>(4, 2, Conv3DOptions{.groups = 2, .activation = "relu"});
+                }, {{2, 3, 4, 4, 2}}, true});
 
   // --- reshaping ---
   cs.push_back({"Flatten", "Flatten() on rank 4", [] { return make_layer<Flatten>(); }, {image}, true});

@@ -254,7 +254,8 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   up = layers::Conv2DTranspose(2, 3, {.strides = 2, .padding = "same"})(up);          // 16x16x2
   up = layers::SeparableConv2D(2, 3, {.depth_multiplier = 2})(layers::Cropping2D(2)(up));  // 10x10x2
   Tensor up_avg = layers::GlobalAveragePooling2D()(up);                               // 2
-  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg});   // 38
+  Tensor vol = layers::Conv3D(2, 2, {.padding = "same"})(layers::Reshape({2, 2, 4, 4})(pooled));  // 2x2x4x2
+  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg, layers::Flatten()(vol)});  // 70
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
   all = layers::Dropout(0.3)(layers::Dense(6)(all));
   // Keras 3's simple layers (the noise layers are the identity in predict); each group keeps `all` at 6 wide.

@@ -149,6 +149,7 @@ TEST_CASE("save_weights/load_weights round-trip every layer with weights, both f
       {"Conv1D", {7, 2}, [] { return layers::Conv1D(3, 3, {.padding = "causal"}); }},
       {"Conv2DTranspose", {4, 4, 2}, [] { return layers::Conv2DTranspose(3, 3, {.strides = 2}); }},
       {"SeparableConv2D", {6, 6, 2}, [] { return layers::SeparableConv2D(3, 3, {.depth_multiplier = 2}); }},
+      {"Conv3D", {3, 4, 4, 2}, [] { return layers::Conv3D(3, 2, {.padding = "same"}); }},
       {"BatchNormalization", {4}, [] { return layers::BatchNormalization(); }},
       {"LayerNormalization", {4}, [] { return layers::LayerNormalization(); }},
       {"PReLU", {3, 4}, [] { return layers::PReLU({.shared_axes = {1}}); }},
