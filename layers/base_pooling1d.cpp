@@ -54,7 +54,8 @@ std::pair<int64_t, Pooling1DOptions> Pooling1D::parse_config(const nlohmann::jso
   const std::string w = class_name + " '" + base.name + "'";
   Pooling1DOptions o;
   const int64_t pool_size = c.contains("pool_size") ? conv_utils::size1_from_json(c["pool_size"], w, "pool_size") : 2;
-  if (c.contains("strides") && !c["strides"].is_null()) o.strides = conv_utils::size1_from_json(c["strides"], w, "strides");
+  if (c.contains("strides") && !c["strides"].is_null())
+    o.strides = conv_utils::size1_from_json(c["strides"], w, "strides");
   o.padding = config_string(c, "padding", "valid", w);
   o.data_format = conv_utils::data_format_from_config(c);
   o.name = base.name;

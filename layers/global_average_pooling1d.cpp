@@ -4,7 +4,10 @@
 
 namespace ember::layers {
 
-GlobalAveragePooling1D::GlobalAveragePooling1D(GlobalAveragePooling1DOptions options) : GlobalPooling1D("global_average_pooling1d", std::move(options)) { validate(); }
+GlobalAveragePooling1D::GlobalAveragePooling1D(GlobalAveragePooling1DOptions options)
+    : GlobalPooling1D("global_average_pooling1d", std::move(options)) {
+  validate();
+}
 
 Tensor GlobalAveragePooling1D::reduce(const Tensor& x) const { return ops::reduce_mean(x, {1}, options_.keepdims); }
 

@@ -4,7 +4,10 @@
 
 namespace ember::layers {
 
-GlobalMaxPooling1D::GlobalMaxPooling1D(GlobalMaxPooling1DOptions options) : GlobalPooling1D("global_max_pooling1d", std::move(options)) { validate(); }
+GlobalMaxPooling1D::GlobalMaxPooling1D(GlobalMaxPooling1DOptions options)
+    : GlobalPooling1D("global_max_pooling1d", std::move(options)) {
+  validate();
+}
 
 Tensor GlobalMaxPooling1D::reduce(const Tensor& x) const { return ops::reduce_max(x, {1}, options_.keepdims); }
 

@@ -4,7 +4,8 @@
 
 namespace ember::layers {
 
-MaxPooling1D::MaxPooling1D(int64_t pool_size, MaxPooling1DOptions options) : Pooling1D("max_pooling1d", pool_size, std::move(options)) {
+MaxPooling1D::MaxPooling1D(int64_t pool_size, MaxPooling1DOptions options)
+    : Pooling1D("max_pooling1d", pool_size, std::move(options)) {
   validate();
 }
 

@@ -60,7 +60,9 @@ Tensor lerp_axis(const Tensor& x, int64_t axis, int64_t out) {
 }  // namespace
 
 UpSampling2D::UpSampling2D(Size2 size, UpSampling2DOptions options)
-    : Layer("up_sampling2d", {options.name, options.dtype, options.trainable}), size_(size), options_(std::move(options)) {
+    : Layer("up_sampling2d", {options.name, options.dtype, options.trainable}),
+      size_(size),
+      options_(std::move(options)) {
   const std::string w = who(*this);
   conv_utils::check_size2(size_, 1, w, "size");
   options_.data_format = conv_utils::standardize_data_format(options_.data_format, w);
@@ -103,11 +105,12 @@ LayerPtr UpSampling2D::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
   const std::string w = "UpSampling2D '" + base.name + "'";
   const Size2 size = c.contains("size") ? conv_utils::size2_from_json(c["size"], w, "size") : Size2(2);
-  return std::make_shared<UpSampling2D>(size, UpSampling2DOptions{.data_format = conv_utils::data_format_from_config(c),
-                                                                  .interpolation = config_string(c, "interpolation", "nearest", w),
-                                                                  .name = base.name,
-                                                                  .dtype = base.dtype,
-                                                                  .trainable = base.trainable});
+  UpSampling2DOptions o{.data_format = conv_utils::data_format_from_config(c),
+                        .interpolation = config_string(c, "interpolation", "nearest", w),
+                        .name = base.name,
+                        .dtype = base.dtype,
+                        .trainable = base.trainable};
+  return std::make_shared<UpSampling2D>(size, o);
 }
 
 EMBER_REGISTER_LAYER(UpSampling2D);

@@ -310,7 +310,8 @@ std::vector<LayerCase> all_cases() {
   const Shape sequence{2, 7, 4};
   both(cs, {"Conv1D", "Conv1D(3, 3)", [] { return make_layer<Conv1D>(3, 3); }, {sequence}});
   cs.push_back({"Conv1D", "Conv1D(4, 2, causal, dilation 2, relu)", [] {
-                  return make_layer<Conv1D>(4, 2, Conv1DOptions{.padding = "causal", .dilation_rate = 2, .activation = "relu"});
+                  return make_layer<Conv1D>(
+                      4, 2, Conv1DOptions{.padding = "causal", .dilation_rate = 2, .activation = "relu"});
                 }, {sequence}, true});
   cs.push_back({"Conv1D", "Conv1D(2, 3, strides 2, same, groups 2) mixed_bfloat16", [] {
                   return make_layer<Conv1D>(
@@ -335,7 +336,8 @@ std::vector<LayerCase> all_cases() {
                       .strides = 2, .output_padding = Size2(1), .activation = "relu", .use_bias = false});
                 }, {image}, true});
   both(cs, {"SeparableConv2D", "SeparableConv2D(3, 3, same, depth_multiplier 2)", [] {
-              return make_layer<SeparableConv2D>(3, 3, SeparableConv2DOptions{.padding = "same", .depth_multiplier = 2});
+              return make_layer<SeparableConv2D>(3, 3,
+                                                 SeparableConv2DOptions{.padding = "same", .depth_multiplier = 2});
             }, {image}});
   both(cs, {"UpSampling2D", "UpSampling2D((2, 3))", [] { return make_layer<UpSampling2D>(Size2(2, 3)); }, {image}});
   cs.push_back({"UpSampling2D", "UpSampling2D(2, bilinear)", [] {
