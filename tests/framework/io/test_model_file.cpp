@@ -266,8 +266,8 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   all = layers::Dense(6)(layers::Concatenate()({all, layers::Flatten()(layers::SpatialDropout2D(0.2)(pooled))}));
   all = layers::Dense(6)(
       layers::Concatenate()({all, layers::Flatten()(layers::GroupNormalization({.groups = 2})(pooled))}));
-  Tensor seq = layers::Permute({2, 1})(layers::RepeatVector(3)(gap));  // 4x3
-  all = layers::Dense(6)(layers::Concatenate()({all, layers::Flatten()(layers::Dot(1)({seq, seq})),
+  Tensor repeated = layers::Permute({2, 1})(layers::RepeatVector(3)(gap));  // 4x3
+  all = layers::Dense(6)(layers::Concatenate()({all, layers::Flatten()(layers::Dot(1)({repeated, repeated})),
                                                 layers::Maximum()({merged, gap}), layers::Minimum()({merged, gap})}));
   all = layers::Flatten()(layers::Reshape({2, 3})(all));
   Tensor out = layers::Softmax()(layers::Dense(3)(all));
