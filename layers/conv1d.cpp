@@ -8,10 +8,8 @@
 
 namespace ember::layers {
 
-using ::ember::detail::config_bool;
 using ::ember::detail::config_int;
 using ::ember::detail::config_required_int;
-using ::ember::detail::config_string;
 
 using conv_utils::who;
 
@@ -86,46 +84,18 @@ Tensor Conv1D::call(const Tensor& x, bool training) {
 
 nlohmann::json Conv1D::get_config() const {
   nlohmann::json c = base_config();
+  conv_utils::write_conv_config(c, options_, conv_utils::kernel_and_bias_keys<Conv1DOptions>());
   c["filters"] = filters_;
-  c["kernel_size"] = nlohmann::json::array({kernel_size_});
-  c["strides"] = nlohmann::json::array({options_.strides});
-  c["padding"] = options_.padding;
-  c["data_format"] = options_.data_format;
-  c["dilation_rate"] = nlohmann::json::array({options_.dilation_rate});
+  c["kernel_size"] = conv_utils::size_to_json(kernel_size_);
   c["groups"] = options_.groups;
-  c["activation"] = options_.activation.empty() ? "linear" : options_.activation;
-  c["use_bias"] = options_.use_bias;
-  c["kernel_initializer"] = options_.kernel_initializer.to_json();
-  c["bias_initializer"] = options_.bias_initializer.to_json();
-  c["kernel_regularizer"] = options_.kernel_regularizer.to_json();
-  c["bias_regularizer"] = options_.bias_regularizer.to_json();
-  c["activity_regularizer"] = nullptr;
-  c["kernel_constraint"] = nullptr;
-  c["bias_constraint"] = nullptr;
   return c;
 }
 
 LayerPtr Conv1D::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
   const std::string w = "Conv1D '" + base.name + "'";
-  for (const char* key : {"activity_regularizer", "kernel_constraint", "bias_constraint"})
-    conv_utils::reject_unsupported(c, key, w);
-  Conv1DOptions o;
-  if (c.contains("strides")) o.strides = conv_utils::size1_from_json(c["strides"], w, "strides");
-  o.padding = config_string(c, "padding", "valid", w);
-  o.data_format = conv_utils::data_format_from_config(c);
-  if (c.contains("dilation_rate")) o.dilation_rate = conv_utils::size1_from_json(c["dilation_rate"], w, "dilation_rate");
+  Conv1DOptions o = conv_utils::read_conv_config(c, base, w, conv_utils::kernel_and_bias_keys<Conv1DOptions>());
   o.groups = config_int(c, "groups", 1, w);
-  o.activation = config_string(c, "activation", o.activation, w);
-  if (o.activation == "linear") o.activation.clear();
-  o.use_bias = config_bool(c, "use_bias", true, w);
-  if (c.contains("kernel_initializer")) o.kernel_initializer = Initializer::from_json(c["kernel_initializer"]);
-  if (c.contains("bias_initializer")) o.bias_initializer = Initializer::from_json(c["bias_initializer"]);
-  if (c.contains("kernel_regularizer")) o.kernel_regularizer = Regularizer::from_json(c["kernel_regularizer"]);
-  if (c.contains("bias_regularizer")) o.bias_regularizer = Regularizer::from_json(c["bias_regularizer"]);
-  o.name = base.name;
-  o.dtype = base.dtype;
-  o.trainable = base.trainable;
   EMBER_CHECK(c.contains("kernel_size"), InvalidArgument) << w << ": config key \"kernel_size\" is missing";
   return std::make_shared<Conv1D>(config_required_int(c, "filters", w),
                                   conv_utils::size1_from_json(c["kernel_size"], w, "kernel_size"), o);

@@ -2,12 +2,15 @@
 // Argument handling shared by the convolution, pooling and padding layers (Keras: utils/argument_validation.py
 // and ops/operation_utils.py): int-or-pair sizes, padding and data_format names, TF's output lengths.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
+#include "framework/core/config_reader.h"
 #include "framework/model/layer.h"
 
 namespace ember::layers {
@@ -78,6 +81,94 @@ Shape windowed_output_shape(const Shape& in, int64_t channels, const Size2& kern
 // gives the length "same" does (Conv1D pads (kernel - 1) * dilation steps on the left). Checks as above.
 Shape windowed_output_shape_1d(const Shape& in, int64_t channels, int64_t kernel, int64_t stride, int64_t dilation,
                                const std::string& padding, int64_t min_length, const std::string& who);
+
+// Config keys of Keras's BaseConv, shared by Conv1D/2D/3D, Conv2DTranspose, SeparableConv2D and
+// DepthwiseConv2D. The layers' Options structs stay separate aggregates (designated initializers), so these work
+// on any of them through the member names they share: strides, padding, data_format, dilation_rate,
+// activation, use_bias, name, dtype, trainable, plus the weights listed in ConvWeightKeys.
+
+// A size as Keras writes it: a list of 1, 2 or 3 ints.
+inline nlohmann::json size_to_json(int64_t v) { return nlohmann::json::array({v}); }
+inline nlohmann::json size_to_json(const Size2& s) { return s.to_json(); }
+inline nlohmann::json size_to_json(const Size3& s) { return s.to_json(); }
+
+// size1_from_json, size2_from_json or size3_from_json, by the type of the option being read.
+template <class S>
+S size_from_json(const nlohmann::json& j, const std::string& who, const char* arg) {
+  if constexpr (std::is_same_v<S, int64_t>) return size1_from_json(j, who, arg);
+  else if constexpr (std::is_same_v<S, Size2>) return size2_from_json(j, who, arg);
+  else return size3_from_json(j, who, arg);
+}
+
+// One weight's config keys: "<prefix>_initializer" and "<prefix>_regularizer" (read into/written from the
+// Options members named here) and "<prefix>_constraint" (always null: Ember has no constraints).
+template <class Options>
+struct ConvWeightKeys {
+  const char* prefix;
+  Initializer Options::*initializer;
+  Regularizer Options::*regularizer;
+};
+
+// The kernel_* and bias_* keys of Conv1D/2D/3D and Conv2DTranspose.
+template <class Options>
+constexpr std::array<ConvWeightKeys<Options>, 2> kernel_and_bias_keys() {
+  return {{{"kernel", &Options::kernel_initializer, &Options::kernel_regularizer},
+           {"bias", &Options::bias_initializer, &Options::bias_regularizer}}};
+}
+
+// Writes the shared keys of `o` into c (a layer's base_config()): strides, padding, data_format,
+// dilation_rate, activation (empty as "linear"), use_bias, each weight's initializer and regularizer, and the
+// null activity_regularizer and constraints.
+template <class Options, std::size_t N>
+void write_conv_config(nlohmann::json& c, const Options& o, const std::array<ConvWeightKeys<Options>, N>& weights) {
+  c["strides"] = size_to_json(o.strides);
+  c["padding"] = o.padding;
+  c["data_format"] = o.data_format;
+  c["dilation_rate"] = size_to_json(o.dilation_rate);
+  c["activation"] = o.activation.empty() ? "linear" : o.activation;
+  c["use_bias"] = o.use_bias;
+  c["activity_regularizer"] = nullptr;
+  for (const auto& k : weights) {
+    const std::string prefix = k.prefix;
+    c[prefix + "_initializer"] = (o.*k.initializer).to_json();
+    c[prefix + "_regularizer"] = (o.*k.regularizer).to_json();
+    c[prefix + "_constraint"] = nullptr;
+  }
+}
+
+// Reads the keys write_conv_config writes into Options defaults, with name/dtype/trainable from `base`
+// (Layer::options_from_config); an activity regularizer or a constraint that is not null is InvalidArgument
+// naming `who`, as is a malformed size.
+template <class Options, std::size_t N>
+Options read_conv_config(const nlohmann::json& c, const LayerOptions& base, const std::string& who,
+                         const std::array<ConvWeightKeys<Options>, N>& weights) {
+  using ::ember::detail::config_bool;
+  using ::ember::detail::config_string;
+  reject_unsupported(c, "activity_regularizer", who);
+  for (const auto& k : weights) reject_unsupported(c, (std::string(k.prefix) + "_constraint").c_str(), who);
+  Options o;
+  using Strides = decltype(o.strides);
+  using Dilation = decltype(o.dilation_rate);
+  if (c.contains("strides")) o.strides = size_from_json<Strides>(c["strides"], who, "strides");
+  o.padding = config_string(c, "padding", "valid", who);
+  o.data_format = data_format_from_config(c);
+  if (c.contains("dilation_rate")) o.dilation_rate = size_from_json<Dilation>(c["dilation_rate"], who, "dilation_rate");
+  o.activation = config_string(c, "activation", o.activation, who);
+  if (o.activation == "linear") o.activation.clear();
+  o.use_bias = config_bool(c, "use_bias", true, who);
+  for (const auto& k : weights) {
+    const std::string key = std::string(k.prefix) + "_initializer";
+    if (c.contains(key)) o.*k.initializer = Initializer::from_json(c[key]);
+  }
+  for (const auto& k : weights) {
+    const std::string key = std::string(k.prefix) + "_regularizer";
+    if (c.contains(key)) o.*k.regularizer = Regularizer::from_json(c[key]);
+  }
+  o.name = base.name;
+  o.dtype = base.dtype;
+  o.trainable = base.trainable;
+  return o;
+}
 
 }  // namespace conv_utils
 

@@ -1,6 +1,6 @@
 #pragma once
 // GlobalAveragePooling1D (Keras: keras.layers.GlobalAveragePooling1D): the mean over the steps.
-#include "layers/base_global_pooling1d.h"
+#include "layers/base_global_pooling.h"
 
 namespace ember::layers {
 

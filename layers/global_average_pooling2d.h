@@ -1,6 +1,6 @@
 #pragma once
 // GlobalAveragePooling2D (Keras: keras.layers.GlobalAveragePooling2D): the mean over height and width.
-#include "layers/base_global_pooling2d.h"
+#include "layers/base_global_pooling.h"
 
 namespace ember::layers {
 

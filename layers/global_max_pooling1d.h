@@ -1,6 +1,6 @@
 #pragma once
 // GlobalMaxPooling1D (Keras: keras.layers.GlobalMaxPooling1D): the maximum over the steps.
-#include "layers/base_global_pooling1d.h"
+#include "layers/base_global_pooling.h"
 
 namespace ember::layers {
 

@@ -1,6 +1,6 @@
 #pragma once
 // GlobalMaxPooling2D (Keras: keras.layers.GlobalMaxPooling2D): the maximum over height and width.
-#include "layers/base_global_pooling2d.h"
+#include "layers/base_global_pooling.h"
 
 namespace ember::layers {
 

@@ -8,10 +8,8 @@
 
 namespace ember::layers {
 
-using ::ember::detail::config_bool;
 using ::ember::detail::config_int;
 using ::ember::detail::config_required_int;
-using ::ember::detail::config_string;
 
 using conv_utils::who;
 
@@ -77,53 +75,31 @@ Tensor SeparableConv2D::call(const Tensor& x, bool training) {
   return activations::get(options_.activation)(y);
 }
 
+namespace {
+
+// depthwise_*, pointwise_* and bias_*, in Keras's order.
+constexpr std::array<conv_utils::ConvWeightKeys<SeparableConv2DOptions>, 3> kSeparableWeightKeys{{
+    {"depthwise", &SeparableConv2DOptions::depthwise_initializer, &SeparableConv2DOptions::depthwise_regularizer},
+    {"pointwise", &SeparableConv2DOptions::pointwise_initializer, &SeparableConv2DOptions::pointwise_regularizer},
+    {"bias", &SeparableConv2DOptions::bias_initializer, &SeparableConv2DOptions::bias_regularizer},
+}};
+
+}  // namespace
+
 nlohmann::json SeparableConv2D::get_config() const {
   nlohmann::json c = base_config();
+  conv_utils::write_conv_config(c, options_, kSeparableWeightKeys);
   c["depth_multiplier"] = options_.depth_multiplier;
   c["filters"] = filters_;
   c["kernel_size"] = kernel_size_.to_json();
-  c["strides"] = options_.strides.to_json();
-  c["padding"] = options_.padding;
-  c["data_format"] = options_.data_format;
-  c["dilation_rate"] = options_.dilation_rate.to_json();
-  c["activation"] = options_.activation.empty() ? "linear" : options_.activation;
-  c["use_bias"] = options_.use_bias;
-  c["depthwise_initializer"] = options_.depthwise_initializer.to_json();
-  c["pointwise_initializer"] = options_.pointwise_initializer.to_json();
-  c["bias_initializer"] = options_.bias_initializer.to_json();
-  c["depthwise_regularizer"] = options_.depthwise_regularizer.to_json();
-  c["pointwise_regularizer"] = options_.pointwise_regularizer.to_json();
-  c["bias_regularizer"] = options_.bias_regularizer.to_json();
-  c["activity_regularizer"] = nullptr;
-  c["depthwise_constraint"] = nullptr;
-  c["pointwise_constraint"] = nullptr;
-  c["bias_constraint"] = nullptr;
   return c;
 }
 
 LayerPtr SeparableConv2D::from_config(const nlohmann::json& c) {
   LayerOptions base = options_from_config(c);
   const std::string w = "SeparableConv2D '" + base.name + "'";
-  for (const char* key : {"activity_regularizer", "depthwise_constraint", "pointwise_constraint", "bias_constraint"})
-    conv_utils::reject_unsupported(c, key, w);
-  SeparableConv2DOptions o;
-  if (c.contains("strides")) o.strides = conv_utils::size2_from_json(c["strides"], w, "strides");
-  o.padding = config_string(c, "padding", "valid", w);
-  o.data_format = conv_utils::data_format_from_config(c);
-  if (c.contains("dilation_rate")) o.dilation_rate = conv_utils::size2_from_json(c["dilation_rate"], w, "dilation_rate");
+  SeparableConv2DOptions o = conv_utils::read_conv_config(c, base, w, kSeparableWeightKeys);
   o.depth_multiplier = config_int(c, "depth_multiplier", 1, w);
-  o.activation = config_string(c, "activation", o.activation, w);
-  if (o.activation == "linear") o.activation.clear();
-  o.use_bias = config_bool(c, "use_bias", true, w);
-  if (c.contains("depthwise_initializer")) o.depthwise_initializer = Initializer::from_json(c["depthwise_initializer"]);
-  if (c.contains("pointwise_initializer")) o.pointwise_initializer = Initializer::from_json(c["pointwise_initializer"]);
-  if (c.contains("bias_initializer")) o.bias_initializer = Initializer::from_json(c["bias_initializer"]);
-  if (c.contains("depthwise_regularizer")) o.depthwise_regularizer = Regularizer::from_json(c["depthwise_regularizer"]);
-  if (c.contains("pointwise_regularizer")) o.pointwise_regularizer = Regularizer::from_json(c["pointwise_regularizer"]);
-  if (c.contains("bias_regularizer")) o.bias_regularizer = Regularizer::from_json(c["bias_regularizer"]);
-  o.name = base.name;
-  o.dtype = base.dtype;
-  o.trainable = base.trainable;
   EMBER_CHECK(c.contains("kernel_size"), InvalidArgument) << w << ": config key \"kernel_size\" is missing";
   return std::make_shared<SeparableConv2D>(config_required_int(c, "filters", w),
                                            conv_utils::size2_from_json(c["kernel_size"], w, "kernel_size"), o);
