@@ -66,11 +66,21 @@ std::string weightsh5_unique(const std::string& base, std::map<std::string, int>
   return base + "_" + std::to_string(++it->second);
 }
 
-// The saveables Keras walks under "layers": a model's layers (Sequential omits its InputLayer), or the
-// tracked sublayers of any other layer.
-std::vector<LayerPtr> weightsh5_children(const Layer& layer) {
-  if (const auto* m = dynamic_cast<const Model*>(&layer)) return m->layers();
-  return layer.sublayers();
+// The saveables Keras walks, with their paths below the layer's: a model's layers (Sequential omits its
+// InputLayer) or the tracked sublayers of any other layer under "layers/<snake class>[_N]", and sublayers
+// Keras reaches through an attribute (an RNN's "cell") under that attribute's name.
+std::vector<std::pair<std::string, LayerPtr>> weightsh5_children(const Layer& layer) {
+  std::vector<std::pair<std::string, LayerPtr>> out = layer.attribute_sublayers();
+  std::set<const Layer*> by_attribute;
+  for (const auto& [attr, child] : out) by_attribute.insert(child.get());
+  const auto* m = dynamic_cast<const Model*>(&layer);
+  std::map<std::string, int> used;
+  for (const LayerPtr& child : m ? m->layers() : layer.sublayers()) {
+    if (by_attribute.count(child.get())) continue;
+    // Named before the visited check, as Keras does: a shared layer still takes its name's slot.
+    out.emplace_back(weightsh5_join("layers", weightsh5_unique(to_snake_case(child->class_name()), used)), child);
+  }
+  return out;
 }
 
 const optimizers::Optimizer* weightsh5_optimizer(const Layer& layer) {
@@ -85,12 +95,7 @@ class Weightsh5Saver {
   void save(const Layer& layer, const std::string& inner) {
     if (!visited_.insert(&layer).second) return;
     make(inner, layer.name(), own_variables(layer));
-    std::map<std::string, int> used;
-    for (const LayerPtr& child : weightsh5_children(layer)) {
-      // Named before the visited check, as Keras does: a shared layer still takes its name's slot.
-      std::string name = weightsh5_unique(to_snake_case(child->class_name()), used);
-      save(*child, weightsh5_join(weightsh5_join(inner, "layers"), name));
-    }
+    for (const auto& [path, child] : weightsh5_children(layer)) save(*child, weightsh5_join(inner, path));
     if (const optimizers::Optimizer* opt = weightsh5_optimizer(layer); opt && visited_.insert(opt).second) {
       const std::string path = weightsh5_join(inner, "optimizer");
       make(path, opt->name(), opt->variables());
@@ -121,11 +126,7 @@ class Weightsh5Loader {
   void load(Layer& layer, const std::string& inner) {
     if (!visited_.insert(&layer).second) return;
     load_vars(inner, "layer '" + layer.name() + "' (" + layer.class_name() + ")", own_variables(layer), false);
-    std::map<std::string, int> used;
-    for (const LayerPtr& child : weightsh5_children(layer)) {
-      std::string name = weightsh5_unique(to_snake_case(child->class_name()), used);
-      load(*child, weightsh5_join(weightsh5_join(inner, "layers"), name));
-    }
+    for (const auto& [path, child] : weightsh5_children(layer)) load(*child, weightsh5_join(inner, path));
     auto* model = dynamic_cast<Model*>(&layer);
     if (!model || !model->compiled()) return;
     optimizers::Optimizer& opt = model->optimizer();

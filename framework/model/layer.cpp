@@ -69,6 +69,7 @@ Layer::~Layer() = default;
 Layer::Layer(Layer&& o) noexcept
     : std::enable_shared_from_this<Layer>(),
       name_(std::move(o.name_)),
+      weight_scope_(std::move(o.weight_scope_)),
       policy_(std::move(o.policy_)),
       trainable_(o.trainable_),
       built_(o.built_),
@@ -121,7 +122,21 @@ void Layer::ensure_built(const std::vector<Shape>& shapes) {
 
 void Layer::build_for(const std::vector<Shape>& input_shapes) { ensure_built(input_shapes); }
 
+std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& xs, bool training) {
+  EMBER_CHECK(!xs.empty(), InvalidArgument) << class_name() << " '" << name_ << "': called with no inputs";
+  for (const Tensor& x : xs)
+    EMBER_CHECK(!x.is_symbolic(), Unimplemented)
+        << class_name() << " '" << name_
+        << "': call_outputs takes concrete tensors; in a functional model a layer gives its first output only";
+  return call_concrete_all(xs, training);
+}
+
 Tensor Layer::call_concrete(const std::vector<Tensor>& xs, bool training) {
+  std::vector<Tensor> out = call_concrete_all(xs, training);
+  return out.at(0);
+}
+
+std::vector<Tensor> Layer::call_concrete_all(const std::vector<Tensor>& xs, bool training) {
   if (!t_call_stack.empty()) {
     if (t_call_stack.back() != this) t_call_stack.back()->track(weak_from_this().lock() ? shared_from_this()
                                                                                        : LayerPtr(LayerPtr(), this));
@@ -136,7 +151,7 @@ Tensor Layer::call_concrete(const std::vector<Tensor>& xs, bool training) {
   for (Tensor& x : cast)
     if (is_floating(x.dtype()) && x.dtype() != compute_dtype()) x = ops::cast(x, compute_dtype());
   CallFrame frame(this);
-  return cast.size() == 1 ? call(cast[0], training) : call(cast, training);
+  return call_all(cast, training);
 }
 
 Tensor Layer::call_symbolic(const std::vector<Tensor>& xs, LayerPtr self) {
@@ -165,6 +180,10 @@ Tensor Layer::call(const std::vector<Tensor>& xs, bool training) {
   EMBER_CHECK(xs.size() == 1, InvalidArgument)
       << class_name() << " '" << name_ << "': expected one input, got " << xs.size();
   return call(xs[0], training);
+}
+
+std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& xs, bool training) {
+  return {xs.size() == 1 ? call(xs[0], training) : call(xs, training)};
 }
 
 Shape Layer::compute_output_shape(const Shape& input_shape) {
@@ -212,7 +231,8 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   // Built while a function traces: the initialiser runs once, now, outside the graph (TF lifts it out).
   graph::SuspendTracing untraced;
   Tensor value = initializer(shape, variable_dtype());
-  Variable v(value, {.name = name_ + "/" + name, .trainable = trainable});
+  const std::string scope = weight_scope_.empty() ? "" : weight_scope_ + "/";
+  Variable v(value, {.name = scope + name_ + "/" + name, .trainable = trainable});
   weights_.push_back({v, regularizer});
   return v;
 }

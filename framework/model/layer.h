@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   Tensor operator()(const Tensor& x, bool training = false) &&;
   Tensor operator()(const std::vector<Tensor>& xs, bool training = false) &;
   Tensor operator()(const std::vector<Tensor>& xs, bool training = false) &&;
+  // Every output of one call on concrete tensors, for layers that return several (Keras returns a list: an
+  // RNN with return_state gives {output, states...}); operator() returns the first of them.
+  std::vector<Tensor> call_outputs(const std::vector<Tensor>& xs, bool training = false);
 
   // --- what subclasses override ---
   // Creates the weights (add_weight) for inputs of this shape (-1 = unknown batch dimension).
@@ -71,6 +75,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   virtual Tensor call(const Tensor& x, bool training);
   // Several inputs; the default accepts exactly one.
   virtual Tensor call(const std::vector<Tensor>& xs, bool training);
+  // Every output of the forward computation; layers with several outputs override it. The default returns
+  // call()'s one output.
+  virtual std::vector<Tensor> call_all(const std::vector<Tensor>& xs, bool training);
   // Output shape for an input shape (-1 dims stay -1). The default runs call() on zeros (batch 1).
   virtual Shape compute_output_shape(const Shape& input_shape);
   virtual Shape compute_output_shape(const std::vector<Shape>& input_shapes);
@@ -94,6 +101,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
   const std::vector<Shape>& build_input_shapes() const { return build_shapes_; }
   // Builds for a shape without calling (Keras: layer.build(shape) from outside).
   void build_for(const std::vector<Shape>& input_shapes);
+
+  // Names the variables this layer creates "<scope>/<layer>/<weight>" instead of "<layer>/<weight>", as Keras
+  // names a weight inside the layer that owns this one (an RNN's cell: "lstm/lstm_cell/kernel"). Set before
+  // the layer builds.
+  void set_weight_name_scope(const std::string& scope) { weight_scope_ = scope; }
 
   bool trainable() const { return trainable_; }
   // Freezing: a non-trainable layer reports every weight as non-trainable (also its sublayers').
@@ -122,6 +134,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Sublayers, in tracking order: those called inside this layer's call (subclassing) or owned by a
   // model's graph.
   std::vector<LayerPtr> sublayers() const;
+  // Sublayers Keras saves under an attribute's name rather than under "layers/" in a .weights.h5 file (an
+  // RNN's "cell"), with that name. Default: none.
+  virtual std::vector<std::pair<std::string, LayerPtr>> attribute_sublayers() const { return {}; }
 
  protected:
   // Creates a weight named "<layer>/<name>" in the variable dtype (Keras: add_weight).
@@ -143,6 +158,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
  private:
   Tensor call_dispatch(const std::vector<Tensor>& xs, bool training, bool temporary);
   Tensor call_concrete(const std::vector<Tensor>& xs, bool training);
+  std::vector<Tensor> call_concrete_all(const std::vector<Tensor>& xs, bool training);
   Tensor call_symbolic(const std::vector<Tensor>& xs, LayerPtr self);
   void ensure_built(const std::vector<Shape>& shapes);
 
@@ -151,6 +167,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
     Regularizer regularizer;
   };
   std::string name_;
+  std::string weight_scope_;
   mixed_precision::Policy policy_;
   bool trainable_ = true;
   bool built_ = false;
