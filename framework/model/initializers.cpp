@@ -327,8 +327,12 @@ Initializer Initializer::from_json(const json& j) {
   if (j.is_string()) return Initializer(j.get<std::string>());
   EMBER_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(), InvalidArgument)
       << "Initializer::from_json: expected a name or an object with a \"class_name\" string, got " << j.dump();
+  // shared_object_id: Keras 3 marks an object serialized more than once in a config (an RNN layer's and its
+  // cell's initializers are the same objects); each copy is complete, and initializers are immutable.
   for (const auto& [key, value] : j.items())
-    EMBER_CHECK(key == "class_name" || key == "config" || key == "module" || key == "registered_name", InvalidArgument)
+    EMBER_CHECK(key == "class_name" || key == "config" || key == "module" || key == "registered_name" ||
+                    key == "shared_object_id",
+                InvalidArgument)
         << "Initializer::from_json: unknown key \"" << key << "\" in " << j.dump();
   return resolve_initializer(j["class_name"].get<std::string>(), j.contains("config") ? j["config"] : json::object());
 }

@@ -114,8 +114,11 @@ Regularizer Regularizer::from_json(const json& j) {
   if (j.is_string()) return Regularizer(j.get<std::string>());
   EMBER_CHECK(j.is_object() && j.contains("class_name") && j["class_name"].is_string(), InvalidArgument)
       << "Regularizer::from_json: expected null, a name or an object with a \"class_name\" string, got " << j.dump();
+  // shared_object_id: Keras 3's mark of an object serialized more than once (see Initializer::from_json).
   for (const auto& [key, value] : j.items())
-    EMBER_CHECK(key == "class_name" || key == "config" || key == "module" || key == "registered_name", InvalidArgument)
+    EMBER_CHECK(key == "class_name" || key == "config" || key == "module" || key == "registered_name" ||
+                    key == "shared_object_id",
+                InvalidArgument)
         << "Regularizer::from_json: unknown key \"" << key << "\" in " << j.dump();
   const json config = j.contains("config") && !j["config"].is_null() ? j["config"] : json::object();
   return resolve_regularizer(j["class_name"].get<std::string>(), config);
