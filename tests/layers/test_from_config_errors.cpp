@@ -54,6 +54,11 @@ TEST_CASE("layers' from_config reject malformed values naming the layer and key"
       {"Permute", {{"dims", json::array({1, "x"})}}, "\"dims\" must be an integer or a list of integers"},
       {"Dot", {{"axes", "x"}}, "\"axes\" must be an integer or a list of integers"},
       {"Dot", {{"axes", 1}, {"normalize", "yes"}}, "\"normalize\" must be true or false"},
+      {"LSTM", json::object(), "\"units\" is required"},
+      {"GRU", {{"units", 2}, {"reset_after", "yes"}}, "\"reset_after\" must be true or false"},
+      {"SimpleRNN", {{"units", 2}, {"return_sequences", 1}}, "\"return_sequences\" must be true or false"},
+      {"LSTMCell", {{"units", 2}, {"dropout", "x"}}, "\"dropout\" must be a number"},
+      {"RNN", json::object(), "\"cell\" is required"},
   };
   for (const auto& [cls, config, what] : cases) {
     INFO(cls << " " << config.dump());

@@ -418,6 +418,39 @@ std::vector<LayerCase> all_cases() {
                 {{6, 8}}, true});
   cs.push_back({"Dropout", "Dropout(0)", [] { return make_layer<Dropout>(0.0); }, {{6, 8}}, true});
 
+  // --- recurrent (stateful: each call starts from the last one's states, so the states are compared too) ---
+  const Shape seq{3, 5, 4};
+  both(cs, {"SimpleRNN", "SimpleRNN(4)", [] { return make_layer<SimpleRNN>(4); }, {seq}});
+  both(cs, {"SimpleRNN", "SimpleRNN(3, relu, return_sequences, dropout 0.3 seed 2, recurrent_dropout 0.2)", [] {
+              return make_layer<SimpleRNN>(3, SimpleRNNOptions{.activation = "relu", .dropout = 0.3,
+                                                               .recurrent_dropout = 0.2, .seed = 2, .return_sequences = true});
+            }, {seq}});
+  both(cs, {"LSTM", "LSTM(4)", [] { return make_layer<LSTM>(4); }, {seq}});
+  both(cs, {"LSTM", "LSTM(3, return_sequences, go_backwards, dropout 0.3, recurrent_dropout 0.2, seed 5)", [] {
+              return make_layer<LSTM>(3, LSTMOptions{.dropout = 0.3, .recurrent_dropout = 0.2, .seed = 5,
+                                                     .return_sequences = true, .go_backwards = true});
+            }, {seq}});
+  both(cs, {"LSTM", "LSTM(3) mixed_bfloat16", [] { return make_layer<LSTM>(3, LSTMOptions{.dtype = "mixed_bfloat16"}); },
+            {seq}});
+  cs.push_back({"LSTM", "LSTM(3, stateful)", [] { return make_layer<LSTM>(3, LSTMOptions{.stateful = true}); }, {seq}});
+  cs.push_back({"LSTM", "LSTM(3) from initial states", [] { return make_layer<LSTM>(3); }, {seq, {3, 3}, {3, 3}},
+                false, true});
+  both(cs, {"GRU", "GRU(4)", [] { return make_layer<GRU>(4); }, {seq}});
+  both(cs, {"GRU", "GRU(3, reset_after false, return_sequences, dropout 0.25 unseeded)", [] {
+              return make_layer<GRU>(3, GRUOptions{.dropout = 0.25, .reset_after = false, .return_sequences = true});
+            }, {seq}});
+  both(cs, {"GRU", "GRU(3, recurrent_dropout 0.3 seed 4, stateful)", [] {
+              return make_layer<GRU>(3, GRUOptions{.recurrent_dropout = 0.3, .seed = 4, .stateful = true});
+            }, {seq}});
+  both(cs, {"RNN", "RNN(GRUCell(3), return_sequences)",
+            [] { return make_layer<RNN>(GRUCell(3), RNNOptions{.return_sequences = true}); }, {seq}});
+  both(cs, {"SimpleRNNCell", "SimpleRNNCell(5) on {x, h}", [] { return make_layer<SimpleRNNCell>(5); },
+            {{3, 4}, {3, 5}}, false, true});
+  both(cs, {"LSTMCell", "LSTMCell(3) on {x, h, c}", [] { return make_layer<LSTMCell>(3); }, {{3, 4}, {3, 3}, {3, 3}},
+            false, true});
+  both(cs, {"GRUCell", "GRUCell(3, reset_after false) on {x, h}",
+            [] { return make_layer<GRUCell>(3, GRUCellOptions{.reset_after = false}); }, {{3, 4}, {3, 3}}, false, true});
+
   // --- merging ---
   cs.push_back({"Add", "Add() of 3", [] { return make_layer<Add>(); }, {{3, 4}, {3, 4}, {3, 4}}, true, true});
   cs.push_back({"Add", "Add() mixed_bfloat16", [] { return make_layer<Add>(LayerOptions{.dtype = "mixed_bfloat16"}); },

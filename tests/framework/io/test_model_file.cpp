@@ -246,7 +246,6 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   Tensor merged = layers::Add()({gap, gmp});
   merged = layers::Subtract()({merged, layers::Multiply()({gap, gmp})});
   merged = layers::Average()({merged, gap});                                          // 4
-  Tensor emb = layers::Flatten()(layers::Embedding(10, 2)(tokens));                   // 10
   Tensor seq = layers::Conv1D(3, 3, {.padding = "causal"})(layers::Reshape({16, 4})(pooled));  // 16x3
   Tensor seq_avg = layers::GlobalAveragePooling1D()(layers::AveragePooling1D(2)(layers::MaxPooling1D()(seq)));  // 3
   Tensor seq_max = layers::GlobalMaxPooling1D()(seq);                                 // 3
@@ -255,7 +254,17 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   up = layers::SeparableConv2D(2, 3, {.depth_multiplier = 2})(layers::Cropping2D(2)(up));  // 10x10x2
   Tensor up_avg = layers::GlobalAveragePooling2D()(up);                               // 2
   Tensor vol = layers::Conv3D(2, 2, {.padding = "same"})(layers::Reshape({2, 2, 4, 4})(pooled));  // 2x2x4x2
-  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg, layers::Flatten()(vol)});  // 70
+  Tensor embedded = layers::Embedding(10, 2)(tokens);                                 // 5x2
+  Tensor emb = layers::Flatten()(embedded);                                           // 10
+  // The recurrent layers over the embedded tokens, and the cells on their own ({input, states...}).
+  Tensor lstm = layers::LSTM(3, {.return_sequences = true})(embedded);                // 5x3
+  Tensor gru = layers::GRU(3, {.reset_after = false})(lstm);                          // 3
+  Tensor simple = layers::SimpleRNN(3, {.go_backwards = true})(embedded);             // 3
+  Tensor rnn = layers::RNN(layers::GRUCell(3))(embedded);                             // 3
+  Tensor cell = layers::SimpleRNNCell(3)({gru, simple});
+  cell = layers::LSTMCell(3)({cell, rnn, gru});
+  cell = layers::GRUCell(3)({cell, simple});                                          // 3
+  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg, layers::Flatten()(vol), cell});  // 73
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
   all = layers::Dropout(0.3)(layers::Dense(6)(all));
   // Keras 3's simple layers (the noise layers are the identity in predict); each group keeps `all` at 6 wide.

@@ -155,6 +155,11 @@ TEST_CASE("save_weights/load_weights round-trip every layer with weights, both f
       {"PReLU", {3, 4}, [] { return layers::PReLU({.shared_axes = {1}}); }},
       {"GroupNormalization", {3, 4}, [] { return layers::GroupNormalization({.groups = 2}); }},
       {"Embedding", {3}, [] { return layers::Embedding(10, 4); }, DType::Int32},
+      {"SimpleRNN", {5, 3}, [] { return layers::SimpleRNN(4, {.return_sequences = true}); }},
+      {"LSTM", {5, 3}, [] { return layers::LSTM(4); }},
+      {"GRU", {5, 3}, [] { return layers::GRU(4); }},
+      {"GRU reset_after=false", {5, 3}, [] { return layers::GRU(4, {.reset_after = false}); }},
+      {"RNN(LSTMCell)", {5, 3}, [] { return layers::RNN(layers::LSTMCell(2)); }},
   };
   for (const Case& c : cases) {
     for (const char* ext : {".weights.h5", ".h5", ".hdf5"}) {
