@@ -8,8 +8,9 @@
 
 namespace ember::fashion_mnist {
 
-// "mlp" (784-256-256-10), "cnn" (the classic Keras example CNN) or "seed_cnn" (the seeds' model); the
-// logits layer stays float32 under mixed precision.
+// "mlp" (784-256-256-10), "cnn" (the classic Keras example CNN), "seed_cnn" (the seeds' model) or "lstm" (the
+// classic Keras example RNN: each image read as 28 rows of 28 pixels by LSTM(128)); the logits layer stays
+// float32 under mixed precision.
 inline std::unique_ptr<Sequential> make_model(const std::string& kind) {
   auto model = std::make_unique<Sequential>(std::vector<SequentialEntry>{}, ModelOptions{.name = kind});
   if (kind == "mlp") {
@@ -26,6 +27,10 @@ inline std::unique_ptr<Sequential> make_model(const std::string& kind) {
     model->add(layers::Flatten());
     model->add(layers::Dropout(0.3));
     model->add(layers::Dense(128, {.activation = "relu"}));
+    model->add(layers::Dense(10, {.dtype = "float32"}));
+  } else if (kind == "lstm") {  // the classic Keras example: rows as time steps
+    model->add(layers::Input({28, 28}));
+    model->add(layers::LSTM(128));
     model->add(layers::Dense(10, {.dtype = "float32"}));
   } else {  // seed_cnn: the seeds' model
     model->add(layers::Input({28, 28, 1}));
@@ -53,6 +58,9 @@ inline data::Dataset pipeline(const datasets::Split& split, const Shape& image_s
 }
 
 // Image shape one sample of `kind`'s model takes.
-inline Shape image_shape(const std::string& kind) { return kind == "mlp" ? Shape{784} : Shape{28, 28, 1}; }
+inline Shape image_shape(const std::string& kind) {
+  if (kind == "mlp") return {784};
+  return kind == "lstm" ? Shape{28, 28} : Shape{28, 28, 1};
+}
 
 }  // namespace ember::fashion_mnist

@@ -97,8 +97,9 @@ int run(const Flags& f) {
 int main(int argc, char** argv) {
   CLI::App app{"Trains a Keras-style model on Fashion-MNIST with Ember."};
   Flags f;
-  app.add_option("--model", f.model, "mlp (784-256-256-10), cnn (the Keras example CNN) or seed_cnn")
-      ->check(CLI::IsMember({"mlp", "cnn", "seed_cnn"}))
+  app.add_option("--model", f.model,
+                 "mlp (784-256-256-10), cnn (the Keras example CNN), seed_cnn or lstm (LSTM(128) over the image's 28 rows)")
+      ->check(CLI::IsMember({"mlp", "cnn", "seed_cnn", "lstm"}))
       ->capture_default_str();
   app.add_option("--epochs", f.epochs, "Training epochs")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--batch-size", f.batch_size, "Batch size")->check(CLI::PositiveNumber)->capture_default_str();

@@ -34,6 +34,8 @@ def make_model(kind):
         body = [keras.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"), L.MaxPooling2D(2),
                 L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2), L.Flatten(), L.Dropout(0.3),
                 L.Dense(128, activation="relu")]
+    elif kind == "lstm":  # the classic Keras example RNN: the image's 28 rows as time steps
+        body = [keras.Input((28, 28)), L.LSTM(128)]
     else:
         body = [keras.Input((28, 28, 1)), L.Conv2D(32, 3, activation="relu"), L.GlobalAveragePooling2D()]
     return keras.Sequential(body + [L.Dense(10, dtype="float32")])
@@ -41,7 +43,7 @@ def make_model(kind):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--model", default="mlp", choices=["mlp", "cnn", "seed_cnn"])
+    p.add_argument("--model", default="mlp", choices=["mlp", "cnn", "seed_cnn", "lstm"])
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--seed", type=int, default=1)
@@ -49,7 +51,7 @@ def main():
     a = p.parse_args()
     keras.utils.set_random_seed(a.seed)
     keras.mixed_precision.set_global_policy(a.precision)
-    shape = (-1, 784) if a.model == "mlp" else (-1, 28, 28, 1)
+    shape = {"mlp": (-1, 784), "lstm": (-1, 28, 28)}.get(a.model, (-1, 28, 28, 1))
     x = idx("train-images-idx3-ubyte.gz", 16).reshape(shape).astype("float32") / 255.0
     y = idx("train-labels-idx1-ubyte.gz", 8).astype("int64")
     xt = idx("t10k-images-idx3-ubyte.gz", 16).reshape(shape).astype("float32") / 255.0
