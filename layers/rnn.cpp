@@ -129,6 +129,13 @@ Shape RNN::compute_output_shape(const Shape& s) {
 
 Shape RNN::compute_output_shape(const std::vector<Shape>& shapes) { return compute_output_shape(shapes.at(0)); }
 
+std::vector<Shape> RNN::compute_output_shapes(const std::vector<Shape>& shapes) {
+  std::vector<Shape> out{compute_output_shape(shapes.at(0))};
+  if (options_.return_state)
+    for (int64_t s : cell_->state_size()) out.push_back(Shape{shapes[0][0], s});
+  return out;
+}
+
 nlohmann::json RNN::rnn_config() const {
   nlohmann::json c = base_config();
   c["return_sequences"] = options_.return_sequences;

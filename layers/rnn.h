@@ -1,7 +1,7 @@
 #pragma once
 // RNN (Keras: keras.layers.RNN): runs a cell over the time axis of a (batch, timesteps, features) input. Called
 // on {sequences, initial states...} it starts from those states (Keras's initial_state); with return_state,
-// call_outputs gives {output, final states...} (operator() returns the output alone).
+// call_outputs gives {output, final states...}, concrete or symbolic (operator() returns the output alone).
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +38,8 @@ class RNN : public Layer {
   std::vector<Tensor> call_all(const std::vector<Tensor>& xs, bool training) override;
   Shape compute_output_shape(const Shape& input_shape) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  // The output's shape, then (return_state) each final state's: (batch, state_size[i]).
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes) override;
   void check_input_shape(const std::vector<Shape>& input_shapes) const override;
   nlohmann::json get_config() const override;
   std::vector<std::pair<std::string, LayerPtr>> attribute_sublayers() const override { return {{"cell", cell_}}; }

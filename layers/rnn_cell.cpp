@@ -126,4 +126,10 @@ Shape RNNCell::compute_output_shape(const std::vector<Shape>& input_shapes) {
   return compute_output_shape(input_shapes.at(0));
 }
 
+std::vector<Shape> RNNCell::compute_output_shapes(const std::vector<Shape>& input_shapes) {
+  std::vector<Shape> out{compute_output_shape(input_shapes.at(0))};
+  for (int64_t s : state_size()) out.push_back(Shape{input_shapes[0][0], s});
+  return out;
+}
+
 }  // namespace ember::layers

@@ -42,6 +42,8 @@ class RNNCell : public Layer {
   std::vector<Tensor> call_all(const std::vector<Tensor>& xs, bool training) override;
   Shape compute_output_shape(const Shape& input_shape) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  // {output, new states...}: what call_outputs gives.
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes) override;
   void check_input_shape(const std::vector<Shape>& input_shapes) const override;
 
  protected:

@@ -48,7 +48,7 @@ Tensor Input(const Shape& shape, InputOptions options) {
   for (int64_t d : shape) batch_shape.push_back(d);
   auto layer = std::make_shared<InputLayer>(batch_shape, options.dtype, options.name);
   auto node = std::make_shared<detail::Node>(detail::Node{layer, {}, batch_shape, options.dtype, std::nullopt});
-  return Tensor::symbolic(batch_shape, options.dtype, std::make_shared<detail::KerasHistory>(detail::KerasHistory{node}));
+  return Tensor::symbolic(batch_shape, options.dtype, std::make_shared<detail::KerasHistory>(detail::KerasHistory{node, 0}));
 }
 
 }  // namespace layers
@@ -62,8 +62,17 @@ std::shared_ptr<layers::InputLayer> input_layer_of(const Tensor& t) {
 }
 
 Tensor record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const Shape& output_shape, DType dtype) {
-  auto node = std::make_shared<Node>(Node{std::move(layer), inputs, output_shape, dtype, std::nullopt});
-  return Tensor::symbolic(output_shape, dtype, std::make_shared<KerasHistory>(KerasHistory{node}));
+  return record_node(std::move(layer), inputs, std::vector<Shape>{output_shape}, dtype).at(0);
+}
+
+std::vector<Tensor> record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const std::vector<Shape>& output_shapes,
+                                DType dtype) {
+  auto node = std::make_shared<Node>(Node{std::move(layer), inputs, output_shapes.at(0), dtype, std::nullopt});
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < output_shapes.size(); ++i)
+    out.push_back(Tensor::symbolic(output_shapes[i], dtype,
+                                   std::make_shared<KerasHistory>(KerasHistory{node, static_cast<int64_t>(i)})));
+  return out;
 }
 
 }  // namespace detail

@@ -24,9 +24,11 @@ struct Node {
   std::optional<bool> training;
 };
 
-// Carried by a symbolic tensor: the node that produced it.
+// Carried by a symbolic tensor: the node that produced it, and which of the node's outputs it is (a layer
+// with several outputs, such as an RNN with return_state, gives one tensor per output).
 struct KerasHistory {
   std::shared_ptr<Node> node;
+  int64_t tensor_index = 0;
 };
 
 }  // namespace detail
@@ -67,6 +69,9 @@ namespace detail {
 std::shared_ptr<layers::InputLayer> input_layer_of(const Tensor& symbolic);
 // Records a node for layer called on symbolic inputs and returns its symbolic output.
 Tensor record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const Shape& output_shape, DType dtype);
+// The same for a layer with several outputs: one symbolic tensor per output shape (all of the dtype).
+std::vector<Tensor> record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const std::vector<Shape>& output_shapes,
+                                DType dtype);
 }  // namespace detail
 
 }  // namespace ember

@@ -63,6 +63,7 @@ struct FcfgCall {
   std::vector<FcfgRef> inputs;
   bool as_list = false;  // the layer takes a list of tensors (merge layers)
   std::optional<bool> training;
+  json initial_state;  // an RNN's initial_state keyword argument: a tensor or a list of them
 };
 
 void fcfg_read_kwargs(const json& kwargs, const std::string& layer, FcfgCall& call) {
@@ -72,6 +73,8 @@ void fcfg_read_kwargs(const json& kwargs, const std::string& layer, FcfgCall& ca
   for (const auto& [k, v] : kwargs.items()) {
     if (k == "training" && v.is_boolean()) {
       call.training = v.get<bool>();
+    } else if (k == "initial_state" && !v.is_null()) {
+      call.initial_state = v;
     } else {
       // None-valued kwargs (Keras writes "mask": null for model calls) change nothing.
       EMBER_CHECK(v.is_null(), Unimplemented) << "Model.from_config: layer '" << layer << "' is called with keyword argument "
@@ -102,6 +105,8 @@ FcfgCall fcfg_read_node(const json& node, const std::string& layer) {
       call.inputs.push_back(fcfg_ref(e));
       if (e.size() == 4) fcfg_read_kwargs(e[3], layer, call);
     }
+    EMBER_CHECK(call.initial_state.is_null(), Unimplemented)
+        << "Model.from_config: layer '" << layer << "': initial_state in a Keras 2 inbound node is not supported";
     call.as_list = call.inputs.size() > 1;
     return call;
   }
@@ -118,6 +123,14 @@ FcfgCall fcfg_read_node(const json& node, const std::string& layer) {
     call.inputs.push_back(fcfg_tensor_ref(args[0], layer));
   }
   if (node.contains("kwargs")) fcfg_read_kwargs(node["kwargs"], layer, call);
+  if (!call.initial_state.is_null()) {
+    // Keras's rnn(x, initial_state=[h, c]) is Ember's rnn({x, h, c}).
+    EMBER_CHECK(!call.as_list, InvalidArgument)
+        << "Model.from_config: layer '" << layer << "' is called on a list and with initial_state; expected one sequence";
+    const json& states = call.initial_state;
+    for (const json& t : states.is_array() ? states : json::array({states})) call.inputs.push_back(fcfg_tensor_ref(t, layer));
+    call.as_list = true;
+  }
   return call;
 }
 
@@ -158,8 +171,8 @@ class FcfgRebuild {
     order_.push_back(lname);
     if (auto in = std::dynamic_pointer_cast<layers::InputLayer>(l)) {
       auto node = std::make_shared<Node>(Node{in, {}, in->batch_shape(), in->input_dtype(), std::nullopt});
-      produced_[lname].push_back(
-          Tensor::symbolic(in->batch_shape(), in->input_dtype(), std::make_shared<detail::KerasHistory>(detail::KerasHistory{node})));
+      produced_[lname].push_back({
+          Tensor::symbolic(in->batch_shape(), in->input_dtype(), std::make_shared<detail::KerasHistory>(detail::KerasHistory{node, 0}))});
       return;
     }
     const json nodes = entry.value("inbound_nodes", json::array());
@@ -227,10 +240,10 @@ class FcfgRebuild {
         args.push_back(*t);
       }
       if (args.size() < call.inputs.size()) break;
-      Layer& layer = *created_[lname];
-      Tensor y = call.as_list ? layer(args) : layer(args[0]);
-      if (call.training) y.keras_history()->node->training = call.training;
-      produced_[lname].push_back(y);
+      // Every output of the call: a later reference may name any of them ([layer, node, tensor]).
+      std::vector<Tensor> ys = created_[lname]->call_outputs(args);
+      if (call.training) ys[0].keras_history()->node->training = call.training;
+      produced_[lname].push_back(std::move(ys));
     }
     return done;
   }
@@ -253,20 +266,22 @@ class FcfgRebuild {
     EMBER_CHECK(created_.count(r.layer), InvalidArgument)
         << "Model.from_config: " << who << " refers to layer '" << r.layer << "', which is not in the config; layers: "
         << layer_names();
-    EMBER_CHECK(r.tensor == 0, Unimplemented) << "Model.from_config: " << who << " uses output " << r.tensor << " of layer '"
-                                              << r.layer << "'; Ember layers have one output";
     const int64_t k = r.node - offset;
     EMBER_CHECK(k >= 0, InvalidArgument) << "Model.from_config: " << who << " refers to node " << r.node << " of layer '"
                                          << r.layer << "', which does not exist";
     const auto& outs = produced_[r.layer];
     if (k >= static_cast<int64_t>(outs.size())) return std::nullopt;
-    return outs[k];
+    const std::vector<Tensor>& call_outs = outs[static_cast<size_t>(k)];
+    EMBER_CHECK(r.tensor >= 0 && r.tensor < static_cast<int64_t>(call_outs.size()), InvalidArgument)
+        << "Model.from_config: " << who << " uses output " << r.tensor << " of layer '" << r.layer << "', which gives "
+        << call_outs.size() << (call_outs.size() == 1 ? " output" : " outputs");
+    return call_outs[static_cast<size_t>(r.tensor)];
   }
 
   std::vector<std::string> order_;
   std::map<std::string, LayerPtr> created_;
   std::map<std::string, std::string> classes_;
-  std::map<std::string, std::vector<Tensor>> produced_;  // per layer, the outputs of its calls so far
+  std::map<std::string, std::vector<std::vector<Tensor>>> produced_;  // per layer, the outputs of each call so far
   std::map<std::string, std::vector<json>> pending_;
   bool keras2_ = false;
 };
@@ -287,7 +302,7 @@ json Model::get_config() const {
   for (const auto& n : nodes_) node_index[n.get()] = calls[n->layer.get()]++;
   auto history = [&](const Tensor& t) {
     const Node* n = t.keras_history()->node.get();
-    return json::array({n->layer->name(), node_index.at(n), 0});
+    return json::array({n->layer->name(), node_index.at(n), t.keras_history()->tensor_index});
   };
   json layer_configs = json::array();
   for (const LayerPtr& l : graph_layers_) {
@@ -303,7 +318,12 @@ json Model::get_config() const {
                                        {"keras_history", history(t)}}}});
       json kwargs = json::object();
       if (n->training) kwargs["training"] = *n->training;
-      inbound.push_back({{"args", json::array({n->inputs.size() == 1 ? tensors[0] : tensors})}, {"kwargs", kwargs}});
+      if (tensors.size() > 1 && detail::keras_takes_initial_state(l->class_name())) {
+        // Ember's rnn({x, h, c}) is Keras's rnn(x, initial_state=[h, c]).
+        kwargs["initial_state"] = json(tensors.begin() + 1, tensors.end());
+        tensors = json::array({tensors[0]});
+      }
+      inbound.push_back({{"args", json::array({tensors.size() == 1 ? tensors[0] : tensors})}, {"kwargs", kwargs}});
     }
     entry["inbound_nodes"] = inbound;
     layer_configs.push_back(entry);

@@ -48,6 +48,12 @@ void kobj_wrap_nested(json& config) {
 
 }  // namespace
 
+namespace detail {
+bool keras_takes_initial_state(const std::string& cls) {
+  return cls == "RNN" || cls == "SimpleRNN" || cls == "LSTM" || cls == "GRU";
+}
+}  // namespace detail
+
 json serialize_keras_object(const Layer& layer) {
   const std::string cls = layer.class_name();
   json config = layer.get_config();
@@ -69,6 +75,13 @@ json serialize_keras_object(const Layer& layer) {
   if (layer.built() && kobj_keras_has_build(cls)) {
     const std::vector<Shape>& shapes = layer.build_input_shapes();
     json shape;
+    if (shapes.size() > 1 && detail::keras_takes_initial_state(cls)) {
+      // An RNN built with initial states: Keras records build(sequences_shape, initial_state_shape) by name.
+      json states = json::array();
+      for (size_t i = 1; i < shapes.size(); ++i) states.push_back(kobj_shape_json(shapes[i]));
+      out["build_config"] = {{"shapes_dict", {{"sequences_shape", kobj_shape_json(shapes[0])}, {"initial_state_shape", states}}}};
+      return out;
+    }
     if (shapes.size() == 1) {
       shape = kobj_shape_json(shapes[0]);
     } else {

@@ -11,4 +11,10 @@ namespace ember {
 // "compile_config" (models; {} when not compiled)}.
 nlohmann::json serialize_keras_object(const Layer& layer);
 
+namespace detail {
+// The Keras layer classes that take their initial states as the keyword argument initial_state (Ember's take
+// them as further inputs after the sequences): RNN, SimpleRNN, LSTM, GRU.
+bool keras_takes_initial_state(const std::string& class_name);
+}  // namespace detail
+
 }  // namespace ember

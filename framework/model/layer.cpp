@@ -92,10 +92,21 @@ Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) & { retur
 Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) && { return call_dispatch(xs, training, true); }
 
 Tensor Layer::call_dispatch(const std::vector<Tensor>& xs, bool training, bool temporary) {
+  return call_dispatch_all(xs, training, temporary).at(0);
+}
+
+std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& xs, bool training) & {
+  return call_dispatch_all(xs, training, false);
+}
+std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& xs, bool training) && {
+  return call_dispatch_all(xs, training, true);
+}
+
+std::vector<Tensor> Layer::call_dispatch_all(const std::vector<Tensor>& xs, bool training, bool temporary) {
   EMBER_CHECK(!xs.empty(), InvalidArgument) << class_name() << " '" << name_ << "': called with no inputs";
   size_t symbolic = 0;
   for (const Tensor& x : xs) symbolic += x.is_symbolic() ? 1 : 0;
-  if (symbolic == 0) return call_concrete(xs, training);
+  if (symbolic == 0) return call_concrete_all(xs, training);
   EMBER_CHECK(symbolic == xs.size(), InvalidArgument)
       << class_name() << " '" << name_ << "': inputs mix symbolic tensors (from layers::Input) and concrete ones";
   LayerPtr self = weak_from_this().lock();
@@ -122,15 +133,6 @@ void Layer::ensure_built(const std::vector<Shape>& shapes) {
 
 void Layer::build_for(const std::vector<Shape>& input_shapes) { ensure_built(input_shapes); }
 
-std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& xs, bool training) {
-  EMBER_CHECK(!xs.empty(), InvalidArgument) << class_name() << " '" << name_ << "': called with no inputs";
-  for (const Tensor& x : xs)
-    EMBER_CHECK(!x.is_symbolic(), Unimplemented)
-        << class_name() << " '" << name_
-        << "': call_outputs takes concrete tensors; in a functional model a layer gives its first output only";
-  return call_concrete_all(xs, training);
-}
-
 Tensor Layer::call_concrete(const std::vector<Tensor>& xs, bool training) {
   std::vector<Tensor> out = call_concrete_all(xs, training);
   return out.at(0);
@@ -154,7 +156,7 @@ std::vector<Tensor> Layer::call_concrete_all(const std::vector<Tensor>& xs, bool
   return call_all(cast, training);
 }
 
-Tensor Layer::call_symbolic(const std::vector<Tensor>& xs, LayerPtr self) {
+std::vector<Tensor> Layer::call_symbolic(const std::vector<Tensor>& xs, LayerPtr self) {
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
   for (const Tensor& x : xs) {
@@ -162,8 +164,11 @@ Tensor Layer::call_symbolic(const std::vector<Tensor>& xs, LayerPtr self) {
     dtypes.push_back(x.dtype());
   }
   ensure_built(shapes);
-  Shape out = shapes.size() == 1 ? compute_output_shape(shapes[0]) : compute_output_shape(shapes);
-  return detail::record_node(std::move(self), xs, out, compute_output_dtype(dtypes));
+  return detail::record_node(std::move(self), xs, compute_output_shapes(shapes), compute_output_dtype(dtypes));
+}
+
+std::vector<Shape> Layer::compute_output_shapes(const std::vector<Shape>& shapes) {
+  return {shapes.size() == 1 ? compute_output_shape(shapes[0]) : compute_output_shape(shapes)};
 }
 
 void Layer::build(const std::vector<Shape>& input_shapes) {

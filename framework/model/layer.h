@@ -62,9 +62,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
   Tensor operator()(const Tensor& x, bool training = false) &&;
   Tensor operator()(const std::vector<Tensor>& xs, bool training = false) &;
   Tensor operator()(const std::vector<Tensor>& xs, bool training = false) &&;
-  // Every output of one call on concrete tensors, for layers that return several (Keras returns a list: an
-  // RNN with return_state gives {output, states...}); operator() returns the first of them.
-  std::vector<Tensor> call_outputs(const std::vector<Tensor>& xs, bool training = false);
+  // Every output of one call, for layers that return several (Keras returns a list: an RNN with
+  // return_state gives {output, states...}); operator() returns the first of them. On symbolic inputs it
+  // records one functional-model node and returns a symbolic tensor per output.
+  std::vector<Tensor> call_outputs(const std::vector<Tensor>& xs, bool training = false) &;
+  std::vector<Tensor> call_outputs(const std::vector<Tensor>& xs, bool training = false) &&;
 
   // --- what subclasses override ---
   // Creates the weights (add_weight) for inputs of this shape (-1 = unknown batch dimension).
@@ -81,6 +83,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Output shape for an input shape (-1 dims stay -1). The default runs call() on zeros (batch 1).
   virtual Shape compute_output_shape(const Shape& input_shape);
   virtual Shape compute_output_shape(const std::vector<Shape>& input_shapes);
+  // The shape of every output (layers with several outputs override it); default: compute_output_shape's.
+  virtual std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes);
   // Output dtype for input dtypes: the compute dtype for floating inputs, else the first input's dtype.
   virtual DType compute_output_dtype(const std::vector<DType>& input_dtypes) const;
   // Throws InvalidArgument when a built layer cannot take this input shape. The default requires the
@@ -157,9 +161,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
  private:
   Tensor call_dispatch(const std::vector<Tensor>& xs, bool training, bool temporary);
+  std::vector<Tensor> call_dispatch_all(const std::vector<Tensor>& xs, bool training, bool temporary);
   Tensor call_concrete(const std::vector<Tensor>& xs, bool training);
   std::vector<Tensor> call_concrete_all(const std::vector<Tensor>& xs, bool training);
-  Tensor call_symbolic(const std::vector<Tensor>& xs, LayerPtr self);
+  std::vector<Tensor> call_symbolic(const std::vector<Tensor>& xs, LayerPtr self);
   void ensure_built(const std::vector<Shape>& shapes);
 
   struct Weight {

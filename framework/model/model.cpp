@@ -17,6 +17,17 @@ namespace {
 
 const NodePtr& node_of(const Tensor& t) { return t.keras_history()->node; }
 
+// The value of symbolic tensor t among the outputs each node gave (a node of a layer with several outputs
+// gave several).
+const Tensor& value_of(const std::map<const Node*, std::vector<Tensor>>& values, const Tensor& t) {
+  const std::vector<Tensor>& outs = values.at(node_of(t).get());
+  const int64_t k = t.keras_history()->tensor_index;
+  EMBER_CHECK(k >= 0 && k < static_cast<int64_t>(outs.size()), InvalidArgument)
+      << "Model: layer '" << node_of(t)->layer->name() << "' gave " << outs.size() << " outputs, but the model uses its output "
+      << k;
+  return outs[static_cast<size_t>(k)];
+}
+
 // Keras's functional map_graph: nodes in a valid execution order and layers in Keras's order (by depth
 // from the outputs, deepest first; ties in first-visit order).
 struct GraphMap {
@@ -146,7 +157,7 @@ std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& xs, bool trai
   if (!is_graph_model()) return {(*this)(xs, training)};
   EMBER_CHECK(xs.size() == inputs_.size(), InvalidArgument)
       << "Model '" << name() << "': expected " << inputs_.size() << " inputs, got " << xs.size();
-  std::map<const Node*, Tensor> values;
+  std::map<const Node*, std::vector<Tensor>> values;
   for (size_t i = 0; i < xs.size(); ++i) {
     const Shape& want = inputs_[i].shape();
     const Shape& got = xs[i].shape();
@@ -164,17 +175,17 @@ std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& xs, bool trai
     Tensor x = xs[i];
     const DType want_dtype = inputs_[i].dtype();
     if (x.dtype() != want_dtype && is_floating(x.dtype()) && is_floating(want_dtype)) x = ops::cast(x, want_dtype);
-    values[node_of(inputs_[i]).get()] = x;
+    values[node_of(inputs_[i]).get()] = {x};
   }
   for (const NodePtr& n : nodes_) {
     if (values.count(n.get())) continue;
     std::vector<Tensor> args;
     args.reserve(n->inputs.size());
-    for (const Tensor& in : n->inputs) args.push_back(values.at(node_of(in).get()));
-    values[n.get()] = n->layer->call_concrete(args, n->training.value_or(training));
+    for (const Tensor& in : n->inputs) args.push_back(value_of(values, in));
+    values[n.get()] = n->layer->call_concrete_all(args, n->training.value_or(training));
   }
   std::vector<Tensor> out;
-  for (const Tensor& t : outputs_) out.push_back(values.at(node_of(t).get()));
+  for (const Tensor& t : outputs_) out.push_back(value_of(values, t));
   return out;
 }
 
@@ -280,7 +291,7 @@ void Sequential::rebuild(const Shape& batch_shape, DType dtype) {
   }
   // The Input tensor is recreated from the layer so that repeated rebuilds share one InputLayer.
   auto node = std::make_shared<Node>(Node{input_layer_, {}, batch_shape, dtype, std::nullopt});
-  Tensor x = Tensor::symbolic(batch_shape, dtype, std::make_shared<detail::KerasHistory>(detail::KerasHistory{node}));
+  Tensor x = Tensor::symbolic(batch_shape, dtype, std::make_shared<detail::KerasHistory>(detail::KerasHistory{node, 0}));
   Tensor y = x;
   for (const LayerPtr& l : seq_layers_) y = (*l)(y);
   set_graph({x}, {y});
@@ -364,7 +375,7 @@ std::shared_ptr<Model> clone_model(const Model& model) {
     return std::static_pointer_cast<Model>(Sequential::from_config(seq->get_config()));
   // Functional: replay the graph with fresh layers made from each layer's config.
   std::map<const Layer*, LayerPtr> fresh;
-  std::map<const Node*, Tensor> values;
+  std::map<const Node*, std::vector<Tensor>> values;
   auto layer_for = [&](const LayerPtr& l) {
     auto it = fresh.find(l.get());
     if (it == fresh.end()) it = fresh.emplace(l.get(), deserialize_layer(serialize_layer(*l))).first;
@@ -375,19 +386,19 @@ std::shared_ptr<Model> clone_model(const Model& model) {
     auto in = detail::input_layer_of(t);
     Shape per_sample(t.shape().begin() + 1, t.shape().end());
     Tensor x = layers::Input(per_sample, {.batch_size = t.shape()[0], .dtype = t.dtype(), .name = in->name() + "_clone"});
-    values[node_of(t).get()] = x;
+    values[node_of(t).get()] = {x};
     inputs.push_back(x);
   }
   for (const NodePtr& n : model.nodes()) {
     if (values.count(n.get())) continue;
     std::vector<Tensor> args;
-    for (const Tensor& in : n->inputs) args.push_back(values.at(node_of(in).get()));
+    for (const Tensor& in : n->inputs) args.push_back(value_of(values, in));
     LayerPtr l = layer_for(n->layer);
-    values[n.get()] = args.size() == 1 ? (*l)(args[0]) : (*l)(args);
-    values[n.get()].keras_history()->node->training = n->training;
+    values[n.get()] = l->call_outputs(args);
+    values[n.get()][0].keras_history()->node->training = n->training;
   }
   std::vector<Tensor> outputs;
-  for (const Tensor& t : model.outputs()) outputs.push_back(values.at(node_of(t).get()));
+  for (const Tensor& t : model.outputs()) outputs.push_back(value_of(values, t));
   return std::make_shared<Model>(inputs, outputs, ModelOptions{.name = model.name() + "_clone", .dtype = "", .trainable = true});
 }
 

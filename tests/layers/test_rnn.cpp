@@ -377,3 +377,39 @@ TEST_CASE("recurrent layers compute in float16 under mixed precision and train i
   History h = model.fit(x, yl, {.batch_size = 8, .epochs = 8, .verbose = 0});
   CHECK(h.history["loss"].back() < h.history["loss"].front());
 }
+
+TEST_CASE("return_state in a functional model: the states are outputs other layers take, and configs keep them",
+          "[layers][rnn]") {
+  // Keras's encoder-decoder: the encoder's final states start the decoder.
+  backend::clear_session();
+  Tensor enc_in = layers::Input({5, 3}), dec_in = layers::Input({4, 2});
+  std::vector<Tensor> enc = layers::LSTM(6, {.return_state = true}).call_outputs({enc_in});
+  REQUIRE(enc.size() == 3);
+  CHECK(enc[0].shape() == Shape{-1, 6});
+  CHECK(enc[2].shape() == Shape{-1, 6});
+  Tensor dec = layers::LSTM(6, {.return_sequences = true})({dec_in, enc[1], enc[2]});
+  Model model({enc_in, dec_in}, {layers::Dense(2)(dec), enc[2]});
+
+  Tensor x = seq_input({2, 5, 3}, 31), y = seq_input({2, 4, 2}, 32);
+  std::vector<Tensor> got = model.call_outputs({x, y});
+  std::vector<Tensor> e = model.get_layer("lstm").call_outputs({x});
+  Tensor d = model.get_layer("lstm_1")({y, e[1], e[2]});
+  CHECK(max_abs_diff(got[0], model.get_layer("dense")(d)) == 0);
+  CHECK(max_abs_diff(got[1], e[2]) == 0);
+  CHECK(max_abs_diff(got[1], e[1]) > 0);  // c, not h
+
+  // The config names the state outputs by index (Keras's [layer, node, tensor]) and rebuilds the same graph.
+  const std::string json = model.to_json();
+  CHECK(json.find("\"keras_history\":[\"lstm\",0,2]") != std::string::npos);
+  std::shared_ptr<Model> again = models::model_from_json(json);
+  again->set_weights(model.get_weights());
+  std::vector<Tensor> back = again->call_outputs({x, y});
+  REQUIRE(back.size() == 2);
+  CHECK(max_abs_diff(back[0], got[0]) == 0);
+  CHECK(max_abs_diff(back[1], got[1]) == 0);
+  // A reference past a layer's outputs is an error naming it.
+  const std::string ref = "\"keras_history\":[\"lstm\",0,2]";
+  std::string bad = json;
+  bad.replace(bad.find(ref), ref.size(), "\"keras_history\":[\"lstm\",0,3]");
+  CHECK_THROWS_WITH(models::model_from_json(bad), Catch::Contains("output 3 of layer 'lstm'"));
+}
