@@ -105,3 +105,26 @@ TEST_CASE("a recurrent model round-trips through .keras, .h5 and .weights.h5", "
     rnnck_close(back.predict(x, {.verbose = 0}), want, 0);
   }
 }
+
+TEST_CASE("an encoder-decoder saved by Keras 3 (return_state, initial_state, two outputs) loads and predicts as Keras did",
+          "[io][rnn]") {
+  testing::TempDir dir("seq2seq");
+  io::H5Group io_file = io::H5File::open_read(rnnck_fixture("seq2seq_io.h5")).root();
+  const std::vector<Tensor> x = {io_file.read_dataset("x0"), io_file.read_dataset("x1")};
+  Model m = models::load_model(rnnck_fixture("seq2seq.keras"));
+  std::vector<Tensor> got = m.call_outputs(x);
+  REQUIRE(got.size() == 2);
+  rnnck_close(got[0], io_file.read_dataset("y0"), 1e-5);
+  rnnck_close(got[1], io_file.read_dataset("y1"), 1e-5);
+  // Ember writes the states back as Keras does: outputs [layer, node, tensor] and the initial_state keyword.
+  const std::string json = m.to_json();
+  CHECK(json.find("\"output_layers\":[[\"dense\",0,0],[\"lstm\",0,2]]") != std::string::npos);
+  CHECK(json.find("\"initial_state\":[{\"class_name\":\"__keras_tensor__\"") != std::string::npos);
+  CHECK(json.find("\"build_config\":{\"shapes_dict\":{\"initial_state_shape\":[[null,6],[null,6]]") != std::string::npos);
+  m.save(dir.file("back.keras"));
+  Model back = models::load_model(dir.file("back.keras"));
+  CHECK(back.to_json() == json);
+  std::vector<Tensor> again = back.call_outputs(x);
+  rnnck_close(again[0], got[0], 0);
+  rnnck_close(again[1], got[1], 0);
+}
