@@ -79,8 +79,7 @@ std::vector<Tensor> RNN::initial_states(const std::vector<Tensor>& xs) {
   }
   EMBER_CHECK(states_[0].shape()[0] == batch, InvalidArgument)
       << who() << ": a stateful RNN takes the batch size of its first call; expected batch size "
-      << states_[0].shape()[0] << ", got an input of shape " << xs[0].shape().to_keras_string()
-      << " (reset the layer with a new one for another batch size)";
+      << states_[0].shape()[0] << ", got an input of shape " << xs[0].shape().to_keras_string();
   std::vector<Tensor> states;
   for (const Variable& v : states_) {
     Tensor s = v.read_value();
