@@ -47,7 +47,7 @@ Tensor Input(const Shape& shape, InputOptions options) {
   Shape batch_shape{options.batch_size};
   for (int64_t d : shape) batch_shape.push_back(d);
   auto layer = std::make_shared<InputLayer>(batch_shape, options.dtype, options.name);
-  auto node = std::make_shared<detail::Node>(detail::Node{layer, {}, batch_shape, options.dtype, std::nullopt});
+  auto node = std::make_shared<detail::Node>(detail::Node{layer, {}, batch_shape, options.dtype, std::nullopt, {}});
   return Tensor::symbolic(batch_shape, options.dtype, std::make_shared<detail::KerasHistory>(detail::KerasHistory{node, 0}));
 }
 
@@ -67,7 +67,8 @@ Tensor record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const Shap
 
 std::vector<Tensor> record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const std::vector<Shape>& output_shapes,
                                 DType dtype) {
-  auto node = std::make_shared<Node>(Node{std::move(layer), inputs, output_shapes.at(0), dtype, std::nullopt});
+  auto node = std::make_shared<Node>(Node{std::move(layer), inputs, output_shapes.at(0), dtype, std::nullopt,
+                                          output_shapes.size() > 1 ? output_shapes : std::vector<Shape>{}});
   std::vector<Tensor> out;
   for (size_t i = 0; i < output_shapes.size(); ++i)
     out.push_back(Tensor::symbolic(output_shapes[i], dtype,

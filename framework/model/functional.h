@@ -22,6 +22,8 @@ struct Node {
   // A training flag fixed at this call (Keras: a node's kwargs {"training": true}, e.g. Monte Carlo
   // dropout); unset: the model's own training flag applies.
   std::optional<bool> training;
+  // Every output's shape, when the layer gives several (an RNN with return_state); empty: output_shape alone.
+  std::vector<Shape> more_output_shapes;
 };
 
 // Carried by a symbolic tensor: the node that produced it, and which of the node's outputs it is (a layer

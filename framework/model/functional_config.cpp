@@ -170,7 +170,7 @@ class FcfgRebuild {
     classes_[lname] = entry["class_name"].get<std::string>();
     order_.push_back(lname);
     if (auto in = std::dynamic_pointer_cast<layers::InputLayer>(l)) {
-      auto node = std::make_shared<Node>(Node{in, {}, in->batch_shape(), in->input_dtype(), std::nullopt});
+      auto node = std::make_shared<Node>(Node{in, {}, in->batch_shape(), in->input_dtype(), std::nullopt, {}});
       produced_[lname].push_back({
           Tensor::symbolic(in->batch_shape(), in->input_dtype(), std::make_shared<detail::KerasHistory>(detail::KerasHistory{node, 0}))});
       return;

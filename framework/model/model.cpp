@@ -290,7 +290,7 @@ void Sequential::rebuild(const Shape& batch_shape, DType dtype) {
     input_layer_ = detail::input_layer_of(in);
   }
   // The Input tensor is recreated from the layer so that repeated rebuilds share one InputLayer.
-  auto node = std::make_shared<Node>(Node{input_layer_, {}, batch_shape, dtype, std::nullopt});
+  auto node = std::make_shared<Node>(Node{input_layer_, {}, batch_shape, dtype, std::nullopt, {}});
   Tensor x = Tensor::symbolic(batch_shape, dtype, std::make_shared<detail::KerasHistory>(detail::KerasHistory{node, 0}));
   Tensor y = x;
   for (const LayerPtr& l : seq_layers_) y = (*l)(y);

@@ -108,10 +108,18 @@ void Model::summary(std::ostream& os, int line_length) const {
     const Layer& l = *ls[i];
     const auto& ns = layer_nodes[&l];
     std::string shape = "multiple";
+    // A node's output shape, or Keras's list of them for a layer with several outputs.
+    auto node_shape = [](const detail::Node* n) {
+      if (n->more_output_shapes.empty()) return n->output_shape.to_keras_string();
+      std::string s = "[";
+      for (size_t k = 0; k < n->more_output_shapes.size(); ++k)
+        s += (k ? ", " : "") + n->more_output_shapes[k].to_keras_string();
+      return s + "]";
+    };
     if (!ns.empty()) {
-      shape = ns[0]->output_shape.to_keras_string();
+      shape = node_shape(ns[0]);
       for (const auto* n : ns)
-        if (n->output_shape != ns[0]->output_shape) shape = "multiple";
+        if (node_shape(n) != shape) shape = "multiple";
       if (dynamic_cast<const layers::InputLayer*>(&l) && shape != "multiple") shape = "[" + shape + "]";
     }
     std::string params = l.built() ? std::to_string(l.count_params()) : "0 (unused)";
@@ -124,7 +132,8 @@ void Model::summary(std::ostream& os, int line_length) const {
           const detail::Node* src = in.keras_history()->node.get();
           const auto& src_nodes = layer_nodes[src->layer.get()];
           size_t idx = std::find(src_nodes.begin(), src_nodes.end(), src) - src_nodes.begin();
-          conn += (first ? "'" : ", '") + src->layer->name() + "[" + std::to_string(idx) + "][0]'";
+          conn += (first ? "'" : ", '") + src->layer->name() + "[" + std::to_string(idx) + "][" +
+                  std::to_string(in.keras_history()->tensor_index) + "]'";
           first = false;
         }
       fields.push_back(conn + "]");

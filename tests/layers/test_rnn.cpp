@@ -398,6 +398,13 @@ TEST_CASE("return_state in a functional model: the states are outputs other laye
   CHECK(max_abs_diff(got[1], e[2]) == 0);
   CHECK(max_abs_diff(got[1], e[1]) > 0);  // c, not h
 
+  // summary() lists every output's shape, and which output each layer takes, as tf-keras prints them (the
+  // list wraps inside its column: "[(None, 6)," then "(None, 6),", "(None, 6)]").
+  const std::string summary = model.summary_string();
+  INFO(summary);
+  CHECK_THAT(summary, Catch::Contains("[(None, 6),") && Catch::Contains("(None, 6)]") &&
+                          Catch::Contains("'lstm[0][1]'") && Catch::Contains("'lstm[0][2]'"));
+
   // The config names the state outputs by index (Keras's [layer, node, tensor]) and rebuilds the same graph.
   const std::string json = model.to_json();
   CHECK(json.find("\"keras_history\":[\"lstm\",0,2]") != std::string::npos);
