@@ -2,6 +2,7 @@
 // the saved output so they need no second exponentiation of the logits, and of the sparse softmax
 // crossentropy (_SparseSoftmaxCrossEntropyWithLogitsGrad).
 #include "framework/autodiff/grad_registry.h"
+#include "framework/autodiff/gradient_tape.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
