@@ -23,6 +23,7 @@ struct BestSoFar : callbacks::Callback {
 };
 
 int main() {
+  random::set_seed(7);  // the same initial weights and shuffles on every run (tf.random.set_seed)
   // Few images and a big network: it soon learns the training images by heart and gets worse on others.
   auto [train, test] = datasets::fashion_mnist::load_data();
   Tensor x_train = ops::cast(ops::slice(train.x, {0, 0, 0}, {1000, 28, 28}), DType::Float32) / 255.0;

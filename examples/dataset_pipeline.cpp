@@ -8,6 +8,7 @@
 using namespace ember;
 
 int main() {
+  random::set_seed(7);  // the same initial weights and shuffles on every run (tf.random.set_seed)
   // A small pipeline whose output is easy to check: the even numbers below 10, squared, in pairs.
   data::Dataset squares = data::Dataset::range(10)  // int64 scalars 0, 1, ..., 9
                               .filter([](const Tensor& i) { return i.item<int64_t>() % 2 == 0; })

@@ -6,6 +6,7 @@
 using namespace ember;
 
 int main() {
+  random::set_seed(7);  // the same initial weights and shuffles on every run (tf.random.set_seed)
   // Symbolic inputs: no data yet, only per-sample shapes. Calling layers on them records a graph.
   Tensor features = layers::Input({8}, {.name = "features"});
   Tensor extra = layers::Input({4}, {.name = "extra"});

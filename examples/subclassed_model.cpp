@@ -25,6 +25,7 @@ struct ResidualMLP : Model {
 };
 
 int main() {
+  random::set_seed(7);  // the same initial weights and shuffles on every run (tf.random.set_seed)
   auto [train, test] = datasets::fashion_mnist::load_data();
   Tensor x_train = ops::cast(train.x, DType::Float32) / 255.0;
   Tensor x_test = ops::cast(test.x, DType::Float32) / 255.0;
