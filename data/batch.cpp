@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "data/node.h"
+#include "framework/core/profiler.h"
 
 namespace ember::data::detail {
 
@@ -129,6 +130,7 @@ class BatchNode : public Node {
       It(std::shared_ptr<const BatchNode> node, std::unique_ptr<IteratorImpl> input)
           : node_(std::move(node)), input_(std::move(input)) {}
       std::optional<Element> next() override {
+        profiler::Trace trace(node_->padding_ ? "Dataset.padded_batch" : "Dataset.batch");
         if (!node_->padding_ && input_ && input_->gives_rows()) {  // consecutive rows, already stacked
           std::optional<Element> out = input_->next_rows(node_->n_);
           if (!out || (node_->drop_remainder_ && out->at(0).shape()[0] < node_->n_)) {

@@ -9,6 +9,7 @@
 
 #include "data/node.h"
 #include "framework/core/parallel.h"
+#include "framework/core/profiler.h"
 #include "framework/ops/random.h"
 
 namespace ember::data {
@@ -119,6 +120,7 @@ std::optional<Element> Iterator::next() {
   if (!impl_) return std::nullopt;
   DeviceScope on_cpu(Device::cpu());  // stages that run in the reader's thread also stay on the CPU
   try {
+    profiler::Trace trace("Iterator::GetNext");  // the whole pipeline's time to give one element
     std::optional<Element> e = impl_->next();
     if (e)
       tuner_->element_done();

@@ -1,5 +1,6 @@
 // Dataset.map without parallelism (inline in the consumer's thread) and Dataset.filter.
 #include "data/node.h"
+#include "framework/core/profiler.h"
 
 namespace ember::data::detail {
 
@@ -20,6 +21,7 @@ class MapNode : public Node {
         if (!e) return std::nullopt;
         const int64_t index = index_++;
         try {
+          profiler::Trace trace("Dataset.map");
           return node_->fn_(*e);
         } catch (...) {
           std::rethrow_exception(

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "data/node.h"
+#include "framework/core/profiler.h"
 
 namespace ember::data::detail {
 
@@ -110,6 +111,7 @@ class ParallelMapIterator : public IteratorImpl {
       return std::nullopt;
     }
     try {
+      profiler::Trace trace("Dataset.map");
       return fn_(*in);
     } catch (const Cancelled&) {
       throw;
@@ -177,6 +179,7 @@ class ParallelMapIterator : public IteratorImpl {
         if (static_cast<int64_t>(results_.size()) >= limit_) filling_ = false;
       }
       try {
+        profiler::Trace trace("Dataset.map");
         slot->value = fn_(*in);
       } catch (const Cancelled&) {
         return;

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -189,6 +190,70 @@ std::string encode_scalar_event(std::string_view tag, float value, int64_t step,
   return std::move(e).take();
 }
 
+// No fused multiply-adds (-march=native would contract lo + i * step): TF's edges are rounded twice.
+[[gnu::optimize("fp-contract=off")]] std::vector<HistogramBucket> histogram_buckets(std::span<const double> data,
+                                                                                    int bucket_count) {
+  const auto k = static_cast<size_t>(std::max(0, bucket_count));
+  std::vector<HistogramBucket> buckets(k);
+  if (data.empty() || k == 0) return buckets;  // TF: zeros (bucket_count, 3)
+  const auto [lo_it, hi_it] = std::minmax_element(data.begin(), data.end());
+  const double lo = *lo_it, hi = *hi_it, range = hi - lo;
+  if (range == 0) {  // every bucket's edges at the value, the whole count in the last
+    for (HistogramBucket& b : buckets) b.left = b.right = hi;
+    buckets.back().count = static_cast<double>(data.size());
+    return buckets;
+  }
+  // TF's arithmetic: index floor((x - min) / (range / k)) clamped to k - 1; edges linspace(min, max, k + 1)
+  // (start + i * step) with the last edge set to max.
+  const double width = range / static_cast<double>(k);
+  for (double x : data) {
+    const double index = std::floor((x - lo) / width);
+    const size_t i = index >= static_cast<double>(k - 1) ? k - 1 : static_cast<size_t>(index);
+    buckets[i].count += 1;
+  }
+  const double step = range / static_cast<double>(k);
+  for (size_t i = 0; i < k; ++i) {
+    buckets[i].left = lo + static_cast<double>(i) * step;
+    buckets[i].right = i + 1 == k ? hi : lo + static_cast<double>(i + 1) * step;
+  }
+  return buckets;
+}
+
+std::string encode_histogram_event(std::string_view tag, std::span<const HistogramBucket> buckets, int64_t step,
+                                   double wall_time) {
+  Encoder tensor;
+  tensor.add_varint(tensor_field::kDtype, kDtDouble);
+  Encoder shape;
+  for (uint64_t size : {static_cast<uint64_t>(buckets.size()), uint64_t{3}}) {
+    Encoder dim;
+    if (size != 0) dim.add_varint(1, size);  // TensorShapeProto.Dim.size; proto3 leaves 0 out
+    shape.add_bytes(kShapeDim, dim.bytes());
+  }
+  tensor.add_bytes(tensor_field::kShape, shape.bytes());
+  std::string content;
+  for (const HistogramBucket& b : buckets)
+    for (double v : {b.left, b.right, b.count}) proto::put_le(content, std::bit_cast<uint64_t>(v));
+  if (!content.empty()) tensor.add_bytes(tensor_field::kContent, content);
+
+  Encoder plugin;
+  plugin.add_bytes(kPluginName, "histograms");
+  Encoder metadata;
+  metadata.add_bytes(kMetadataPluginData, plugin.bytes());
+
+  Encoder v;
+  v.add_bytes(value_field::kTag, tag);
+  v.add_bytes(value_field::kTensor, tensor.bytes());
+  v.add_bytes(value_field::kMetadata, metadata.bytes());
+  Encoder summary;
+  summary.add_bytes(kSummaryValue, v.bytes());
+
+  Encoder e;
+  if (wall_time != 0) e.add_double(event_field::kWallTime, wall_time);
+  if (step != 0) e.add_int64(event_field::kStep, step);
+  e.add_bytes(event_field::kSummary, summary.bytes());
+  return std::move(e).take();
+}
+
 std::string encode_graph_event(std::string_view graph_def, double wall_time) {
   Encoder e;
   if (wall_time != 0) e.add_double(event_field::kWallTime, wall_time);
@@ -279,6 +344,11 @@ void EventFileWriter::add_scalar(std::string_view tag, double value, int64_t ste
 
 void EventFileWriter::add_graph(std::string_view graph_def, std::optional<double> wall_time) {
   add_event(encode_graph_event(graph_def, wall_time ? *wall_time : now_seconds()));
+}
+
+void EventFileWriter::add_histogram(std::string_view tag, std::span<const double> data, int64_t step,
+                                    std::optional<double> wall_time) {
+  add_event(encode_histogram_event(tag, histogram_buckets(data), step, wall_time ? *wall_time : now_seconds()));
 }
 
 void EventFileWriter::add_event(std::string_view serialized_event) {

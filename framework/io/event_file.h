@@ -2,12 +2,12 @@
 // TensorBoard event files: EventFileWriter writes scalar summaries byte for byte as TF2's
 // tf.summary.scalar does, and graphs as tf.summary.graph does (a serialized GraphDef in Event.graph_def),
 // in TFRecord framing that TensorBoard reads; EventFileReader reads them back, as well as files written
-// by TensorFlow (TF1 simple_value scalars or TF2 tensor scalars). Only scalars and graphs are encoded:
-// histograms, images and other plugins' summaries are read as values without a scalar and otherwise
-// ignored.
+// by TensorFlow (TF1 simple_value scalars or TF2 tensor scalars). Scalars, histograms and graphs are
+// encoded; when read, histograms, images and other plugins' summaries are values without a scalar.
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +46,18 @@ std::string encode_file_version_event(double wall_time);
 // The serialized Event of one scalar as tf.summary.scalar writes it: Summary.Value{tag, tensor =
 // float32 rank-0 TensorProto with tensor_content, metadata.plugin_data.plugin_name = "scalars"}.
 std::string encode_scalar_event(std::string_view tag, float value, int64_t step, double wall_time);
+// One bucket of a histogram summary: [left, right] and how many values fell in it.
+struct HistogramBucket {
+  double left = 0, right = 0, count = 0;
+  bool operator==(const HistogramBucket&) const = default;
+};
+// tf.summary.histogram's buckets (TensorBoard's summary_v2._buckets, default 30) of data: bucket_count
+// equal-width buckets from min to max; all in the last when every value is equal; zeros when data is empty.
+std::vector<HistogramBucket> histogram_buckets(std::span<const double> data, int bucket_count = 30);
+// The serialized Event of tf.summary.histogram: Summary.Value{tag, tensor = float64 [k, 3] TensorProto of
+// (left, right, count) rows, metadata.plugin_data.plugin_name = "histograms"}.
+std::string encode_histogram_event(std::string_view tag, std::span<const HistogramBucket> buckets, int64_t step,
+                                   double wall_time);
 // The serialized Event of tf.summary.graph: the serialized GraphDef as Event.graph_def (step 0, so absent).
 std::string encode_graph_event(std::string_view graph_def, double wall_time);
 // Decodes one serialized Event; DataLoss when it is malformed.
@@ -76,6 +88,9 @@ class EventFileWriter {
   // Appends tf.summary.scalar(tag, value, step): the value is stored as float32, as TF does; the
   // wall time defaults to now (seconds since the epoch, microsecond resolution).
   void add_scalar(std::string_view tag, double value, int64_t step, std::optional<double> wall_time = std::nullopt);
+  // Appends tf.summary.histogram(tag, data, step) with TF's default 30 buckets; the wall time defaults to now.
+  void add_histogram(std::string_view tag, std::span<const double> data, int64_t step,
+                     std::optional<double> wall_time = std::nullopt);
   // Appends tf.summary.graph's event for a serialized tensorflow.GraphDef (TensorBoard's Graphs tab shows
   // it); the wall time defaults to now.
   void add_graph(std::string_view graph_def, std::optional<double> wall_time = std::nullopt);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "framework/core/error.h"
+#include "framework/core/profiler.h"
 #include "framework/model/batch_source.h"
 #include "framework/model/model.h"
 #include "framework/model/trainer_state.h"
@@ -46,7 +47,10 @@ Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs) {
        batches = next_execution(it, per_execution)) {
     const auto n = static_cast<int64_t>(batches.size());
     if (batch_hooks) cbs.on_test_batch_begin(step);
-    results = detail::run_test_steps(model, batches);
+    {
+      profiler::Trace trace("test", step);
+      results = detail::run_test_steps(model, batches);
+    }
     if (batch_hooks) cbs.on_test_batch_end(step + n - 1, detail::to_logs(results));
     step += n;
   }
@@ -115,7 +119,10 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
       // Keras builds the model before the first step, so a custom train_step finds its weights.
       if (!model.built()) model.predict_step(batches[0]);
       if (batch_hooks) cbs.on_train_batch_begin(step);
-      results = detail::tuned_train_steps(model, batches, step == 0);
+      {
+        profiler::Trace trace("train", step);  // a training step on the profiler's timeline, as TF marks it
+        results = detail::tuned_train_steps(model, batches, step == 0);
+      }
       if (batch_hooks) cbs.on_train_batch_end(step + n - 1, detail::to_logs(results));
       step += n;
       if (model.stop_training) break;
@@ -223,7 +230,12 @@ std::vector<Tensor> run_predict(Model& model, std::unique_ptr<BatchSource> sourc
        batches = next_execution(it, per_execution)) {
     const auto n = static_cast<int64_t>(batches.size());
     cbs.on_predict_batch_begin(step);
-    for (const std::vector<Tensor>& out : detail::run_predict_steps(model, batches)) {
+    std::vector<std::vector<Tensor>> outputs;
+    {
+      profiler::Trace trace("predict", step);
+      outputs = detail::run_predict_steps(model, batches);
+    }
+    for (const std::vector<Tensor>& out : outputs) {
       if (pieces.empty()) pieces.resize(out.size());
       for (size_t i = 0; i < out.size(); ++i) pieces[i].push_back(out[i]);
     }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 
+#include "framework/core/profiler.h"
 #include "framework/core/trace_hooks.h"
 
 namespace ember {
@@ -129,6 +130,14 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
   // A trace records this op whole: not the views made here for outputs aliasing an input, nor what a kernel
   // runs inside (views, other ops).
   OpTracer* const op_tracer = detail::t_op_tracer;
+  // The profiler's view: this op's time, and whether it runs inside another op's kernel.
+  const bool profiling = profiler::detail::recording();
+  const int64_t profile_start = profiling ? profiler::detail::now_ns() : 0;
+  thread_local int op_depth = 0;
+  struct DepthGuard {
+    int& depth;
+    ~DepthGuard() { --depth; }
+  } depth_guard{++op_depth};
   {
     struct Untraced {
       detail::TensorTracer* saved_tensor = std::exchange(detail::t_tensor_tracer, nullptr);
@@ -174,6 +183,13 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
       std::lock_guard<std::recursive_mutex> lock(device_mu[static_cast<int>(device.type())]);
       k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
     }
+  }
+  if (profiling) {
+    int64_t bytes = 0;
+    for (size_t i = 0; i < specs.size(); ++i)
+      if (specs[i].alias_input < 0) bytes += static_cast<int64_t>(outputs[i].nbytes());
+    profiler::detail::record_op(op_info(op).name, inputs, outputs, profile_start, profiler::detail::now_ns(), bytes,
+                                op_depth > 1);
   }
   if (op_tracer) op_tracer->op(op, inputs, specs, outputs, attrs, device);
   if (g_hook_count.load(std::memory_order_acquire) == 0) return;

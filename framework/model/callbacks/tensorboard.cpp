@@ -1,13 +1,17 @@
 #include "framework/model/callbacks/tensorboard.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
 #include <vector>
 
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
+#include "framework/core/profiler.h"
 #include "framework/graph/function.h"
 #include "framework/graph/graph_def.h"
 #include "framework/model/model.h"
+#include "framework/ops/elementwise.h"
 #include "optimizers/optimizer.h"
 
 namespace ember::callbacks {
@@ -36,7 +40,16 @@ TensorBoard::TensorBoard(std::string log_dir, TensorBoardOptions options)
     : log_dir_(std::move(log_dir)),
       update_freq_(parse_update_freq(options.update_freq)),
       write_steps_per_second_(options.write_steps_per_second),
-      write_graph_(options.write_graph) {}
+      write_graph_(options.write_graph),
+      histogram_freq_(options.histogram_freq),
+      profile_batch_(options.profile_batch) {
+  EMBER_CHECK(histogram_freq_ >= 0, InvalidArgument)
+      << "TensorBoard: histogram_freq must be >= 0 (0 writes no histograms); got " << histogram_freq_;
+  EMBER_CHECK(profile_batch_.start >= 0 && profile_batch_.stop >= profile_batch_.start, InvalidArgument)
+      << "TensorBoard: profile_batch must be a non-negative integer or a pair {start, stop} of positive integers "
+         "with start <= stop; got {"
+      << profile_batch_.start << ", " << profile_batch_.stop << "}";
+}
 
 std::string TensorBoard::train_dir() const { return (std::filesystem::path(log_dir_) / "train").string(); }
 std::string TensorBoard::validation_dir() const {
@@ -88,7 +101,27 @@ void TensorBoard::on_train_begin(const Logs&) {
   previous_epoch_iterations_ = 0;
 }
 
-void TensorBoard::on_train_end(const Logs&) { close_writers(); }
+void TensorBoard::on_train_end(const Logs&) {
+  if (profiling_) stop_profile();
+  close_writers();
+}
+
+void TensorBoard::stop_profile() {
+  profiling_ = false;
+  profiler::stop();
+}
+
+void TensorBoard::write_histograms(int epoch) {
+  if (!model()) return;
+  io::EventFileWriter& writer = train_writer();
+  for (const auto& layer : model()->layers())
+    for (const Variable& w : layer->weights()) {
+      std::string tag = w.name();
+      std::replace(tag.begin(), tag.end(), ':', '_');
+      writer.add_histogram(tag + "/histogram", ops::cast(w.value(), DType::Float64).to_vector<double>(), epoch);
+    }
+  writer.flush();
+}
 
 void TensorBoard::on_epoch_begin(int, const Logs&) {
   if (!write_steps_per_second_) return;
@@ -99,11 +132,21 @@ void TensorBoard::on_epoch_begin(int, const Logs&) {
 void TensorBoard::on_train_batch_begin(int64_t, const Logs&) {
   ++global_train_batch_;
   if (write_steps_per_second_) batch_start_ = Clock::now();
+  if (profile_batch_.start > 0 && global_train_batch_ == profile_batch_.start) {
+    // As Keras: a profile that someone else runs is left alone (and this one skipped).
+    if (profiler::active()) {
+      logging::warn("TensorBoard: another profile is running; profile_batch is skipped");
+    } else {
+      profiler::start(train_dir());
+      profiling_ = true;
+    }
+  }
 }
 
 void TensorBoard::on_train_batch_end(int64_t, const Logs& logs) {
   // Keras writes the train function's graph once it has been traced, at the end of the first batch.
   if (graph_pending_) write_train_graph();
+  if (profiling_ && global_train_batch_ >= profile_batch_.stop) stop_profile();
   if (update_freq_ == 0 || global_train_batch_ % update_freq_ != 0) return;
   io::EventFileWriter& writer = train_writer();
   if (write_steps_per_second_)
@@ -131,6 +174,7 @@ void TensorBoard::on_epoch_end(int epoch, Logs& logs) {
     for (const auto& [name, value] : val_logs) writer.add_scalar("epoch_" + name.substr(4), value, epoch);
     writer.flush();
   }
+  if (histogram_freq_ > 0 && epoch % histogram_freq_ == 0) write_histograms(epoch);
 }
 
 void TensorBoard::on_test_end(const Logs& logs) {

@@ -330,3 +330,52 @@ TEST_CASE("EventFileReader: a corrupt or truncated file is DataLoss naming the f
     CHECK_THAT(data_loss_message(path), Contains("byte 0") && Contains("not a valid Event"));
   }
 }
+
+TEST_CASE("EventFileWriter: histogram records are byte-identical to tf.summary.histogram's", "[io][event_file][keras]") {
+  // histograms.json (make_histogram_fixture.py): TF's buckets and serialized events for spread, constant,
+  // single, empty and edge-hitting data.
+  std::ifstream in(kFixtures / "histograms.json");
+  REQUIRE(in.good());
+  const json fixture = json::parse(in);
+  REQUIRE(fixture["cases"].size() == 6);
+  for (const json& c : fixture["cases"]) {
+    const std::string tag = c["tag"];
+    INFO(tag);
+    const std::vector<double> data = c["data"].get<std::vector<double>>();
+    const std::vector<HistogramBucket> buckets = histogram_buckets(data);
+    REQUIRE(buckets.size() == c["buckets"].size());
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      INFO("bucket " << i);
+      CHECK(buckets[i].left == c["buckets"][i][0].get<double>());
+      CHECK(buckets[i].right == c["buckets"][i][1].get<double>());
+      CHECK(buckets[i].count == c["buckets"][i][2].get<double>());
+    }
+    std::string hex;
+    for (unsigned char b : encode_histogram_event(tag, buckets, c["step"].get<int64_t>(), /*wall_time=*/0)) {
+      static const char* digits = "0123456789abcdef";
+      hex += digits[b >> 4];
+      hex += digits[b & 15];
+    }
+    CHECK(hex == c["event_without_wall_time_hex"].get<std::string>());
+  }
+}
+
+TEST_CASE("EventFileWriter: add_histogram writes a value the reader sees as a histogram", "[io][event_file]") {
+  TempDir dir("histogram");
+  std::string path;
+  {
+    EventFileWriter writer(dir.path().string());
+    path = writer.path();
+    const std::vector<double> data = {1, 2, 3};
+    writer.add_histogram("w/histogram", data, 4);
+  }
+  EventFileReader reader(path);
+  REQUIRE(reader.events().size() == 2);
+  const Event& e = reader.events()[1];
+  CHECK(e.step == 4);
+  REQUIRE(e.values.size() == 1);
+  CHECK(e.values[0].tag == "w/histogram");
+  CHECK(e.values[0].plugin_name == "histograms");
+  CHECK_FALSE(e.values[0].scalar);
+  CHECK(histogram_buckets(std::vector<double>{}, 0).empty());
+}

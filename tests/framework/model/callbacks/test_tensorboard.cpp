@@ -355,3 +355,29 @@ TEST_CASE("TensorBoard: no graph with write_graph false or when compile runs eag
     CHECK(read_dir(tmp.path() / "train").size() == 2);  // epoch_loss, epoch_learning_rate
   }
 }
+
+TEST_CASE("TensorBoard: histogram_freq writes every layer's weights as histograms every N epochs", "[callbacks][tensorboard]") {
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {4, 1});
+  Sequential model({layers::Input({1}), layers::Dense(2, {.name = "hidden"}), layers::Dense(1, {.name = "out"})});
+  model.compile({.optimizer = optimizers::SGD(), .loss = "mse"});
+  TempDir tmp("tensorboard");
+  model.fit(x, x,
+            {.batch_size = 2,
+             .epochs = 3,
+             .verbose = 0,
+             .callbacks = {callbacks::TensorBoard(tmp.path().string(), {.histogram_freq = 2, .write_graph = false})}});
+  const std::vector<std::string> files = io::list_event_files((tmp.path() / "train").string());
+  REQUIRE(files.size() == 1);
+  std::vector<std::pair<std::string, int64_t>> histograms;
+  const io::EventFileReader reader(files[0]);
+  for (const io::Event& e : reader.events())
+    for (const io::SummaryValue& v : e.values)
+      if (v.plugin_name == "histograms") histograms.emplace_back(v.tag, e.step);
+  // Epochs 0 and 2 (epoch % 2 == 0), each weight once, tagged by its path as Keras 3 does.
+  const std::vector<std::pair<std::string, int64_t>> expected = {
+      {"hidden/kernel/histogram", 0}, {"hidden/bias/histogram", 0}, {"out/kernel/histogram", 0},
+      {"out/bias/histogram", 0},      {"hidden/kernel/histogram", 2}, {"hidden/bias/histogram", 2},
+      {"out/kernel/histogram", 2},    {"out/bias/histogram", 2}};
+  CHECK(histograms == expected);
+  CHECK_THROWS_AS(callbacks::TensorBoard("logs", {.histogram_freq = -1}), InvalidArgument);
+}

@@ -1,0 +1,200 @@
+// The profiler: what a profile records (ops at the dispatch point, eager and replayed; Trace spans; the
+// data pipeline's stages; fit's steps through TensorBoard's profile_batch), the file it writes (gzip'd
+// Chrome trace-event JSON under plugins/profile/<run>/), the printed table, and misuse.
+#include <catch2/catch.hpp>
+#include <zlib.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "framework/ember.h"
+#include "tests/support/temp_dir.h"
+
+using namespace ember;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Every *.trace.json.gz under dir/plugins/profile, sorted.
+std::vector<fs::path> trace_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  const fs::path base = dir / "plugins" / "profile";
+  if (!fs::exists(base)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(base))
+    if (e.path().string().ends_with(".trace.json.gz")) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+json read_trace(const fs::path& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  REQUIRE(f != nullptr);
+  std::string text;
+  char buf[1 << 14];
+  for (int n; (n = gzread(f, buf, sizeof(buf))) > 0;) text.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return json::parse(text);
+}
+
+std::vector<json> events_named(const json& trace, const std::string& name) {
+  std::vector<json> out;
+  for (const json& e : trace["traceEvents"])
+    if (e.value("name", "") == name && e["ph"] == "X") out.push_back(e);
+  return out;
+}
+
+bool inside(const json& inner, const json& outer) {
+  return inner["tid"] == outer["tid"] && inner["ts"].get<double>() >= outer["ts"].get<double>() &&
+         inner["ts"].get<double>() + inner["dur"].get<double>() <=
+             outer["ts"].get<double>() + outer["dur"].get<double>() + 1e-3;
+}
+
+}  // namespace
+
+TEST_CASE("profiler: ops and spans inside the window, with shapes, dtype and device", "[profiler]") {
+  testing::TempDir dir("profiler");
+  Tensor a = ops::ones({2, 3}), b = ops::ones({3, 4});
+  ops::matmul(a, b);  // before start: not recorded
+  std::string path;
+  {
+    profiler::start(dir.path().string(), {.print_summary = false});
+    CHECK(profiler::active());
+    {
+      profiler::Trace step("train", 7);
+      ops::matmul(a, b);
+    }
+    path = profiler::stop();
+  }
+  CHECK_FALSE(profiler::active());
+  ops::matmul(a, b);  // after stop: not recorded
+  REQUIRE(trace_files(dir.path()) == std::vector<fs::path>{fs::path(path)});
+  CHECK(fs::path(path).parent_path().parent_path() == dir.path() / "plugins" / "profile");
+  const json trace = read_trace(path);
+  const std::vector<json> matmuls = events_named(trace, "matmul");
+  REQUIRE(matmuls.size() == 1);
+  const json& op = matmuls[0];
+  CHECK(op["cat"] == "op");
+  CHECK(op["args"]["inputs"] == "[2,3] [3,4]");
+  CHECK(op["args"]["outputs"] == "[2,4]");
+  CHECK(op["args"]["dtype"] == "float32");
+  CHECK(op["args"]["device"] == Device::cpu().to_string());
+  CHECK(op["args"]["bytes_allocated"] == 2 * 4 * 4);
+  CHECK(op["dur"].get<double>() >= 0);
+  const std::vector<json> steps = events_named(trace, "train");
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0]["args"]["step_num"] == 7);
+  CHECK(inside(op, steps[0]));
+  bool main_named = false;
+  for (const json& e : trace["traceEvents"])
+    main_named |= e["ph"] == "M" && e["name"] == "thread_name" && e["tid"] == op["tid"] && e["args"]["name"] == "main";
+  CHECK(main_named);
+}
+
+TEST_CASE("profiler: a traced function's replayed ops are recorded", "[profiler][graph]") {
+  testing::TempDir dir("profiler");
+  auto f = ember::function([](const Tensor& x) { return ops::reduce_sum(ops::matmul(x, x)); });
+  Tensor x = ops::ones({3, 3});
+  f(x);  // the trace
+  {
+    profiler::Profile p(dir.path().string(), {.print_summary = false});
+    f(x);
+    f(x);
+  }
+  const std::vector<fs::path> files = trace_files(dir.path());
+  REQUIRE(files.size() == 1);
+  const json trace = read_trace(files[0]);
+  CHECK(events_named(trace, "matmul").size() == 2);
+  CHECK(events_named(trace, "reduce_sum").size() == 2);
+}
+
+TEST_CASE("profiler: the data pipeline's stages are on the timeline", "[profiler][data]") {
+  testing::TempDir dir("profiler");
+  data::Dataset ds = data::Dataset::range(8).map([](const data::Element& e) { return e; }).batch(4);
+  profiler::start(dir.path().string(), {.print_summary = false});
+  int64_t batches = 0;
+  for (const data::Element& e : ds) batches += e.size() > 0;
+  const json trace = read_trace(profiler::stop());
+  CHECK(batches == 2);
+  const std::vector<json> maps = events_named(trace, "Dataset.map");
+  const std::vector<json> gets = events_named(trace, "Iterator::GetNext");
+  CHECK(maps.size() == 8);
+  CHECK(events_named(trace, "Dataset.batch").size() >= 2);
+  REQUIRE(gets.size() >= 2);
+  bool nested = false;
+  for (const json& m : maps) nested |= inside(m, gets[0]);
+  CHECK(nested);
+}
+
+TEST_CASE("profiler: the table names the ops that took the time", "[profiler]") {
+  testing::TempDir dir("profiler");
+  std::ostringstream captured;
+  std::streambuf* saved = std::cout.rdbuf(captured.rdbuf());
+  try {
+    profiler::Profile p(dir.path().string());
+    Tensor a = ops::ones({16, 16});
+    for (int i = 0; i < 3; ++i) ops::matmul(a, a);
+  } catch (...) {
+    std::cout.rdbuf(saved);
+    throw;
+  }
+  std::cout.rdbuf(saved);
+  const std::string table = captured.str();
+  CHECK_THAT(table, Contains("Profile: "));
+  CHECK_THAT(table, Contains("time (ms)"));
+  std::istringstream lines(table);
+  bool matmul_row = false;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream row(line);
+    std::string name;
+    double ms = -1;
+    long long calls = -1;
+    if (row >> name >> ms >> calls && name == "matmul") matmul_row = calls == 3 && ms >= 0;
+  }
+  CHECK(matmul_row);
+}
+
+TEST_CASE("profiler: misuse is a clear error", "[profiler]") {
+  testing::TempDir dir("profiler");
+  CHECK_THROWS_AS(profiler::stop(), FailedPrecondition);
+  CHECK_THROWS_AS(profiler::start(""), InvalidArgument);
+  profiler::start(dir.path().string(), {.print_summary = false});
+  CHECK_THROWS_WITH(profiler::start(dir.path().string()), Contains("already running"));
+  profiler::stop();
+  CHECK_FALSE(profiler::active());
+}
+
+TEST_CASE("TensorBoard: profile_batch profiles exactly those training steps into train/", "[profiler][callbacks]") {
+  testing::TempDir dir("profiler");
+  random::set_seed(3);
+  Sequential model({layers::Input({4}), layers::Dense(3, {.activation = "relu"}), layers::Dense(1)});
+  model.compile({.optimizer = "sgd", .loss = "mse"});
+  Tensor x = random::normal({40, 4}, {.seed = 1}), y = random::normal({40, 1}, {.seed = 2});
+  callbacks::TensorBoard tb(dir.path().string(), {.write_graph = false, .profile_batch = {2, 3}});
+  std::ostringstream captured;
+  std::streambuf* saved = std::cout.rdbuf(captured.rdbuf());
+  try {
+    model.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0, .callbacks = {std::move(tb)}});
+  } catch (...) {
+    std::cout.rdbuf(saved);
+    throw;
+  }
+  std::cout.rdbuf(saved);
+  const std::vector<fs::path> files = trace_files(dir.path() / "train");
+  REQUIRE(files.size() == 1);
+  const json trace = read_trace(files[0]);
+  std::vector<int64_t> steps;
+  for (const json& e : events_named(trace, "train")) steps.push_back(e["args"]["step_num"]);
+  CHECK(steps == std::vector<int64_t>{1, 2});  // global batches 2 and 3 are the first epoch's steps 1 and 2
+  CHECK_FALSE(events_named(trace, "matmul").empty());
+  CHECK_FALSE(profiler::active());
+  CHECK_THAT(captured.str(), Contains("Profile: "));
+
+  CHECK_THROWS_AS(callbacks::TensorBoard("logs", {.profile_batch = -1}), InvalidArgument);
+  CHECK_THROWS_WITH(callbacks::TensorBoard("logs", {.profile_batch = {5, 2}}), Contains("profile_batch"));
+}
