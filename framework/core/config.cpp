@@ -8,11 +8,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <limits>
 #include <thread>
 
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
 #include "framework/core/parallel.h"
 #include "framework/core/thread_count.h"
 
@@ -56,7 +56,7 @@ int default_intra_op_threads(const std::function<const char*(const char*)>& gete
 int default_intra_op_threads() {
   static const int n = default_intra_op_threads(
       [](const char* name) { return std::getenv(name); }, static_cast<int>(std::thread::hardware_concurrency()),
-      [](const std::string& problem) { std::cerr << "WARNING: Ember: " << problem << std::endl; });
+      [](const std::string& problem) { logging::warn(problem); });
   return n;
 }
 

@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <memory>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
+#include <iostream>
+
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 namespace ember::logging {
@@ -15,7 +17,12 @@ namespace {
 spdlog::logger& logger() {
   static const std::shared_ptr<spdlog::logger> log = [] {
     std::shared_ptr<spdlog::logger> l = spdlog::get("ember");
-    if (!l) l = spdlog::stderr_color_mt("ember");
+    if (!l) {
+      // Through std::cerr rather than file descriptor 2, so rdbuf redirection (tests, embedding programs) sees it.
+      l = std::make_shared<spdlog::logger>("ember", std::make_shared<spdlog::sinks::ostream_sink_mt>(std::cerr, true));
+      l->set_pattern("[ember] [%l] %v");
+      spdlog::register_logger(l);
+    }
     spdlog::level::level_enum level = spdlog::level::warn;
     if (const char* env = std::getenv("EMBER_LOG_LEVEL")) {
       // from_str answers "off" for a name it does not know; only a known name changes the level.

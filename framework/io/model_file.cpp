@@ -15,6 +15,7 @@
 
 #include "framework/core/dtype.h"
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
 #include "framework/io/atomic_file.h"
 #include "framework/io/hdf5_file.h"
 #include "framework/io/model_config.h"
@@ -211,8 +212,8 @@ std::shared_ptr<Model> load_legacy_h5(const std::string& path, bool compile) {
   read_legacy_model_weights(root.group("model_weights"), *model);
   if (!compile) return model;
   if (training_config.is_null()) {
-    std::cerr << "WARNING: No training configuration found in the save file, so the model was *not* compiled. "
-                 "Compile it manually.\n";
+    logging::warn("No training configuration found in the save file, so the model was *not* compiled. Compile it "
+                  "manually.");
     return model;
   }
   naming_file(path, [&] { compile_from_training_config(*model, training_config); });
@@ -226,8 +227,8 @@ std::shared_ptr<Model> load_legacy_h5(const std::string& path, bool compile) {
       optimizer.set_weights(values);
     } catch (const InvalidArgument& e) {
       // Keras does the same: older optimizers (tf-keras OptimizerV2) order their slots differently.
-      std::cerr << "WARNING: Error in loading the saved optimizer state (" << e.what()
-                << "). As a result, your model is starting with a freshly initialized optimizer.\n";
+      logging::warn(std::string("Error in loading the saved optimizer state (") + e.what() +
+                    "). As a result, your model is starting with a freshly initialized optimizer.");
     }
   }
   return model;

@@ -4,11 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "framework/core/logging.h"
 #include "framework/io/atomic_file.h"
 #include "framework/io/weights_h5_internal.h"
 #include "framework/model/model.h"
@@ -46,7 +46,7 @@ void AssignPlan::apply() {
   items_.clear();
 }
 
-void warn(const std::string& message) { std::cerr << "WARNING: " << message << std::endl; }
+void warn(const std::string& message) { logging::warn(message); }
 
 }  // namespace weights_detail
 

@@ -2,7 +2,6 @@
 // Internal to framework/model (fit.cpp): where fit/evaluate/predict get their batches from (Keras 3: data
 // adapters and the EpochIterator), and the small helpers the loops share.
 #include <cstdint>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
 #include "framework/model/callbacks/callback.h"
 #include "framework/model/model.h"
 
@@ -58,9 +58,10 @@ class EpochIterator {
     if (num < 0 || seen_ < num) batch = source_->next();
     if (!batch) {
       if (steps_per_epoch_ && !warned_) {
-        std::cerr << "WARNING: Your input ran out of data; interrupting training. Make sure that your dataset or "
-                     "generator can generate at least `steps_per_epoch * epochs` batches. You may need to use the "
-                     "`.repeat()` function when building your dataset.\n";
+        logging::warn(
+            "Your input ran out of data; interrupting training. Make sure that your dataset or generator can generate "
+            "at least `steps_per_epoch * epochs` batches. You may need to use the `.repeat()` function when building "
+            "your dataset.");
         warned_ = true;
       }
       active_ = false;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
 #include "framework/core/python_format.h"
 #include "framework/model/model.h"
 
@@ -92,7 +93,7 @@ bool ModelCheckpoint::should_save_model(int epoch, const Logs& logs, const std::
   }
   const std::optional<double> current = logs.get(monitor());
   if (!current) {
-    std::cerr << "UserWarning: Can save best model only with " << monitor() << " available.\n";
+    logging::warn("Can save best model only with " + monitor() + " available.");
     return true;
   }
   const std::string best_str = best_ ? format_5f(*best_) : "None";

@@ -1,9 +1,9 @@
 #include "framework/model/callbacks/monitor_callback.h"
 
 #include <cmath>
-#include <iostream>
 
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
 #include "framework/model/metrics/metric.h"
 #include "framework/model/model.h"
 
@@ -54,8 +54,7 @@ std::optional<double> MonitorCallback::monitored_value(const Logs& logs, const s
   if (!current) {
     std::string keys;
     for (const auto& item : logs) keys += (keys.empty() ? "" : ",") + item.first;
-    std::cerr << "UserWarning: " << what << " `" << monitor_ << "` which is not available. Available metrics are: "
-              << keys << end << "\n";
+    logging::warn(std::string(what) + " `" + monitor_ + "` which is not available. Available metrics are: " + keys + end);
   }
   return current;
 }

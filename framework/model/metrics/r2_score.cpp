@@ -1,10 +1,10 @@
 // R2Score (keras/src/metrics/regression_metrics.py, adapted there from TF-Addons' RSquare).
 #include "framework/model/metrics/r2_score.h"
 
-#include <iostream>
 
 #include "framework/core/config_reader.h"
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
 #include "framework/graph/trace.h"
 #include "framework/model/metrics/metrics.h"
 #include "framework/ops/array.h"
@@ -126,10 +126,10 @@ Tensor R2Score::result() const {
       const double p = static_cast<double>(options_.num_regressors);
       if (p >= n - 1) {
         if (!warned_) {
-          std::cerr << "WARNING: " << name() << ": "
-                    << (p > n - 1 ? "More independent predictors than datapoints in adjusted R2 score."
-                                  : "Division by zero in Adjusted R2 score.")
-                    << " Falling back to standard R2 score." << std::endl;
+          logging::warn(name() + ": " +
+                        (p > n - 1 ? "More independent predictors than datapoints in adjusted R2 score."
+                                   : "Division by zero in Adjusted R2 score.") +
+                        " Falling back to standard R2 score.");
           warned_ = true;
         }
         return std::vector<Tensor>{in[0]};

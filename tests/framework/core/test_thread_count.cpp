@@ -100,7 +100,7 @@ TEST_CASE("thread count: the process's pool follows the environment", "[core][th
   CHECK(run_child("EMBER_NUM_THREADS=3 OMP_NUM_THREADS=5").find(pool_line(3)) != std::string::npos);
   const std::string bad = run_child("EMBER_NUM_THREADS=lots OMP_NUM_THREADS=4");
   CHECK(bad.find(pool_line(4)) != std::string::npos);
-  CHECK(bad.find("WARNING: Ember: EMBER_NUM_THREADS='lots' is not a thread count") != std::string::npos);
+  CHECK(bad.find("[ember] [warning] EMBER_NUM_THREADS='lots' is not a thread count") != std::string::npos);
 }
 
 TEST_CASE("thread count: set_intra_op_parallelism_threads overrides the environment", "[core][threads]") {

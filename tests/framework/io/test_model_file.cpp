@@ -350,7 +350,7 @@ TEST_CASE("messages about files name the user's file and say what to do", "[io][
     throw;
   }
   std::cerr.rdbuf(old);
-  CHECK_THAT(captured.str(), Contains("WARNING") && Contains(with_sgd) && !Contains("ember-scratch"));
+  CHECK_THAT(captured.str(), Contains("[warning]") && Contains(with_sgd) && !Contains("ember-scratch"));
 
   const std::string garbage = archive_with("garbage.keras", config, "not hdf5 at all");
   CHECK_THROWS_AS(models::load_model(garbage), DataLoss);

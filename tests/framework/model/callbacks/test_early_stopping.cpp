@@ -143,9 +143,9 @@ TEST_CASE("EarlyStopping warns when the monitored value is missing", "[callbacks
   es.on_epoch_end(1, logs);
   CHECK_FALSE(model->stop_training);
   CHECK(err.str() ==
-        "UserWarning: Early stopping conditioned on metric `val_loss` which is not available. Available metrics are: "
+        "[ember] [warning] Early stopping conditioned on metric `val_loss` which is not available. Available metrics are: "
         "loss,mse\n"
-        "UserWarning: Early stopping conditioned on metric `val_loss` which is not available. Available metrics are: "
+        "[ember] [warning] Early stopping conditioned on metric `val_loss` which is not available. Available metrics are: "
         "loss,mse\n");
 }
 

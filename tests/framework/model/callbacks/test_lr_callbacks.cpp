@@ -103,7 +103,7 @@ TEST_CASE("ReduceLROnPlateau warns when the monitored value is missing", "[callb
   cb.on_epoch_end(0, logs);
   CHECK(logs.at("learning_rate") == kLr01);
   CHECK(err.str() ==
-        "UserWarning: Learning rate reduction is conditioned on metric `val_loss` which is not available. "
+        "[ember] [warning] Learning rate reduction is conditioned on metric `val_loss` which is not available. "
         "Available metrics are: loss,learning_rate.\n");
 }
 
