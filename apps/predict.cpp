@@ -36,7 +36,7 @@ bool is_image_file(const std::string& path) {
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw NotFound("ember_predict: cannot open " + path);
+  if (!in) throw NotFound("cannot open " + path);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -56,7 +56,7 @@ bool parse_number(std::string field, double& value) {
 // numbers is a header.
 Tensor read_csv(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw NotFound("ember_predict: cannot open " + path);
+  if (!in) throw NotFound("cannot open " + path);
   std::vector<double> values;
   int64_t rows = 0, cols = -1, line_no = 0;
   bool header_seen = false;
@@ -83,17 +83,17 @@ Tensor read_csv(const std::string& path) {
         header_seen = true;
         continue;
       }
-      throw InvalidArgument("ember_predict: " + path + " line " + std::to_string(line_no) + ": '" + bad +
+      throw InvalidArgument(path + " line " + std::to_string(line_no) + ": '" + bad +
                             "' is not a number (CSV inputs hold numbers, with an optional header line)");
     }
     if (cols < 0) cols = static_cast<int64_t>(row.size());
     if (static_cast<int64_t>(row.size()) != cols)
-      throw InvalidArgument("ember_predict: " + path + " line " + std::to_string(line_no) + " has " +
+      throw InvalidArgument(path + " line " + std::to_string(line_no) + " has " +
                             std::to_string(row.size()) + " values, the lines before it " + std::to_string(cols));
     values.insert(values.end(), row.begin(), row.end());
     ++rows;
   }
-  if (rows == 0) throw InvalidArgument("ember_predict: " + path + " has no rows of numbers");
+  if (rows == 0) throw InvalidArgument(path + " has no rows of numbers");
   return Tensor::from_vector(values, Shape{rows, cols}, Device::cpu());
 }
 
@@ -122,7 +122,7 @@ Tensor fit_to_input(const Tensor& t, const Shape& want, const std::string& what)
       return t.view(reshaped);
     }
   }
-  throw InvalidArgument("ember_predict: " + what + ": got shape " + t.shape().to_string() + ", the model expects " +
+  throw InvalidArgument(what + ": got shape " + t.shape().to_string() + ", the model expects " +
                         want.to_keras_string());
 }
 
@@ -170,11 +170,11 @@ std::vector<double> probabilities(std::vector<double> row) {
 void print_top_k(std::ostream& os, const Tensor& y, const std::string& name, int k,
                  const std::vector<std::string>& labels) {
   EMBER_CHECK(y.rank() == 2, InvalidArgument)
-      << "ember_predict: --top-k needs a classifier's output of shape (batch, classes); output '" << name
+      << "--top-k needs a classifier's output of shape (batch, classes); output '" << name
       << "' has shape " << y.shape();
   const int64_t n = y.shape()[0], classes = y.shape()[1];
   EMBER_CHECK(labels.empty() || static_cast<int64_t>(labels.size()) == classes, InvalidArgument)
-      << "ember_predict: --labels gives " << labels.size() << " names, output '" << name << "' has " << classes
+      << "--labels gives " << labels.size() << " names, output '" << name << "' has " << classes
       << " classes";
   const std::vector<double> v = ops::cast(y.to(Device::cpu()), DType::Float64).to_vector<double>();
   const int64_t top = std::min<int64_t>(k, classes);
@@ -217,7 +217,7 @@ struct PredictFlags {
 
 int run_predict(const PredictFlags& f, std::ostream& out) {
   EMBER_CHECK(f.device != "gpu" || device_count(DeviceType::CUDA) > 0, FailedPrecondition)
-      << "ember_predict: --device gpu, but no CUDA GPU is visible (or Ember was built without CUDA)";
+      << "--device gpu, but no CUDA GPU is visible (or Ember was built without CUDA)";
   DeviceScope on_device(f.device == "gpu" ? Device::cuda(0) : Device::cpu());
   std::shared_ptr<Model> model = load_model_for_predict(f.model, f.config);
   const std::vector<Tensor> x = read_model_inputs(*model, f.inputs, f.scale);
@@ -227,14 +227,14 @@ int run_predict(const PredictFlags& f, std::ostream& out) {
   if (!f.output.empty()) {
     const std::string ext = lower(std::filesystem::path(f.output).extension().string());
     EMBER_CHECK(ext == ".npy" || ext == ".csv", InvalidArgument)
-        << "ember_predict: -o " << f.output << ": the output file must end in .npy or .csv";
+        << "-o " << f.output << ": the output file must end in .npy or .csv";
     for (size_t j = 0; j < y.size(); ++j) {
       const std::string path = output_path(f.output, output_name(*model, j), y.size());
       if (ext == ".npy") {
         io::write_npy(path, y[j]);
       } else {
         std::ofstream os(path);
-        EMBER_CHECK(os.good(), NotFound) << "ember_predict: cannot write " << path;
+        EMBER_CHECK(os.good(), NotFound) << "cannot write " << path;
         write_csv(os, y[j]);
       }
     }
@@ -253,9 +253,15 @@ int run_predict(const PredictFlags& f, std::ostream& out) {
 std::shared_ptr<Model> load_model_for_predict(const std::string& model_path, const std::string& config_path) {
   if (config_path.empty()) {
     EMBER_CHECK(!ends_with(lower(model_path), ".weights.h5"), InvalidArgument)
-        << "ember_predict: " << model_path
+        << model_path
         << " holds weights only; give the architecture with --config model.json (Keras's model.to_json())";
-    return io::load_model_file(model_path, /*compile=*/false);
+    try {
+      return io::load_model_file(model_path, /*compile=*/false);
+    } catch (const Error& e) {
+      // A weights-only legacy .h5 has no architecture either; say how to give one here.
+      if (std::string(e.what()).find("weights-only") == std::string::npos) throw;
+      throw InvalidArgument(std::string(e.what()) + "; for ember_predict, give the architecture with --config model.json");
+    }
   }
   std::shared_ptr<Model> model = models::model_from_json(read_text(config_path));
   model->load_weights(model_path);
@@ -269,7 +275,7 @@ Tensor read_input_file(const std::string& path, int channels) {
   if (is_image_file(path)) return io::decode_image(path, channels);
   if (ends_with(p, "ubyte") || ends_with(p, "ubyte.gz") || ends_with(p, ".idx") || ends_with(p, ".idx.gz"))
     return datasets::read_idx(path);
-  throw InvalidArgument("ember_predict: " + path +
+  throw InvalidArgument(path +
                         ": unknown input format; expected .npy, .csv, .png, .jpg/.jpeg or an IDX file "
                         "(*-ubyte, *-ubyte.gz, *.idx)");
 }
@@ -279,14 +285,14 @@ std::string output_name(const Model& model, size_t j) { return layer_name_of(mod
 
 std::vector<Tensor> read_model_inputs(const Model& model, const std::vector<std::string>& files, double scale) {
   EMBER_CHECK(model.is_graph_model(), InvalidArgument)
-      << "ember_predict: model '" << model.name() << "' has no known inputs (a Sequential without an input shape)";
+      << "model '" << model.name() << "' has no known inputs (a Sequential without an input shape)";
   const size_t n = model.num_inputs();
   const bool image_batch =
       n == 1 && files.size() > 1 && std::all_of(files.begin(), files.end(), [](const std::string& f) { return is_image_file(f); });
   if (!image_batch && files.size() != n) {
     std::string names;
     for (size_t i = 0; i < n; ++i) names += (i ? ", " : "") + input_name(model, i);
-    throw InvalidArgument("ember_predict: model '" + model.name() + "' has " + std::to_string(n) + " input" +
+    throw InvalidArgument("model '" + model.name() + "' has " + std::to_string(n) + " input" +
                           (n == 1 ? "" : "s") + " (" + names + "), given " + std::to_string(files.size()) +
                           " input files; give one file per input, in this order");
   }
@@ -304,7 +310,7 @@ std::vector<Tensor> read_model_inputs(const Model& model, const std::vector<std:
       for (const std::string& f : files) {
         images.push_back(read_input_file(f, channels));
         EMBER_CHECK(images.back().shape() == images.front().shape(), InvalidArgument)
-            << "ember_predict: " << f << " is " << images.back().shape() << " (height, width, channels), "
+            << f << " is " << images.back().shape() << " (height, width, channels), "
             << files.front() << " " << images.front().shape() << "; the images of one batch must have one size";
       }
       t = ops::stack(images, 0);

@@ -117,6 +117,9 @@ TEST_CASE("ember_predict reads a weights file with the architecture in --config"
   const PredictRun no_config = predict_cli({ckpt("functional.weights.h5"), x0, x1});
   CHECK(no_config.status == 1);
   CHECK_THAT(no_config.err, Contains("weights only") && Contains("--config"));
+  const PredictRun legacy_weights = predict_cli({ckpt("functional_tfk_weights.h5"), x0, x1});
+  CHECK(legacy_weights.status == 1);
+  CHECK_THAT(legacy_weights.err, Contains("weights-only") && Contains("--config"));
 }
 
 TEST_CASE("ember_predict round-trips a model Ember saved through CSV and .npy", "[apps][predict]") {
@@ -269,7 +272,8 @@ TEST_CASE("ember_predict explains bad models, inputs and flags", "[apps][predict
   // The wrong number of input files names the inputs.
   PredictRun r = predict_cli({ckpt("functional.keras"), x6});
   CHECK(r.status == 1);
-  CHECK_THAT(r.err, Contains("has 2 inputs (in_a, in_b), given 1 input files"));
+  CHECK(r.err == "ember_predict: model 'functional' has 2 inputs (in_a, in_b), given 1 input files; give one file per "
+                 "input, in this order\n");
   // A shape that does not fit names the input, the file, the shape read and the shape expected.
   r = predict_cli({ckpt("mlp.keras"), pfix("f8.npy")});
   CHECK(r.status == 1);
