@@ -218,16 +218,17 @@ struct PredictFlags {
 int run_predict(const PredictFlags& f, std::ostream& out) {
   EMBER_CHECK(f.device != "gpu" || device_count(DeviceType::CUDA) > 0, FailedPrecondition)
       << "--device gpu, but no CUDA GPU is visible (or Ember was built without CUDA)";
+  // Flags that can be checked without the model are checked before the (possibly long) prediction.
+  const std::string ext = lower(std::filesystem::path(f.output).extension().string());
+  EMBER_CHECK(f.output.empty() || ext == ".npy" || ext == ".csv", InvalidArgument)
+      << "-o " << f.output << ": the output file must end in .npy or .csv";
+  const std::vector<std::string> labels = f.labels.empty() ? std::vector<std::string>{} : read_labels(f.labels);
   DeviceScope on_device(f.device == "gpu" ? Device::cuda(0) : Device::cpu());
   std::shared_ptr<Model> model = load_model_for_predict(f.model, f.config);
   const std::vector<Tensor> x = read_model_inputs(*model, f.inputs, f.scale);
   const std::vector<Tensor> y = model->predict_outputs(x, {.batch_size = f.batch_size, .verbose = 0});
-  const std::vector<std::string> labels = f.labels.empty() ? std::vector<std::string>{} : read_labels(f.labels);
 
   if (!f.output.empty()) {
-    const std::string ext = lower(std::filesystem::path(f.output).extension().string());
-    EMBER_CHECK(ext == ".npy" || ext == ".csv", InvalidArgument)
-        << "-o " << f.output << ": the output file must end in .npy or .csv";
     for (size_t j = 0; j < y.size(); ++j) {
       const std::string path = output_path(f.output, output_name(*model, j), y.size());
       if (ext == ".npy") {

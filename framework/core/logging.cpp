@@ -3,9 +3,8 @@
 #include "framework/core/logging.h"
 
 #include <cstdlib>
-#include <memory>
-
 #include <iostream>
+#include <memory>
 
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
