@@ -1,6 +1,9 @@
 #pragma once
-// Ember's input pipeline and dataset loaders: data::Dataset, datasets::fashion_mnist/mnist, datasets::csv.
+// Ember's input pipeline and dataset loaders: data::Dataset, datasets::fashion_mnist/mnist, datasets::csv,
+// data::image_dataset_from_directory.
 #include "data/csv.h"
 #include "data/dataset.h"
 #include "data/idx.h"
+#include "data/image_dataset.h"
+#include "data/image_io.h"
 #include "data/mnist.h"

@@ -8,7 +8,12 @@
 #include "tests/data/data_testing.h"
 
 using namespace ember;
+using ember::testing::EnvGuard;
 using ember::testing::TempDir;
+using ember::testing::message_of;
+using ember::testing::read_plain;
+using ember::testing::write_gzip;
+using ember::testing::write_plain;
 
 namespace {
 
@@ -21,47 +26,6 @@ std::string idx_bytes(const std::vector<uint32_t>& dims, const std::string& data
   for (uint32_t d : dims)
     for (int shift : {24, 16, 8, 0}) s.push_back(static_cast<char>((d >> shift) & 0xff));
   return s + data;
-}
-
-void write_plain(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-// CRC-32 (gzip's, polynomial 0xEDB88320), bit by bit: the test files are small.
-uint32_t crc32(const std::string& bytes) {
-  uint32_t c = 0xffffffffu;
-  for (unsigned char b : bytes) {
-    c ^= b;
-    for (int k = 0; k < 8; ++k) c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
-  }
-  return ~c;
-}
-
-// A gzip file holding `bytes` in stored (uncompressed) deflate blocks: a valid gzip stream without linking
-// zlib into the test (RFC 1951 section 3.2.4, RFC 1952).
-void write_gzip(const std::string& path, const std::string& bytes) {
-  std::string out = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, 0, 3};
-  auto put16 = [&](uint32_t v) { out += {static_cast<char>(v & 0xff), static_cast<char>(v >> 8 & 0xff)}; };
-  size_t pos = 0;
-  do {
-    const size_t n = std::min<size_t>(bytes.size() - pos, 65535);
-    out.push_back(pos + n == bytes.size() ? 1 : 0);  // BFINAL, BTYPE 00
-    put16(static_cast<uint32_t>(n));
-    put16(static_cast<uint32_t>(~n & 0xffff));
-    out.append(bytes, pos, n);
-    pos += n;
-  } while (pos < bytes.size());
-  const uint32_t crc = crc32(bytes), size = static_cast<uint32_t>(bytes.size());
-  put16(crc & 0xffff);
-  put16(crc >> 16);
-  put16(size & 0xffff);
-  put16(size >> 16);
-  write_plain(path, out);
-}
-
-std::string read_plain(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // n images whose pixel j of image i is (i * 31 + j) % 256, and labels i % 10.
@@ -91,36 +55,6 @@ void write_dataset(const TempDir& dir, bool gzip = true) {
       write_plain(dir.file(kLabels[s]), lab);
     }
   }
-}
-
-// Sets an environment variable for one scope, restoring it after.
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value->c_str(), 1);
-    else unsetenv(name);
-  }
-  ~EnvGuard() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// The message of the E that fn throws (fails when it throws nothing or something else).
-template <class E, class F>
-std::string message_of(F&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
 }
 
 }  // namespace
