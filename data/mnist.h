@@ -4,23 +4,14 @@
 #include <optional>
 #include <string>
 
-#include "framework/core/tensor.h"
+#include "data/split.h"
 
 namespace ember::datasets {
 
-// One split of a labelled image dataset.
-struct Split {
-  Tensor x;  // uint8 [N, 28, 28] images
-  Tensor y;  // uint8 [N] labels, 0..9
-};
-// auto [train, test] = datasets::fashion_mnist::load_data();
-struct TrainTest {
-  Split train, test;
-};
-
 namespace fashion_mnist {
-// Loads the four files (train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-...; each .gz or plain)
-// from `path` when given (only there: NotFound names it and what it lacks), else from the first directory
+// x: uint8 [N, 28, 28] images, y: uint8 [N] labels 0..9. Loads the four files (train-images-idx3-ubyte,
+// train-labels-idx1-ubyte, t10k-...; each .gz or plain) from `path` when given (only there: NotFound names
+// it and what it lacks), else from the first directory
 // holding all of them: $EMBER_DATA_DIR/fashion-mnist, $EMBER_DATA_DIR, then /usr/share/datasets/fashion-mnist
 // (Debian's dataset-fashion-mnist). NotFound names every directory tried and the apt-get command; DataLoss
 // names a corrupt file and the byte offset.
