@@ -70,7 +70,7 @@ test-sanitize: deps
 # executables are built, to save CI time. Their test cases are named "data: ..."; the one reading the full
 # Fashion-MNIST files ("... real files") is left to `make test` and `make test-sanitize`: under TSan it is
 # slow and has no threads to check. OpenMP's libgomp is not TSan-instrumented: tests/support/tsan.supp.
-DATA_TESTS := test_data_pipeline test_data_shuffle test_data_parallel test_data_loaders
+DATA_TESTS := test_data_pipeline test_data_shuffle test_data_parallel test_data_loaders test_image_dataset test_datasets
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1 -fsanitize=thread" \
 	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread -DEMBER_CUDA=OFF \
