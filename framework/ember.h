@@ -22,6 +22,7 @@
 #include "framework/model/model.h"
 #include "framework/model/regularizers.h"
 #include "framework/ops/array.h"
+#include "framework/ops/attention.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/linalg.h"
