@@ -114,9 +114,12 @@ FcfgCall fcfg_read_node(const json& node, const std::string& layer) {
       << "Model.from_config: layer '" << layer << "': an inbound node must be {\"args\": [...], \"kwargs\": {...}} (Keras 3) "
       << "or a list of [layer, node, tensor, kwargs] (Keras 2), got " << node.dump().substr(0, 200);
   const json& args = node["args"];
-  EMBER_CHECK(args.size() == 1, Unimplemented) << "Model.from_config: layer '" << layer << "' is called with " << args.size()
-                                               << " positional arguments; Ember layers take one (a tensor or a list)";
-  if (args[0].is_array()) {
+  EMBER_CHECK(!args.empty(), InvalidArgument) << "Model.from_config: layer '" << layer << "' is called with no arguments";
+  if (args.size() > 1) {
+    // Several positional tensors (Keras's mha(query, value, key)): Ember's layer takes them as one list.
+    call.as_list = true;
+    for (const json& t : args) call.inputs.push_back(fcfg_tensor_ref(t, layer));
+  } else if (args[0].is_array()) {
     call.as_list = true;
     for (const json& t : args[0]) call.inputs.push_back(fcfg_tensor_ref(t, layer));
   } else {
@@ -323,7 +326,10 @@ json Model::get_config() const {
         kwargs["initial_state"] = json(tensors.begin() + 1, tensors.end());
         tensors = json::array({tensors[0]});
       }
-      inbound.push_back({{"args", json::array({tensors.size() == 1 ? tensors[0] : tensors})}, {"kwargs", kwargs}});
+      // MultiHeadAttention({q, v}) is Keras's mha(q, v): one positional argument per input.
+      const bool positional = detail::keras_takes_positional_inputs(l->class_name());
+      inbound.push_back({{"args", positional ? tensors : json::array({tensors.size() == 1 ? tensors[0] : tensors})},
+                         {"kwargs", kwargs}});
     }
     entry["inbound_nodes"] = inbound;
     layer_configs.push_back(entry);

@@ -52,6 +52,7 @@ namespace detail {
 bool keras_takes_initial_state(const std::string& cls) {
   return cls == "RNN" || cls == "SimpleRNN" || cls == "LSTM" || cls == "GRU";
 }
+bool keras_takes_positional_inputs(const std::string& cls) { return cls == "MultiHeadAttention"; }
 }  // namespace detail
 
 json serialize_keras_object(const Layer& layer) {
@@ -80,6 +81,13 @@ json serialize_keras_object(const Layer& layer) {
       json states = json::array();
       for (size_t i = 1; i < shapes.size(); ++i) states.push_back(kobj_shape_json(shapes[i]));
       out["build_config"] = {{"shapes_dict", {{"sequences_shape", kobj_shape_json(shapes[0])}, {"initial_state_shape", states}}}};
+      return out;
+    }
+    if (detail::keras_takes_positional_inputs(cls)) {
+      // Keras records build(query_shape, value_shape, key_shape) by name.
+      json named = {{"query_shape", kobj_shape_json(shapes.at(0))}, {"value_shape", kobj_shape_json(shapes.at(1))}};
+      if (shapes.size() > 2) named["key_shape"] = kobj_shape_json(shapes[2]);
+      out["build_config"] = {{"shapes_dict", named}};
       return out;
     }
     if (shapes.size() == 1) {

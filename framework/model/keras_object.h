@@ -15,6 +15,9 @@ namespace detail {
 // The Keras layer classes that take their initial states as the keyword argument initial_state (Ember's take
 // them as further inputs after the sequences): RNN, SimpleRNN, LSTM, GRU.
 bool keras_takes_initial_state(const std::string& class_name);
+// The Keras layer classes called with their inputs as separate positional arguments (Ember's take them as one
+// list): MultiHeadAttention(query, value[, key]).
+bool keras_takes_positional_inputs(const std::string& class_name);
 }  // namespace detail
 
 }  // namespace ember

@@ -9,6 +9,9 @@
 // (no path, or an op without a backward formula) fails the case, as does a fixture without gradients
 // (written by an older script: regenerate it).
 //
+// Attention fixtures may carry further call arguments (masks, use_causal_mask: "call_kwargs"), replayed through the
+// layers' attend().
+//
 // One Catch2 test case per layer class ("Keras parity: Conv2D"), registered at start-up from the files
 // found, so ctest names the failing layer. A fixture whose class is not registered fails (not skips),
 // naming the class. New fixture files need a rebuild for ctest to list them (test discovery runs at
@@ -22,6 +25,7 @@
 #include <functional>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -157,6 +161,43 @@ Tensor check_gradients(Layer& layer, const std::function<Tensor(bool)>& call, co
   return y;
 }
 
+// An attention layer's call with the fixture's further call arguments (masks, use_causal_mask), as Keras made it.
+Tensor call_with_kwargs(Layer& layer, const std::vector<Tensor>& xs, const json& kw, bool training) {
+  auto mask_of = [](const json& t) -> std::optional<Tensor> {
+    if (t.is_null()) return std::nullopt;
+    return ember::testing::tensor_from_json(t);
+  };
+  if (auto* mha = dynamic_cast<layers::MultiHeadAttention*>(&layer)) {
+    layers::AttentionCallOptions o{.training = training};
+    if (xs.size() > 2) o.key = xs[2];
+    for (const auto& [k, v] : kw.items()) {
+      if (k == "attention_mask") o.attention_mask = mask_of(v);
+      else if (k == "query_mask") o.query_mask = mask_of(v);
+      else if (k == "value_mask") o.value_mask = mask_of(v);
+      else if (k == "key_mask") o.key_mask = mask_of(v);
+      else if (k == "use_causal_mask") o.use_causal_mask = v.get<bool>();
+      else FAIL("unknown MultiHeadAttention call argument in the fixture: " << k);
+    }
+    return mha->attend(xs.at(0), xs.at(1), o);
+  }
+  if (auto* att = dynamic_cast<layers::Attention*>(&layer)) {
+    layers::AttentionMaskOptions o{.training = training};
+    for (const auto& [k, v] : kw.items()) {
+      if (k == "mask") {
+        o.query_mask = mask_of(v.at(0));
+        o.value_mask = mask_of(v.at(1));
+      } else if (k == "use_causal_mask") {
+        o.use_causal_mask = v.get<bool>();
+      } else {
+        FAIL("unknown Attention call argument in the fixture: " << k);
+      }
+    }
+    return att->attend(xs, o);
+  }
+  FAIL("fixture call_kwargs are only understood for the attention layers, not " << layer.class_name());
+  return {};
+}
+
 void replay_fixture(const fs::path& path) {
   const json fx = ember::testing::read_json_file(path);
   const std::string cls = fx.at("layer").at("class_name").get<std::string>();
@@ -171,7 +212,10 @@ void replay_fixture(const fs::path& path) {
   std::vector<Tensor> xs;
   for (const json& t : fx.at("inputs")) xs.push_back(ember::testing::tensor_from_json(t));
   const bool as_list = fx.at("inputs_as_list").get<bool>();
-  auto call = [&](bool training) { return as_list ? (*layer)(xs, training) : (*layer)(xs.at(0), training); };
+  auto call = [&](bool training) {
+    if (fx.contains("call_kwargs")) return call_with_kwargs(*layer, xs, fx.at("call_kwargs"), training);
+    return as_list ? (*layer)(xs, training) : (*layer)(xs.at(0), training);
+  };
 
   call(false);  // builds the layer, as Keras did before set_weights
   const json& wj = fx.at("weights");

@@ -505,6 +505,17 @@ std::vector<LayerCase> all_cases() {
                 {{3, 4}, {3, 4}}, false, true});
   cs.push_back({"Maximum", "Maximum() of 3", [] { return make_layer<Maximum>(); }, {{3, 4}, {3, 4}, {3, 4}}, true, true});
   cs.push_back({"Minimum", "Minimum()", [] { return make_layer<Minimum>(); }, {{3, 4}, {3, 4}}, true, true});
+  both(cs, {"MultiHeadAttention", "MultiHeadAttention(2, 3, dropout 0.3 seed 5) on {query, value, key}",
+            [] { return make_layer<MultiHeadAttention>(2, 3, MultiHeadAttentionOptions{.dropout = 0.3, .seed = 5}); },
+            {{2, 4, 5}, {2, 3, 5}, {2, 3, 4}}, false, true});
+  both(cs, {"Attention", "Attention(use_scale, concat, dropout 0.2 seed 2)",
+            [] {
+              return make_layer<Attention>(
+                  AttentionOptions{.use_scale = true, .score_mode = "concat", .dropout = 0.2, .seed = 2});
+            },
+            {{2, 3, 4}, {2, 5, 4}}, false, true});
+  cs.push_back({"AdditiveAttention", "AdditiveAttention()", [] { return make_layer<AdditiveAttention>(); },
+                {{2, 3, 4}, {2, 5, 4}}, true, true});
   cs.push_back({"Lambda", "Lambda(x * sigmoid(x))",
                 [] { return make_layer<Lambda>(Lambda::Function([](const Tensor& x) { return x * ops::sigmoid(x); })); },
                 {{4, 6}}, true});

@@ -264,7 +264,11 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   Tensor cell = layers::SimpleRNNCell(3)({gru, simple});
   cell = layers::LSTMCell(3)({cell, rnn, gru});
   cell = layers::GRUCell(3)({cell, simple});                                          // 3
-  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg, layers::Flatten()(vol), cell});  // 73
+  // The attention layers over the recurrent sequences.
+  Tensor att = layers::MultiHeadAttention(2, 2)({lstm, embedded});                   // 5x3
+  att = layers::Attention({.use_scale = true})({att, lstm});
+  att = layers::GlobalAveragePooling1D()(layers::AdditiveAttention()({att, lstm, att}));  // 3
+  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg, layers::Flatten()(vol), cell, att});  // 76
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
   all = layers::Dropout(0.3)(layers::Dense(6)(all));
   // Keras 3's simple layers (the noise layers are the identity in predict); each group keeps `all` at 6 wide.

@@ -1,0 +1,79 @@
+#pragma once
+// Attention (Keras: keras.layers.Attention): Luong-style dot-product attention, or Bahdanau-style "concat" scores,
+// over {query, value} or {query, value, key} (key defaults to value): query (batch, Tq, dim), value (batch, Tv,
+// value_dim), key (batch, Tv, dim); the output is (batch, Tq, value_dim). No projections: the inputs are used as
+// they are. AdditiveAttention (additive_attention.h) is the additive form.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "framework/model/layer.h"
+#include "layers/seeded_noise.h"
+
+namespace ember::layers {
+
+struct AttentionOptions {
+  bool use_scale = false;         // a trainable scalar "scale" multiplying the scores (initialised to 1)
+  std::string score_mode = "dot";  // "dot": query . key; "concat": sum(tanh(query + key))
+  double dropout = 0.0;           // dropout rate on the attention weights (training only)
+  std::optional<uint64_t> seed{};
+  std::string name{};
+  std::string dtype{};
+  bool trainable = true;
+};
+
+// Keras's call arguments beyond the inputs: mask=[query_mask, value_mask] (bool or 0/1, true: keep),
+// use_causal_mask and training.
+struct AttentionMaskOptions {
+  std::optional<Tensor> query_mask{};  // (batch, Tq): masked query positions give zero outputs
+  std::optional<Tensor> value_mask{};  // (batch, Tv): masked value positions get no attention
+  bool use_causal_mask = false;        // query i attends only to values 0..i
+  bool training = false;
+};
+
+class Attention : public Layer {
+  EMBER_LAYER(Attention)
+  explicit Attention(AttentionOptions options = {});
+  Attention(Attention&&) = default;
+  static LayerPtr from_config(const nlohmann::json& config);
+
+  using Layer::build;
+  using Layer::call;
+  using Layer::compute_output_shape;
+  void build(const std::vector<Shape>& input_shapes) override;
+  // {query, value[, key]} without masks (what a functional model runs).
+  Tensor call(const std::vector<Tensor>& xs, bool training) override;
+  std::vector<Tensor> call_all(const std::vector<Tensor>& xs, bool training) override;
+  Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  void check_input_shape(const std::vector<Shape>& input_shapes) const override;
+  nlohmann::json get_config() const override;
+
+  // Keras's call(inputs, mask=[query_mask, value_mask], use_causal_mask, training) on concrete tensors.
+  Tensor attend(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call = {});
+  // The same with return_attention_scores=True: {output, attention weights (batch, Tq, Tv)}.
+  std::pair<Tensor, Tensor> attend_with_scores(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call = {});
+  // Keras's _calculate_score_mask: which (query, value) pairs may attend, (batch, Tv) or (batch or 1, Tq, Tv), or
+  // none. The one place this layer reads the value mask and the causal flag.
+  static std::optional<Tensor> compute_score_mask(int64_t query_len, int64_t value_len,
+                                                  const AttentionMaskOptions& call);
+
+ protected:
+  // For AdditiveAttention: its own base name and defaults.
+  Attention(const std::string& base_name, AttentionOptions options);
+  // Keras's _calculate_scores: (batch, Tq, Tv) scores of query against key.
+  virtual Tensor calculate_scores(const Tensor& query, const Tensor& key) const;
+  std::string who() const { return class_name() + " '" + name() + "'"; }
+
+  AttentionOptions options_;
+  Variable scale_, concat_score_weight_;
+
+ private:
+  std::vector<Tensor> attend_impl(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call, bool with_scores);
+
+  SeededNoise noise_;
+  std::optional<AttentionMaskOptions> pending_;  // the masks of the attend() call in progress
+  bool pending_scores_ = false;
+};
+
+}  // namespace ember::layers
