@@ -46,7 +46,7 @@ bench: configure
 	  echo "Installing missing package: python3-torch"; SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends python3-torch; }
 	cmake --build $(BUILD) -j $(JOBS) --target bench_matmul bench_dispatch bench_elementwise bench_autodiff bench_data bench_conv \
-	  bench_checkpoint bench_train bench_mixed bench_function
+	  bench_checkpoint bench_train bench_mixed bench_function bench_layers
 	$(BUILD)/bench/bench_matmul
 	$(BUILD)/bench/bench_dispatch
 	$(BUILD)/bench/bench_elementwise
@@ -57,6 +57,7 @@ bench: configure
 	$(BUILD)/bench/bench_mixed
 	$(BUILD)/bench/bench_function
 	/usr/bin/python3 bench/compare_pytorch.py --rounds 3 --bench-train $(BUILD)/bench/bench_train
+	/usr/bin/python3 bench/compare_pytorch_layers.py --bench-layers $(BUILD)/bench/bench_layers
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds).
 test-sanitize: deps
