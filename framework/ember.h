@@ -27,6 +27,7 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/linalg.h"
 #include "framework/ops/nn.h"
+#include "framework/ops/image.h"
 #include "framework/ops/optimizer_ops.h"
 #include "framework/ops/random.h"
 #include "framework/ops/reduce.h"

@@ -8,6 +8,7 @@
 #include "framework/core/strings.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/image.h"
 
 namespace ember::layers {
 
@@ -29,34 +30,6 @@ Tensor repeat(const Tensor& x, int64_t axis, int64_t times) {
   return ops::reshape(ops::broadcast_to(e, Shape(wide)), s);
 }
 
-// One axis of TF's ResizeBilinear with half_pixel_centers (what tf.image.resize runs): output i reads input
-// position (i + 0.5) * in / out - 0.5, in float32 as TF computes it, between rows lower and upper (clamped) with
-// weight lerp, and is lower + (upper - lower) * lerp. TF interpolates along the width, then the height, with
-// that formula; doing the axes in the same order gives its operations in its order.
-Tensor lerp_axis(const Tensor& x, int64_t axis, int64_t out) {
-  const int64_t in = x.shape()[axis];
-  const float scale = static_cast<float>(in) / static_cast<float>(out);
-  std::vector<int32_t> lower(out), upper(out);
-  std::vector<float> lerp(out);
-  for (int64_t i = 0; i < out; ++i) {
-    // The product is rounded to float before the subtraction, as TF's kernel computes it: the volatile store
-    // keeps the compiler from fusing the two into one FMA under -march=native, which moves some weights (and so
-    // outputs) by an ulp.
-    volatile float scaled = (static_cast<float>(i) + 0.5f) * scale;
-    const float pos = scaled - 0.5f;
-    const float floor = std::floor(pos);
-    lower[i] = static_cast<int32_t>(std::max<int64_t>(static_cast<int64_t>(floor), 0));
-    upper[i] = static_cast<int32_t>(std::min<int64_t>(static_cast<int64_t>(std::ceil(pos)), in - 1));
-    lerp[i] = pos - floor;
-  }
-  Tensor lo = ops::gather(x, Tensor::from_vector<int32_t>(lower, Shape{out}, x.device()), {.axis = axis});
-  Tensor hi = ops::gather(x, Tensor::from_vector<int32_t>(upper, Shape{out}, x.device()), {.axis = axis});
-  std::vector<int64_t> ws(x.rank(), 1);
-  ws[axis] = out;
-  Tensor w = ops::cast(Tensor::from_vector<float>(lerp, Shape(ws), x.device()), x.dtype());
-  return lo + (hi - lo) * w;
-}
-
 }  // namespace
 
 UpSampling2D::UpSampling2D(Size2 size, UpSampling2DOptions options)
@@ -75,11 +48,8 @@ UpSampling2D::UpSampling2D(Size2 size, UpSampling2DOptions options)
 Tensor UpSampling2D::call(const Tensor& x, bool training) {
   const Shape out = compute_output_shape(x.shape());
   if (options_.interpolation == "nearest") return repeat(repeat(x, 1, size_.h), 2, size_.w);
-  // TF resizes half-precision images in float32 (its output is float32); Ember keeps the layer's dtype.
-  const bool half = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
-  Tensor y = half ? ops::cast(x, DType::Float32) : x;
-  y = lerp_axis(lerp_axis(y, 2, out[2]), 1, out[1]);
-  return half ? ops::cast(y, x.dtype()) : y;
+  // tf.image.resize's bilinear weights (TF's output for half-precision images is float32; Ember keeps the dtype).
+  return ops::image::resize(x, out[1], out[2]);
 }
 
 Shape UpSampling2D::compute_output_shape(const Shape& s) {

@@ -147,6 +147,15 @@ struct Pool2DAttrs {
   Shape shape;  // avg_pool2d_grad: the original input shape
   bool operator==(const Pool2DAttrs&) const = default;
 };
+// affine_transform: image_math's fill mode and interpolation codes, and the value read outside the image.
+struct AffineTransformAttrs {
+  int fill_mode = 2;      // image_math::kFillConstant
+  int interpolation = 1;  // image_math::kInterpolationBilinear
+  double fill_value = 0;
+  bool operator==(const AffineTransformAttrs& o) const {
+    return fill_mode == o.fill_mode && interpolation == o.interpolation && detail::same_bits(fill_value, o.fill_value);
+  }
+};
 
 // apply_adam: Keras's Adam step with the bias correction folded into alpha; the coefficients are rounded
 // to the variable's dtype before use, exactly as the unfused ops would round their scalars.
@@ -160,6 +169,7 @@ struct AdamAttrs {
 
 using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, ArgReduceAttrs, MatMulAttrs, ShapeAttrs,
                            TransposeAttrs, AxisAttrs, StridedSliceAttrs, GatherAttrs, SegmentAttrs, OneHotAttrs,
-                           PadAttrs, TileAttrs, CreationAttrs, RandomAttrs, Conv2DAttrs, Pool2DAttrs, AdamAttrs>;
+                           PadAttrs, TileAttrs, CreationAttrs, RandomAttrs, Conv2DAttrs, Pool2DAttrs, AdamAttrs,
+                           AffineTransformAttrs>;
 
 }  // namespace ember

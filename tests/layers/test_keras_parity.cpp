@@ -294,3 +294,21 @@ TEST_CASE("Keras parity fixtures are present", "[layers][keras_parity]") {
   CHECK(n > 0);
   CHECK(registered);
 }
+
+// keras.ops.image.affine_transform (TF's ImageProjectiveTransformV3) at two fixed transforms, a rotation with
+// scaling and a projective one, for every fill mode and interpolation: ops::image::affine_transform gives the same.
+TEST_CASE("Keras parity: affine_transform op", "[ops][keras_parity]") {
+  const json fx = ember::testing::load_json_fixture("image_ops/affine_transform.json");
+  const Tensor images = ember::testing::tensor_from_json(fx.at("images"));
+  const Tensor transforms = ember::testing::tensor_from_json(fx.at("transforms"));
+  REQUIRE(fx.at("cases").size() == 8);
+  for (const json& c : fx.at("cases")) {
+    const std::string what = c.at("interpolation").get<std::string>() + ", fill_mode " +
+                             c.at("fill_mode").get<std::string>();
+    const Tensor y = ops::image::affine_transform(images, transforms,
+                                                  {.interpolation = c.at("interpolation").get<std::string>(),
+                                                   .fill_mode = c.at("fill_mode").get<std::string>(),
+                                                   .fill_value = c.at("fill_value").get<double>()});
+    check_close(y, c.at("output"), what);
+  }
+}

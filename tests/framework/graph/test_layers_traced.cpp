@@ -418,6 +418,47 @@ std::vector<LayerCase> all_cases() {
                 {{6, 8}}, true});
   cs.push_back({"Dropout", "Dropout(0)", [] { return make_layer<Dropout>(0.0); }, {{6, 8}}, true});
 
+  // --- preprocessing and augmentation: the random layers draw fresh numbers on every replay, eager's sequence ---
+  both(cs, {"Rescaling", "Rescaling(1/255, offset -0.5)",
+            [] { return make_layer<Rescaling>(1.0 / 255, RescalingOptions{.offset = -0.5}); }, {image}});
+  both(cs, {"Normalization", "Normalization() (weights)", [] { return make_layer<Normalization>(); }, {image}});
+  cs.push_back({"Normalization", "Normalization(axis None, mean 0.5, variance 2, invert)", [] {
+                  return make_layer<Normalization>(NormalizationOptions{
+                      .axis = {}, .mean = std::vector<double>{0.5}, .variance = std::vector<double>{2.0}, .invert = true});
+                }, {image}});
+  both(cs, {"Resizing", "Resizing(4, 9)", [] { return make_layer<Resizing>(4, 9); }, {image}});
+  cs.push_back({"Resizing", "Resizing(3, 3, nearest, crop_to_aspect_ratio)", [] {
+                  return make_layer<Resizing>(3, 3, ResizingOptions{.interpolation = "nearest", .crop_to_aspect_ratio = true});
+                }, {image}});
+  both(cs, {"CenterCrop", "CenterCrop(5, 3)", [] { return make_layer<CenterCrop>(5, 3); }, {image}});
+  both(cs, {"RandomFlip", "RandomFlip(seed 3)",
+            [] { return make_layer<RandomFlip>("horizontal_and_vertical", RandomFlipOptions{.seed = 3}); }, {image}});
+  cs.push_back({"RandomFlip", "RandomFlip(horizontal) unseeded", [] { return make_layer<RandomFlip>("horizontal"); },
+                {image}, true});
+  both(cs, {"RandomRotation", "RandomRotation(0.2, seed 4)",
+            [] { return make_layer<RandomRotation>(0.2, RandomRotationOptions{.seed = 4}); }, {image}});
+  cs.push_back({"RandomRotation", "RandomRotation(0.3, constant, nearest) unseeded", [] {
+                  return make_layer<RandomRotation>(0.3, RandomRotationOptions{.fill_mode = "constant",
+                                                                                .interpolation = "nearest"});
+                }, {image}, true});
+  both(cs, {"RandomZoom", "RandomZoom(0.3, width (-0.2, 0.1), seed 5)", [] {
+              return make_layer<RandomZoom>(0.3, RandomZoomOptions{.width_factor = Factor{-0.2, 0.1}, .seed = 5});
+            }, {image}});
+  both(cs, {"RandomTranslation", "RandomTranslation(0.2, 0.3, wrap, seed 6)", [] {
+              return make_layer<RandomTranslation>(0.2, 0.3, RandomTranslationOptions{.fill_mode = "wrap", .seed = 6});
+            }, {image}});
+  both(cs, {"RandomCrop", "RandomCrop(4, 3, seed 7)",
+            [] { return make_layer<RandomCrop>(4, 3, RandomCropOptions{.seed = 7}); }, {image}});
+  both(cs, {"RandomContrast", "RandomContrast(0.5, seed 8)",
+            [] { return make_layer<RandomContrast>(0.5, RandomContrastOptions{.value_range = {-2, 2}, .seed = 8}); },
+            {image}});
+  both(cs, {"RandomBrightness", "RandomBrightness(0.3, value_range (-2, 2), seed 9)", [] {
+              return make_layer<RandomBrightness>(0.3, RandomBrightnessOptions{.value_range = {-2, 2}, .seed = 9});
+            }, {image}});
+  cs.push_back({"RandomBrightness", "RandomBrightness(0.3) unseeded",
+                [] { return make_layer<RandomBrightness>(0.3, RandomBrightnessOptions{.value_range = {-2, 2}}); },
+                {image}, true});
+
   // --- recurrent (stateful: each call starts from the last one's states, so the states are compared too) ---
   const Shape seq{3, 5, 4};
   both(cs, {"SimpleRNN", "SimpleRNN(4)", [] { return make_layer<SimpleRNN>(4); }, {seq}});

@@ -282,6 +282,14 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   Tensor repeated = layers::Permute({2, 1})(layers::RepeatVector(3)(gap));  // 4x3
   all = layers::Dense(6)(layers::Concatenate()({all, layers::Flatten()(layers::Dot(1)({repeated, repeated})),
                                                 layers::Maximum()({merged, gap}), layers::Minimum()({merged, gap})}));
+  // The preprocessing and augmentation layers (the random ones are the identity in predict; RandomCrop's window
+  // is the whole image, so its output keeps the shape at inference too).
+  Tensor aug = layers::Normalization()(layers::Rescaling(0.5, {.offset = 0.1})(pooled));  // 4x4x4
+  aug = layers::RandomTranslation(0.1, 0.1)(layers::RandomZoom(0.1)(layers::RandomRotation(0.1)(layers::RandomFlip()(aug))));
+  aug = layers::RandomBrightness(0.1, {.value_range = {-10, 10}})(
+      layers::RandomContrast(0.2)(layers::RandomCrop(4, 4, {.seed = 1})(aug)));
+  aug = layers::CenterCrop(2, 2)(layers::Resizing(3, 5)(aug));  // 2x2x4
+  all = layers::Dense(6)(layers::Concatenate()({all, layers::Flatten()(aug)}));
   all = layers::Flatten()(layers::Reshape({2, 3})(all));
   Tensor out = layers::Softmax()(layers::Dense(3)(all));
   Model original({image, tokens}, {out}, {.name = "every_layer"});

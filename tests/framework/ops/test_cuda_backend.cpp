@@ -755,6 +755,25 @@ void add_optimizer(Table& t) {
            {DType::Float32, DType::Float64}, 1, /*grad=*/false, /*bitwise=*/true});
 }
 
+// affine_transform at two fixed transforms (a rotation with scaling, a projective one), every fill mode and
+// interpolation; the transforms are float32 whatever the images' dtype.
+void add_image(Table& t) {
+  for (std::string interpolation : {"nearest", "bilinear"})
+    for (std::string fill_mode : {"reflect", "wrap", "constant", "nearest"})
+      t[OpId::affine_transform].push_back(
+          {interpolation + ", " + fill_mode,
+           [](DType dt) {
+             return Inputs{make({2, 5, 6, 3}, dt, 281),
+                           consts({1.2, -0.5, 1.0, 0.5, 1.2, -1.5, 0, 0, 0.9, 0.2, -2.0, -0.1, 1.1, 0.7, 0.02, -0.03},
+                                  {2, 8}, DType::Float32)};
+           },
+           binary_fn([=](const Tensor& x, const Tensor& tr) {
+             return ops::image::affine_transform(
+                 x, tr, {.interpolation = interpolation, .fill_mode = fill_mode, .fill_value = 0.25});
+           }),
+           kFloats, 1, /*grad=*/false});
+}
+
 const Table& table() {
   static const Table t = [] {
     Table t;
@@ -764,6 +783,7 @@ const Table& table() {
     add_array(t);
     add_creation(t);
     add_nn(t);
+    add_image(t);
     add_optimizer(t);
     return t;
   }();
