@@ -1,7 +1,12 @@
 #include "layers/resizing.h"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "framework/core/config_reader.h"
 #include "framework/core/strings.h"
+#include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/image.h"
 #include "layers/image_preprocessing.h"
@@ -25,15 +30,31 @@ Resizing::Resizing(int64_t height, int64_t width, ResizingOptions options)
   if (options_.interpolation != "bilinear" && options_.interpolation != "nearest")
     throw make_error<Unimplemented>(who, ": interpolation \"", options_.interpolation,
                                     "\" is not implemented (Ember implements \"bilinear\" and \"nearest\")");
-  EMBER_CHECK(!options_.pad_to_aspect_ratio, Unimplemented) << who << ": pad_to_aspect_ratio=true is not implemented";
   EMBER_CHECK(!options_.antialias, Unimplemented) << who << ": antialias=true is not implemented";
   EMBER_CHECK(!(options_.crop_to_aspect_ratio && options_.pad_to_aspect_ratio), InvalidArgument)
       << who << ": only one of crop_to_aspect_ratio and pad_to_aspect_ratio can be true";
+  EMBER_CHECK(options_.fill_mode == "constant", InvalidArgument)
+      << who << ": fill_mode must be \"constant\" (the only one Keras's resize takes), got \"" << options_.fill_mode
+      << "\"";
 }
 
 Tensor Resizing::call(const Tensor& x, bool /*training*/) {
   image_preprocessing::check_image_shape(x.shape(), "Resizing '" + name() + "'");
-  Tensor y = ops::image::resize(x, height_, width_,
+  Tensor in = x;
+  if (options_.pad_to_aspect_ratio) {
+    // Keras: the box of the target's aspect ratio around the image (sides computed in float32 and truncated),
+    // the same padding before and after, filled with fill_value.
+    const int64_t ha = x.rank() - 3, wa = x.rank() - 2, h = x.shape()[ha], w = x.shape()[wa];
+    const int64_t box_h = std::max(h, static_cast<int64_t>(static_cast<float>(w * height_) / static_cast<float>(width_)));
+    const int64_t box_w = std::max(w, static_cast<int64_t>(static_cast<float>(h * width_) / static_cast<float>(height_)));
+    const int64_t top = static_cast<int64_t>(static_cast<float>(box_h - h) / 2);
+    const int64_t left = static_cast<int64_t>(static_cast<float>(box_w - w) / 2);
+    std::vector<std::pair<int64_t, int64_t>> pads(x.rank(), {0, 0});
+    pads[ha] = {top, top};
+    pads[wa] = {left, left};
+    if (top > 0 || left > 0) in = ops::pad(x, pads, {.constant_values = options_.fill_value});
+  }
+  Tensor y = ops::image::resize(in, height_, width_,
                                 {.interpolation = options_.interpolation,
                                  .crop_to_aspect_ratio = options_.crop_to_aspect_ratio});
   if (y.dtype() == x.dtype()) return y;

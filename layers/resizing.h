@@ -1,6 +1,7 @@
 #pragma once
 // Resizing (Keras: keras.layers.Resizing): resizes channels_last images (one, or a batch) to height x width
-// (keras.ops.image.resize: half-pixel centres, no antialias); integer images are rounded back to their dtype.
+// (keras.ops.image.resize: half-pixel centres, no antialias), optionally after cropping or padding to the
+// target's aspect ratio; integer images are rounded back to their dtype.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,9 +13,9 @@ namespace ember::layers {
 struct ResizingOptions {
   std::string interpolation = "bilinear";  // "bilinear" or "nearest"; Keras's others are Unimplemented
   bool crop_to_aspect_ratio = false;       // resize the centred crop of the target's aspect ratio
-  bool pad_to_aspect_ratio = false;        // Unimplemented when true
-  std::string fill_mode = "constant";      // pad_to_aspect_ratio's; kept for the config
-  double fill_value = 0.0;
+  bool pad_to_aspect_ratio = false;        // resize the image centred in a box of the target's aspect ratio
+  std::string fill_mode = "constant";      // how pad_to_aspect_ratio fills: only "constant", as Keras
+  double fill_value = 0.0;                 // the padding's value
   bool antialias = false;  // Unimplemented when true
   std::string data_format{};  // "channels_last" (default); "channels_first" is Unimplemented
   std::string name{};

@@ -249,6 +249,10 @@ TEST_CASE("Rescaling, Resizing and CenterCrop on integer images", "[layers][prep
   CHECK(values_as_double(big)[15] == 255);
   const Tensor cc = layers::CenterCrop(1, 1)(u8);
   CHECK(cc.dtype() == DType::Float32);
+  // pad_to_aspect_ratio: a 2x4 image in a 4x4 box (one row of fill_value above and below), at the box's size.
+  const Tensor padded = layers::Resizing(4, 4, {.pad_to_aspect_ratio = true, .fill_value = -1})(ops::ones({1, 2, 4, 1}));
+  const std::vector<double> pv = values_as_double(padded);
+  for (int i = 0; i < 16; ++i) CHECK(pv[i] == (i < 4 || i >= 12 ? -1 : 1));
   // A single image (rank 3) works as well as a batch.
   CHECK(layers::Resizing(3, 3)(ops::zeros({2, 2, 1})).shape() == Shape{3, 3, 1});
   CHECK(layers::CenterCrop(1, 2)(ops::zeros({3, 3, 2})).shape() == Shape{1, 2, 2});
@@ -456,7 +460,9 @@ TEST_CASE("preprocessing layers reject bad arguments and inputs with clear error
   CHECK_THROWS_AS(RandomCrop(0, 3), InvalidArgument);
   CHECK_THROWS_WITH(Resizing(3, 3, {.interpolation = "bicubic"}), Contains("Resizing") && Contains("bicubic"));
   CHECK_THROWS_AS(Resizing(3, 3, {.interpolation = "bicubic"}), Unimplemented);
-  CHECK_THROWS_AS(Resizing(3, 3, {.pad_to_aspect_ratio = true}), Unimplemented);
+  CHECK_THROWS_AS(Resizing(3, 3, {.crop_to_aspect_ratio = true, .pad_to_aspect_ratio = true}), InvalidArgument);
+  CHECK_THROWS_AS(Resizing(3, 3, {.pad_to_aspect_ratio = true, .fill_mode = "reflect"}), InvalidArgument);
+  CHECK_THROWS_AS(Resizing(3, 3, {.antialias = true}), Unimplemented);
   CHECK_THROWS_AS(CenterCrop(3, 3, {.data_format = "channels_first"}), Unimplemented);
   CHECK_THROWS_AS(RandomFlip("horizontal", {.data_format = "channels_first"}), Unimplemented);
   CHECK_THROWS_AS(CenterCrop(3, 3, {.data_format = "nchw"}), InvalidArgument);
