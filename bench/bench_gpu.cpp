@@ -8,7 +8,7 @@
 // - training images/s at batch 256 on random 32x32x3 data (train_on_batch after warm-up) of the Keras
 //   example CNN and of a small ResNet (Conv2D + BatchNormalization + ReLU blocks with Add), in float32
 //   against the CPU and in mixed_float16 against float32 on the GPU;
-// - resnet50: training images/s of ResNet-50 as keras.applications.ResNet50 builds it (bench/resnet50.h:
+// - resnet50: training images/s of ResNet-50 as keras.applications.ResNet50 builds it (applications::ResNet50:
 //   NHWC 224x224x3, 1000 classes, softmax top, Adam, sparse categorical crossentropy) at batch 128 on
 //   synthetic data already on the GPU (train_on_batch after 3 warm-up steps, 10 timed steps), in float32
 //   with TF32 on (TF's default) and in mixed_float16 and mixed_bfloat16 against that float32 (speedup =
@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "bench/resnet50.h"
 #include "framework/ember.h"
 
 #if defined(EMBER_BENCH_CUDA)
@@ -259,7 +258,7 @@ double resnet50_images_per_second(const std::string& policy, int warmup, int ste
   backend::clear_session();
   random::set_seed(5);
   mixed_precision::set_global_policy(policy);
-  std::shared_ptr<Model> model = resnet50();
+  auto model = std::make_shared<Model>(applications::ResNet50());
   model->compile({.optimizer = optimizers::Adam(), .loss = losses::SparseCategoricalCrossentropy()});
   mixed_precision::set_global_policy("float32");
   std::vector<Tensor> xs, ys;

@@ -33,6 +33,7 @@
 #include "framework/ops/reduce.h"
 #include "framework/precision/policy.h"
 #include "layers/layers.h"
+#include "applications/applications.h"
 #include "optimizers/optimizers.h"
 #include "losses/losses.h"
 #include "framework/model/metrics/metrics.h"
