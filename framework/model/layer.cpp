@@ -295,6 +295,11 @@ std::vector<Variable> Layer::weights() const {
   return out;
 }
 
+void Layer::set_trainable(bool trainable) {
+  trainable_ = trainable;
+  for (const LayerPtr& c : sublayers()) c->set_trainable(trainable);
+}
+
 std::vector<Variable> Layer::trainable_weights() const {
   std::vector<Variable> out;
   if (!trainable_) return out;

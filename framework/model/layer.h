@@ -112,8 +112,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void set_weight_name_scope(const std::string& scope) { weight_scope_ = scope; }
 
   bool trainable() const { return trainable_; }
-  // Freezing: a non-trainable layer reports every weight as non-trainable (also its sublayers').
-  virtual void set_trainable(bool trainable) { trainable_ = trainable; }
+  // Freezing: a non-trainable layer reports every weight as non-trainable. As Keras's setter, the flag goes down
+  // to every sublayer, so a frozen model's BatchNormalization layers run in inference mode.
+  virtual void set_trainable(bool trainable);
 
   const mixed_precision::Policy& dtype_policy() const { return policy_; }
   DType compute_dtype() const { return policy_.compute_dtype(); }

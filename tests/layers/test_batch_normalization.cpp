@@ -150,3 +150,22 @@ TEST_CASE("BatchNormalization regularizers join the losses", "[layers]") {
   REQUIRE(losses.size() == 1);
   CHECK(losses[0].item<float>() == Approx(0.5 * 3));  // gamma = ones(3)
 }
+
+TEST_CASE("Freezing a model freezes the BatchNormalization inside it (Keras's trainable setter)", "[layers]") {
+  auto base = std::make_shared<Sequential>(std::vector<SequentialEntry>{
+      layers::Input({2}), layers::Dense(2), BatchNormalization()}, ModelOptions{.name = "base"});
+  Tensor inputs = layers::Input({2});
+  Model model(inputs, layers::Dense(1)((*base)(inputs)));
+  base->set_trainable(false);
+  for (const LayerPtr& l : base->layers()) CHECK_FALSE(l->trainable());
+  model.compile({.optimizer = "sgd", .loss = "mse"});
+  const Tensor x = make({1, 2, 3, 6, -1, 4, 0.5, 2}, {4, 2}, DType::Float32), y = ops::ones({4, 1});
+  const std::vector<Tensor> before = base->get_weights();
+  model.fit(x, y, {.batch_size = 2, .epochs = 2, .verbose = 0});
+  const std::vector<Tensor> after = base->get_weights();
+  REQUIRE(after.size() == before.size());
+  for (size_t i = 0; i < after.size(); ++i) CHECK(ops::reduce_all(ops::equal(before[i], after[i])).item<bool>());
+  // Unfreezing the model unfreezes its layers again.
+  base->set_trainable(true);
+  for (const LayerPtr& l : base->layers()) CHECK(l->trainable());
+}
