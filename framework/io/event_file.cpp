@@ -162,6 +162,29 @@ std::string encode_file_version_event(double wall_time) {
   return std::move(e).take();
 }
 
+namespace {
+// The Event of tf.summary.write: one Summary.Value{tag, tensor, metadata.plugin_data.plugin_name}. proto3 leaves
+// zero-valued fields out, so step 0 is absent, as in TF's files.
+std::string encode_tensor_summary_event(std::string_view tag, std::string_view tensor, std::string_view plugin_name,
+                                        int64_t step, double wall_time) {
+  Encoder plugin;
+  plugin.add_bytes(kPluginName, plugin_name);
+  Encoder metadata;
+  metadata.add_bytes(kMetadataPluginData, plugin.bytes());
+  Encoder v;
+  v.add_bytes(value_field::kTag, tag);
+  v.add_bytes(value_field::kTensor, tensor);
+  v.add_bytes(value_field::kMetadata, metadata.bytes());
+  Encoder summary;
+  summary.add_bytes(kSummaryValue, v.bytes());
+  Encoder e;
+  if (wall_time != 0) e.add_double(event_field::kWallTime, wall_time);
+  if (step != 0) e.add_int64(event_field::kStep, step);
+  e.add_bytes(event_field::kSummary, summary.bytes());
+  return std::move(e).take();
+}
+}  // namespace
+
 std::string encode_scalar_event(std::string_view tag, float value, int64_t step, double wall_time) {
   Encoder tensor;
   tensor.add_varint(tensor_field::kDtype, kDtFloat);
@@ -169,25 +192,7 @@ std::string encode_scalar_event(std::string_view tag, float value, int64_t step,
   std::string content;
   proto::put_le(content, std::bit_cast<uint32_t>(value));
   tensor.add_bytes(tensor_field::kContent, content);
-
-  Encoder plugin;
-  plugin.add_bytes(kPluginName, "scalars");
-  Encoder metadata;
-  metadata.add_bytes(kMetadataPluginData, plugin.bytes());
-
-  Encoder v;
-  v.add_bytes(value_field::kTag, tag);
-  v.add_bytes(value_field::kTensor, tensor.bytes());
-  v.add_bytes(value_field::kMetadata, metadata.bytes());
-  Encoder summary;
-  summary.add_bytes(kSummaryValue, v.bytes());
-
-  // proto3 leaves zero-valued scalars out, so step 0 is absent, as in TF's files.
-  Encoder e;
-  if (wall_time != 0) e.add_double(event_field::kWallTime, wall_time);
-  if (step != 0) e.add_int64(event_field::kStep, step);
-  e.add_bytes(event_field::kSummary, summary.bytes());
-  return std::move(e).take();
+  return encode_tensor_summary_event(tag, tensor.bytes(), "scalars", step, wall_time);
 }
 
 // No fused multiply-adds (-march=native would contract lo + i * step): TF's edges are rounded twice.
@@ -234,24 +239,7 @@ std::string encode_histogram_event(std::string_view tag, std::span<const Histogr
   for (const HistogramBucket& b : buckets)
     for (double v : {b.left, b.right, b.count}) proto::put_le(content, std::bit_cast<uint64_t>(v));
   if (!content.empty()) tensor.add_bytes(tensor_field::kContent, content);
-
-  Encoder plugin;
-  plugin.add_bytes(kPluginName, "histograms");
-  Encoder metadata;
-  metadata.add_bytes(kMetadataPluginData, plugin.bytes());
-
-  Encoder v;
-  v.add_bytes(value_field::kTag, tag);
-  v.add_bytes(value_field::kTensor, tensor.bytes());
-  v.add_bytes(value_field::kMetadata, metadata.bytes());
-  Encoder summary;
-  summary.add_bytes(kSummaryValue, v.bytes());
-
-  Encoder e;
-  if (wall_time != 0) e.add_double(event_field::kWallTime, wall_time);
-  if (step != 0) e.add_int64(event_field::kStep, step);
-  e.add_bytes(event_field::kSummary, summary.bytes());
-  return std::move(e).take();
+  return encode_tensor_summary_event(tag, tensor.bytes(), "histograms", step, wall_time);
 }
 
 std::string encode_graph_event(std::string_view graph_def, double wall_time) {
