@@ -4,6 +4,7 @@ namespace ember::layers {
 
 Activation::Activation(const std::string& activation, LayerOptions options)
     : Layer("activation", options), activation_(activation.empty() ? "linear" : activation) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   try {
     fn_ = activations::get(activation_);  // an unknown name fails here, not at the first call
   } catch (const InvalidArgument& e) {

@@ -11,6 +11,7 @@ namespace ember::layers {
 ActivityRegularization::ActivityRegularization(ActivityRegularizationOptions options)
     : Layer("activity_regularization", {options.name, options.dtype, options.trainable}),
       options_(std::move(options)) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   for (auto [key, v] : {std::pair{"l1", options_.l1}, std::pair{"l2", options_.l2}})
     EMBER_CHECK(std::isfinite(v) && v >= 0, InvalidArgument)
         << "ActivityRegularization '" << name() << "': " << key << " must be a finite number >= 0, got " << v;

@@ -2,6 +2,8 @@
 
 #include "framework/core/config_reader.h"
 #include "framework/ops/array.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/reduce.h"
 
 namespace ember::layers {
 
@@ -18,6 +20,24 @@ std::string concat_list_string(const std::vector<Shape>& shapes) {
 }  // namespace
 
 Concatenate::Concatenate(int64_t axis, LayerOptions options) : Merge("concatenate", options), axis_(axis) {}
+
+std::vector<Tensor> Concatenate::compute_mask(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks) {
+  bool any = false;
+  for (const Tensor& m : masks) any = any || m.defined();
+  if (!any) return {};
+  std::vector<Tensor> full;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& m = i < masks.size() ? masks[i] : Tensor();
+    if (!m.defined()) {
+      full.push_back(ops::ones(xs[i].shape(), DType::Bool));
+    } else if (m.rank() < xs[i].rank()) {
+      full.push_back(ops::broadcast_to(ops::expand_dims(m, -1), xs[i].shape()));
+    } else {
+      full.push_back(m);
+    }
+  }
+  return {ops::reduce_any(ops::concat(full, axis_), {-1}, false)};
+}
 
 Shape Concatenate::merged_shape(const std::vector<Shape>& shapes) const {
   EMBER_CHECK(!shapes.empty(), InvalidArgument) << who() << ": expected a list of at least one input, got none";

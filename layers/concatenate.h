@@ -11,6 +11,9 @@ class Concatenate : public Merge {
   explicit Concatenate(int64_t axis = -1, LayerOptions options = {});
   static LayerPtr from_config(const nlohmann::json& config);
   nlohmann::json get_config() const override;
+  // Keras: the masks (all true for an input without one, broadcast over a missing last axis) concatenated
+  // along axis, then any() over the last axis; none when no input has a mask.
+  std::vector<Tensor> compute_mask(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks) override;
 
   int64_t axis() const { return axis_; }
 

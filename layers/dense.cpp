@@ -14,6 +14,7 @@ using ::ember::detail::config_string;
 
 Dense::Dense(int64_t units, DenseOptions options)
     : Layer("dense", {options.name, options.dtype, options.trainable}), units_(units), options_(std::move(options)) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   EMBER_CHECK(units > 0, InvalidArgument) << "Dense: units must be positive, got " << units;
   activations::get(options_.activation);  // an unknown name fails here, not at the first call
 }

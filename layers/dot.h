@@ -29,6 +29,10 @@ class Dot : public Merge {
   // Exactly two inputs, used as they are (no rank alignment, unlike the elementwise merges).
   Tensor call(const std::vector<Tensor>& xs, bool training) override;
   Tensor call(const Tensor& x, bool training) override { return call(std::vector<Tensor>{x}, training); }
+  // The product has no mask (Keras's Dot.compute_mask).
+  std::vector<Tensor> compute_mask(const std::vector<Tensor>& /*xs*/, const std::vector<Tensor>& /*masks*/) override {
+    return {};
+  }
   nlohmann::json get_config() const override;
 
  protected:

@@ -24,6 +24,7 @@ Dropout::Dropout(double rate, DropoutOptions options)
       rate_(rate),
       options_(std::move(options)),
       noise_(options_.seed) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   EMBER_CHECK(rate >= 0 && rate < 1, InvalidArgument)
       << "Dropout '" << name() << "': rate must be in [0, 1), got " << rate;
   if (options_.noise_shape) {

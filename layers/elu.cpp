@@ -8,6 +8,7 @@
 namespace ember::layers {
 
 ELU::ELU(ELUOptions options) : Layer("elu", {options.name, options.dtype, options.trainable}), options_(std::move(options)) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   EMBER_CHECK(std::isfinite(options_.alpha), InvalidArgument)
       << "ELU '" << name() << "': alpha must be a finite number, got " << options_.alpha;
 }

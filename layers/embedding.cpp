@@ -18,6 +18,12 @@ Embedding::Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions opt
       << "Embedding '" << name() << "': input_dim must be a positive integer, got " << input_dim;
   EMBER_CHECK(output_dim > 0, InvalidArgument)
       << "Embedding '" << name() << "': output_dim must be a positive integer, got " << output_dim;
+  supports_masking_ = options_.mask_zero;
+}
+
+std::vector<Tensor> Embedding::compute_mask(const std::vector<Tensor>& xs, const std::vector<Tensor>& /*masks*/) {
+  if (!options_.mask_zero) return {};
+  return {ops::not_equal(xs.at(0), Tensor::scalar_of(0, xs.at(0).dtype()))};
 }
 
 void Embedding::build(const Shape& input_shape) {

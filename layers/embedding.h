@@ -10,7 +10,7 @@ namespace ember::layers {
 struct EmbeddingOptions {
   Initializer embeddings_initializer = "uniform";  // RandomUniform(-0.05, 0.05), as Keras
   Regularizer embeddings_regularizer{};
-  bool mask_zero = false;  // kept in the config; Ember has no masking, so it changes nothing
+  bool mask_zero = false;  // index 0 is padding: the output carries the mask x != 0 for the layers after it
   std::string name{};
   std::string dtype{};
   bool trainable = true;
@@ -26,6 +26,8 @@ class Embedding : public Layer {
 
   void build(const Shape& input_shape) override;
   Tensor call(const Tensor& x, bool training) override;
+  // With mask_zero: x != 0.
+  std::vector<Tensor> compute_mask(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks) override;
   Shape compute_output_shape(const Shape& input_shape) override;
   // Integer inputs give compute-dtype outputs (the base would keep the input's integer dtype).
   DType compute_output_dtype(const std::vector<DType>& /*input_dtypes*/) const override { return compute_dtype(); }

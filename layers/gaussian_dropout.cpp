@@ -12,6 +12,7 @@ GaussianDropout::GaussianDropout(double rate, GaussianDropoutOptions options)
       rate_(rate),
       options_(std::move(options)),
       noise_(options_.seed) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   EMBER_CHECK(rate >= 0 && rate < 1, InvalidArgument)
       << "GaussianDropout '" << name() << "': rate must be in [0, 1), got " << rate;
 }

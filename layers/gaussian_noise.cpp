@@ -10,6 +10,7 @@ GaussianNoise::GaussianNoise(double stddev, GaussianNoiseOptions options)
       stddev_(stddev),
       options_(std::move(options)),
       noise_(options_.seed) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   EMBER_CHECK(stddev >= 0 && stddev <= 1, InvalidArgument)
       << "GaussianNoise '" << name() << "': stddev must be in [0, 1], got " << stddev;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// GlobalAveragePooling1D (Keras: keras.layers.GlobalAveragePooling1D): the mean over the steps.
+// GlobalAveragePooling1D (Keras: keras.layers.GlobalAveragePooling1D): the mean over the steps; with a mask
+// (batch, steps), the mean over the unmasked steps. The output carries no mask.
 #include "layers/base_global_pooling.h"
 
 namespace ember::layers {
@@ -10,6 +11,11 @@ class GlobalAveragePooling1D : public GlobalPooling1D {
   EMBER_LAYER(GlobalAveragePooling1D)
   explicit GlobalAveragePooling1D(GlobalAveragePooling1DOptions options = {});
   static LayerPtr from_config(const nlohmann::json& config);
+  std::vector<Tensor> call_masked(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks,
+                                  bool training) override;
+  std::vector<Tensor> compute_mask(const std::vector<Tensor>& /*xs*/, const std::vector<Tensor>& /*masks*/) override {
+    return {};
+  }
 
  protected:
   Tensor reduce(const Tensor& x) const override;

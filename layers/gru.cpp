@@ -8,7 +8,7 @@ GRU::GRU(int64_t units, GRUOptions options)
     : RNN("gru",
           std::make_shared<GRUCell>(units, detail::rnn_cell_options<GRUCellOptions>(options, "gru_cell")),
           RNNOptions{options.return_sequences, options.return_state, options.go_backwards, options.stateful,
-                     options.unroll, options.name, options.dtype, options.trainable}),
+                     options.unroll, options.zero_output_for_mask, options.name, options.dtype, options.trainable}),
       units_(units),
       options_(std::move(options)) {}
 
@@ -34,6 +34,7 @@ LayerPtr GRU::from_config(const nlohmann::json& c) {
   o.go_backwards = r.go_backwards;
   o.stateful = r.stateful;
   o.unroll = r.unroll;
+  o.zero_output_for_mask = r.zero_output_for_mask;
   o.name = base.name;
   o.dtype = base.dtype;
   o.trainable = base.trainable;

@@ -9,7 +9,7 @@ namespace ember::layers {
 
 class Identity : public Layer {
   EMBER_LAYER(Identity)
-  explicit Identity(LayerOptions options = {}) : Layer("identity", options) {}
+  explicit Identity(LayerOptions options = {}) : Layer("identity", options) { supports_masking_ = true; }
   static LayerPtr from_config(const nlohmann::json& config);
 
   Tensor call(const Tensor& x, bool training) override { return x; }

@@ -23,6 +23,7 @@ Tensor ln_as_dtype(const Tensor& t, DType d) { return t.dtype() == d ? t : ops::
 
 LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
     : Layer("layer_normalization", {options.name, options.dtype, options.trainable}), options_(std::move(options)) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   EMBER_CHECK(!options_.axis.empty(), InvalidArgument)
       << "LayerNormalization '" << name() << "': axis must name at least one axis";
   std::sort(options_.axis.begin(), options_.axis.end());  // as Keras's build

@@ -71,3 +71,6 @@
 #include "layers/random_crop.h"
 #include "layers/random_contrast.h"
 #include "layers/random_brightness.h"
+#include "layers/masking.h"
+#include "layers/bidirectional.h"
+#include "layers/time_distributed.h"

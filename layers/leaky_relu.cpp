@@ -9,6 +9,7 @@ namespace ember::layers {
 
 LeakyReLU::LeakyReLU(LeakyReLUOptions options)
     : Layer("leaky_re_lu", {options.name, options.dtype, options.trainable}), options_(std::move(options)) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   EMBER_CHECK(std::isfinite(options_.negative_slope) && options_.negative_slope >= 0, InvalidArgument)
       << "LeakyReLU '" << name() << "': negative_slope must be a finite number >= 0, got " << options_.negative_slope;
 }

@@ -28,6 +28,7 @@ struct LSTMOptions {
   bool go_backwards = false;
   bool stateful = false;
   bool unroll = false;
+  bool zero_output_for_mask = false;  // masked steps output zeros instead of the last valid output
   std::string name{};
   std::string dtype{};
   bool trainable = true;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "framework/ops/array.h"
+#include "framework/ops/elementwise.h"
 
 namespace ember::layers {
 
@@ -15,6 +16,15 @@ std::string list_string(const std::vector<Shape>& shapes) {
 }
 
 }  // namespace
+
+std::vector<Tensor> Merge::compute_mask(const std::vector<Tensor>& /*xs*/, const std::vector<Tensor>& masks) {
+  Tensor out;
+  for (const Tensor& m : masks) {
+    if (!m.defined()) return {};
+    out = out.defined() ? ops::logical_or(out, m) : m;
+  }
+  return {out};
+}
 
 Shape Merge::merged_shape(const std::vector<Shape>& shapes) const {
   EMBER_CHECK(!shapes.empty(), InvalidArgument) << who() << ": expected a list of at least one input, got none";

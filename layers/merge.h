@@ -13,7 +13,9 @@ namespace ember::layers {
 // of lower rank gets size-1 axes inserted after the batch axis. Known batch sizes must agree.
 class Merge : public Layer {
  public:
-  Merge(const std::string& base_name, const LayerOptions& options) : Layer(base_name, options) {}
+  Merge(const std::string& base_name, const LayerOptions& options) : Layer(base_name, options) {
+    supports_masking_ = true;
+  }
 
   void build(const Shape& input_shape) override { build(std::vector<Shape>{input_shape}); }
   void build(const std::vector<Shape>& input_shapes) override;
@@ -26,6 +28,8 @@ class Merge : public Layer {
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override { return merged_shape(input_shapes); }
   // No fixed input spec (as Keras): any list of shapes this layer can merge is accepted after the build.
   void check_input_shape(const std::vector<Shape>& input_shapes) const override { merged_shape(input_shapes); }
+  // Keras: the inputs' masks or-ed together; none when an input has none.
+  std::vector<Tensor> compute_mask(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks) override;
 
  protected:
   // The merge of inputs already brought to a common rank (they broadcast like NumPy).

@@ -18,6 +18,7 @@ bool prelu_is_shared(const std::vector<int64_t>& shared_axes, int64_t axis) {
 
 PReLU::PReLU(PReLUOptions options)
     : Layer("p_re_lu", {options.name, options.dtype, options.trainable}), options_(std::move(options)) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   for (int64_t a : options_.shared_axes)
     EMBER_CHECK(a >= 1, InvalidArgument) << "PReLU '" << name()
                                          << "': shared_axes count the batch axis as 0, so each must be >= 1, got "

@@ -10,6 +10,7 @@ namespace ember::layers {
 using ::ember::detail::config_optional_double;
 
 ReLU::ReLU(ReLUOptions options) : Layer("re_lu", {options.name, options.dtype, options.trainable}), options_(std::move(options)) {
+  supports_masking_ = true;  // passes its input's mask on (Keras)
   EMBER_CHECK(!options_.max_value || *options_.max_value >= 0, InvalidArgument)
       << "ReLU '" << name() << "': max_value cannot be negative, got " << *options_.max_value;
   EMBER_CHECK(options_.negative_slope >= 0, InvalidArgument)

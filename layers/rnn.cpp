@@ -29,6 +29,7 @@ RNN::RNN(const std::string& base_name, std::shared_ptr<RNNCell> cell, RNNOptions
     : Layer(base_name, {options.name, options.dtype, options.trainable}),
       cell_(rnn_checked_cell(std::move(cell))),
       options_(std::move(options)) {
+  supports_masking_ = true;
   // Keras names the cell's weights inside the layer's scope: "lstm/lstm_cell/kernel".
   cell_->set_weight_name_scope(name());
   track(cell_);
@@ -88,11 +89,33 @@ std::vector<Tensor> RNN::initial_states(const std::vector<Tensor>& xs) {
   return states;
 }
 
-std::vector<Tensor> RNN::call_all(const std::vector<Tensor>& xs, bool training) {
+std::vector<Tensor> RNN::call_all(const std::vector<Tensor>& xs, bool training) { return run(xs, Tensor(), training); }
+
+std::vector<Tensor> RNN::call_masked(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks, bool training) {
+  return run(xs, masks.at(0), training);
+}
+
+std::vector<Tensor> RNN::compute_mask(const std::vector<Tensor>& /*xs*/, const std::vector<Tensor>& masks) {
+  std::vector<Tensor> out{options_.return_sequences && !masks.empty() ? masks[0] : Tensor()};
+  if (options_.return_state) out.resize(1 + cell_->state_size().size());
+  return out;
+}
+
+std::vector<Tensor> RNN::run(const std::vector<Tensor>& xs, const Tensor& mask, bool training) {
   const Tensor& seq = xs.at(0);
   const int64_t batch = seq.shape()[0], steps = seq.shape()[1], features = seq.shape()[2];
   EMBER_CHECK(steps > 0, InvalidArgument) << who() << ": expected at least one time step, got an input of shape "
                                           << seq.shape().to_keras_string();
+  // Keras's backend rnn: a masked step keeps the previous states and repeats the previous output (zeros before
+  // the first valid step, or always zeros with zero_output_for_mask).
+  std::vector<Tensor> step_masks;
+  if (mask.defined()) {
+    EMBER_CHECK(mask.shape() == Shape({batch, steps}), InvalidArgument)
+        << who() << ": expected a mask of shape (" << batch << ", " << steps << ") for inputs of shape "
+        << seq.shape().to_keras_string() << ", got a mask of shape " << mask.shape().to_keras_string();
+    const Tensor m = mask.dtype() == DType::Bool ? mask : ops::not_equal(mask, Tensor::scalar_of(0, mask.dtype()));
+    step_masks = steps == 1 ? std::vector<Tensor>{m} : ops::split(m, steps, 1);
+  }
   std::vector<Tensor> states = initial_states(xs);
   std::vector<Tensor> inputs = steps == 1 ? std::vector<Tensor>{seq} : ops::split(seq, steps, 1);
   cell_->reset_dropout_masks();  // every step of this sequence shares the masks its first step draws
@@ -101,8 +124,16 @@ std::vector<Tensor> RNN::call_all(const std::vector<Tensor>& xs, bool training) 
   for (int64_t k = 0; k < steps; ++k) {
     const int64_t t = options_.go_backwards ? steps - 1 - k : k;
     std::vector<Tensor> r = cell_->step(ops::reshape(inputs[t], {batch, features}), states, training);
-    last = r.at(0);
-    states.assign(r.begin() + 1, r.end());
+    if (mask.defined()) {
+      const Tensor& m = step_masks[t];
+      const Tensor& out = r.at(0);
+      const bool zeros = options_.zero_output_for_mask || !last.defined();
+      last = ops::where(m, out, zeros ? ops::zeros_like(out) : last);
+      for (size_t i = 0; i < states.size(); ++i) states[i] = ops::where(m, r.at(1 + i), states[i]);
+    } else {
+      last = r.at(0);
+      states.assign(r.begin() + 1, r.end());
+    }
     if (options_.return_sequences) outputs.push_back(last);
   }
   cell_->reset_dropout_masks();
@@ -142,7 +173,7 @@ nlohmann::json RNN::rnn_config() const {
   c["go_backwards"] = options_.go_backwards;
   c["stateful"] = options_.stateful;
   c["unroll"] = options_.unroll;
-  c["zero_output_for_mask"] = false;
+  c["zero_output_for_mask"] = options_.zero_output_for_mask;
   return c;
 }
 
@@ -162,8 +193,7 @@ RNNOptions RNN::rnn_options_from_config(const nlohmann::json& c, const std::stri
   o.go_backwards = config_bool(c, "go_backwards", false, who);
   o.stateful = config_bool(c, "stateful", false, who);
   o.unroll = config_bool(c, "unroll", false, who);
-  EMBER_CHECK(!config_bool(c, "zero_output_for_mask", false, who), Unimplemented)
-      << who << ": config \"zero_output_for_mask\" true is not supported (Ember's RNN layers take no mask)";
+  o.zero_output_for_mask = config_bool(c, "zero_output_for_mask", false, who);
   return o;
 }
 

@@ -2,6 +2,8 @@
 // RNN (Keras: keras.layers.RNN): runs a cell over the time axis of a (batch, timesteps, features) input. Called
 // on {sequences, initial states...} it starts from those states (Keras's initial_state); with return_state,
 // call_outputs gives {output, final states...}, concrete or symbolic (operator() returns the output alone).
+// A mask (batch, timesteps) on the sequences (from Masking or Embedding(mask_zero)) skips the masked steps: they
+// keep the states and repeat the last valid output, as Keras does.
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +18,8 @@ struct RNNOptions {
   bool go_backwards = false;      // reads the sequence last step first; sequences come out in that order
   bool stateful = false;          // each batch starts from the last batch's final states (reset_states())
   bool unroll = false;            // accepted for Keras compatibility: the loop is always unrolled in C++
+  // With a mask, masked steps output zeros (return_sequences) instead of the last valid step's output.
+  bool zero_output_for_mask = false;
   std::string name{};
   std::string dtype{};
   bool trainable = true;
@@ -36,6 +40,10 @@ class RNN : public Layer {
   Tensor call(const std::vector<Tensor>& xs, bool training) override;
   Tensor call(const Tensor& x, bool training) override { return call(std::vector<Tensor>{x}, training); }
   std::vector<Tensor> call_all(const std::vector<Tensor>& xs, bool training) override;
+  std::vector<Tensor> call_masked(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks,
+                                  bool training) override;
+  // The sequences' mask with return_sequences, none otherwise; none for the states.
+  std::vector<Tensor> compute_mask(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks) override;
   Shape compute_output_shape(const Shape& input_shape) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
   // The output's shape, then (return_state) each final state's: (batch, state_size[i]).
@@ -52,6 +60,8 @@ class RNN : public Layer {
 
   const std::shared_ptr<RNNCell>& cell() const { return cell_; }
   const RNNOptions& rnn_options() const { return options_; }
+  // Bidirectional sets it to return_sequences on its two layers, as Keras does.
+  void set_zero_output_for_mask(bool zero) { options_.zero_output_for_mask = zero; }
 
  protected:
   // The base of SimpleRNN, LSTM and GRU: their cell, built from their options.
@@ -63,6 +73,8 @@ class RNN : public Layer {
 
  private:
   std::vector<Tensor> initial_states(const std::vector<Tensor>& xs);
+  // The loop over the time steps; mask (batch, timesteps) or undefined.
+  std::vector<Tensor> run(const std::vector<Tensor>& xs, const Tensor& mask, bool training);
 
   std::shared_ptr<RNNCell> cell_;
   RNNOptions options_;

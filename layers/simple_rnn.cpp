@@ -8,7 +8,7 @@ SimpleRNN::SimpleRNN(int64_t units, SimpleRNNOptions options)
     : RNN("simple_rnn",
           std::make_shared<SimpleRNNCell>(units, detail::rnn_cell_options<SimpleRNNCellOptions>(options, "simple_rnn_cell")),
           RNNOptions{options.return_sequences, options.return_state, options.go_backwards, options.stateful,
-                     options.unroll, options.name, options.dtype, options.trainable}),
+                     options.unroll, options.zero_output_for_mask, options.name, options.dtype, options.trainable}),
       units_(units),
       options_(std::move(options)) {}
 
@@ -31,6 +31,7 @@ LayerPtr SimpleRNN::from_config(const nlohmann::json& c) {
   o.go_backwards = r.go_backwards;
   o.stateful = r.stateful;
   o.unroll = r.unroll;
+  o.zero_output_for_mask = r.zero_output_for_mask;
   o.name = base.name;
   o.dtype = base.dtype;
   o.trainable = base.trainable;

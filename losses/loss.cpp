@@ -8,6 +8,7 @@
 
 #include "framework/core/error.h"
 #include "framework/core/strings.h"
+#include "framework/model/layer.h"
 #include "framework/model/loss_values.h"
 #include "framework/ops/array.h"
 #include "framework/ops/broadcast.h"
@@ -92,6 +93,10 @@ Loss::Loss(std::string name, std::string reduction, const char* class_name)
 Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) const {
   Tensor mask;
   Tensor values = call_with_mask(y_true, y_pred, &mask);
+  // Keras's Loss.__call__: the mask beside y_pred (a model output's, e.g. an RNN's with return_sequences after
+  // Masking) weighs the losses too, and-ed with the loss's own.
+  const Tensor in_mask = backend::get_keras_mask(y_pred);
+  if (in_mask.defined()) mask = mask.defined() ? ops::logical_and(ops::cast(in_mask, DType::Bool), mask) : in_mask;
   if (sample_weight.defined()) detail::check_input(class_name(), sample_weight, "sample_weight");
   return reduce_weighted_values(values, sample_weight, mask, reduction_, class_name());
 }

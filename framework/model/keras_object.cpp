@@ -50,7 +50,7 @@ void kobj_wrap_nested(json& config) {
 
 namespace detail {
 bool keras_takes_initial_state(const std::string& cls) {
-  return cls == "RNN" || cls == "SimpleRNN" || cls == "LSTM" || cls == "GRU";
+  return cls == "RNN" || cls == "SimpleRNN" || cls == "LSTM" || cls == "GRU" || cls == "Bidirectional";
 }
 bool keras_takes_positional_inputs(const std::string& cls) { return cls == "MultiHeadAttention"; }
 }  // namespace detail

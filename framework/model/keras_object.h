@@ -13,7 +13,7 @@ nlohmann::json serialize_keras_object(const Layer& layer);
 
 namespace detail {
 // The Keras layer classes that take their initial states as the keyword argument initial_state (Ember's take
-// them as further inputs after the sequences): RNN, SimpleRNN, LSTM, GRU.
+// them as further inputs after the sequences): RNN, SimpleRNN, LSTM, GRU, Bidirectional.
 bool keras_takes_initial_state(const std::string& class_name);
 // The Keras layer classes called with their inputs as separate positional arguments (Ember's take them as one
 // list): MultiHeadAttention(query, value[, key]).

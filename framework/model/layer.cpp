@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/config_reader.h"
@@ -44,7 +45,55 @@ std::vector<Shape> with_unknown_batch(std::vector<Shape> shapes) {
 }  // namespace
 
 namespace backend {
+
 void clear_session() { reset_unique_names(); }
+
+namespace {
+// Masks beside tensors, by tensor id (Keras keeps them as an attribute of the tensor). An entry lives while
+// the tensor's storage does; dead entries are dropped as the table grows.
+struct MaskTable {
+  struct Entry {
+    std::weak_ptr<Storage> storage;
+    Tensor mask;
+  };
+  std::mutex mu;
+  std::unordered_map<uint64_t, Entry> entries;
+  size_t prune_at = 64;
+};
+MaskTable& mask_table() {
+  static MaskTable t;
+  return t;
+}
+}  // namespace
+
+Tensor get_keras_mask(const Tensor& x) {
+  if (!x.defined() || x.is_symbolic()) return {};
+  MaskTable& t = mask_table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.entries.find(x.id());
+  if (it == t.entries.end()) return {};
+  if (it->second.storage.expired()) {
+    t.entries.erase(it);
+    return {};
+  }
+  return it->second.mask;
+}
+
+void set_keras_mask(const Tensor& x, const Tensor& mask) {
+  if (!x.defined() || x.is_symbolic()) return;
+  MaskTable& t = mask_table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (!mask.defined()) {
+    t.entries.erase(x.id());
+    return;
+  }
+  t.entries[x.id()] = {x.storage(), mask};
+  if (t.entries.size() >= t.prune_at) {
+    std::erase_if(t.entries, [](const auto& e) { return e.second.storage.expired(); });
+    t.prune_at = std::max<size_t>(64, 2 * t.entries.size());
+  }
+}
+
 }  // namespace backend
 
 struct Layer::CastCache {
@@ -68,6 +117,7 @@ Layer::~Layer() = default;
 
 Layer::Layer(Layer&& o) noexcept
     : std::enable_shared_from_this<Layer>(),
+      supports_masking_(o.supports_masking_),
       name_(std::move(o.name_)),
       weight_scope_(std::move(o.weight_scope_)),
       policy_(std::move(o.policy_)),
@@ -152,8 +202,35 @@ std::vector<Tensor> Layer::call_concrete_all(const std::vector<Tensor>& xs, bool
   std::vector<Tensor> cast = xs;
   for (Tensor& x : cast)
     if (is_floating(x.dtype()) && x.dtype() != compute_dtype()) x = ops::cast(x, compute_dtype());
+  std::vector<Tensor> masks;
+  bool masked = false;
+  for (const Tensor& x : xs) {
+    masks.push_back(backend::get_keras_mask(x));
+    masked = masked || masks.back().defined();
+  }
   CallFrame frame(this);
-  return call_all(cast, training);
+  std::vector<Tensor> out = masked ? call_masked(cast, masks, training) : call_all(cast, training);
+  if (supports_masking_) {
+    // Keras's _set_mask_metadata: outputs that already carry a mask (set by call) keep it.
+    bool all_masked = true;
+    for (const Tensor& y : out) all_masked = all_masked && backend::get_keras_mask(y).defined();
+    if (!all_masked) {
+      std::vector<Tensor> out_masks = compute_mask(cast, masks);
+      for (size_t i = 0; i < out.size() && i < out_masks.size(); ++i)
+        if (out_masks[i].defined() && !backend::get_keras_mask(out[i]).defined())
+          backend::set_keras_mask(out[i], out_masks[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<Tensor> Layer::call_masked(const std::vector<Tensor>& xs, const std::vector<Tensor>& /*masks*/,
+                                       bool training) {
+  return call_all(xs, training);
+}
+
+std::vector<Tensor> Layer::compute_mask(const std::vector<Tensor>& /*xs*/, const std::vector<Tensor>& masks) {
+  return masks;
 }
 
 std::vector<Tensor> Layer::call_symbolic(const std::vector<Tensor>& xs, LayerPtr self) {

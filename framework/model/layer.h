@@ -80,6 +80,17 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Every output of the forward computation; layers with several outputs override it. The default returns
   // call()'s one output.
   virtual std::vector<Tensor> call_all(const std::vector<Tensor>& xs, bool training);
+  // --- masking (Keras: supports_masking, compute_mask, call's mask argument) ---
+  // A mask marks the valid entries of a tensor (bool; (batch, timesteps) for sequences) and travels beside it
+  // (backend::get_keras_mask). The call operator passes the inputs' masks to call_masked, and when
+  // supports_masking() sets compute_mask's masks on the outputs that carry none.
+  bool supports_masking() const { return supports_masking_; }
+  // The forward computation given each input's mask (undefined: none); called instead of call_all when an
+  // input carries a mask. The default ignores the masks.
+  virtual std::vector<Tensor> call_masked(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks,
+                                          bool training);
+  // The outputs' masks, in output order (undefined: none). The default passes the input masks on.
+  virtual std::vector<Tensor> compute_mask(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks);
   // Output shape for an input shape (-1 dims stay -1). The default runs call() on zeros (batch 1).
   virtual Shape compute_output_shape(const Shape& input_shape);
   virtual Shape compute_output_shape(const std::vector<Shape>& input_shapes);
@@ -159,6 +170,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   static LayerOptions options_from_config(const nlohmann::json& config);
   // Used by Model::call to run graph layers without re-tracking them.
   friend class Model;
+  // Set by layers that take or pass on masks (Keras: self.supports_masking = True).
+  bool supports_masking_ = false;
 
  private:
   Tensor call_dispatch(const std::vector<Tensor>& xs, bool training, bool temporary);
@@ -199,6 +212,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
 namespace backend {
 // Resets automatic layer names (Keras: keras.backend.clear_session).
 void clear_session();
+// The mask a layer set beside tensor x (Keras: x._keras_mask), undefined when it has none.
+Tensor get_keras_mask(const Tensor& x);
+// Sets (or, with an undefined mask, removes) the mask beside x, for every copy of x.
+void set_keras_mask(const Tensor& x, const Tensor& mask);
 }  // namespace backend
 
 // --- deserialisation registry ---

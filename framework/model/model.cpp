@@ -174,7 +174,10 @@ std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& xs, bool trai
                        : "");
     Tensor x = xs[i];
     const DType want_dtype = inputs_[i].dtype();
-    if (x.dtype() != want_dtype && is_floating(x.dtype()) && is_floating(want_dtype)) x = ops::cast(x, want_dtype);
+    if (x.dtype() != want_dtype && is_floating(x.dtype()) && is_floating(want_dtype)) {
+      x = ops::cast(x, want_dtype);
+      backend::set_keras_mask(x, backend::get_keras_mask(xs[i]));
+    }
     values[node_of(inputs_[i]).get()] = {x};
   }
   for (const NodePtr& n : nodes_) {

@@ -1,5 +1,6 @@
 // Numeric parity with Keras: replays every fixture in tests/fixtures/layers/*.json, written by real
-// Keras 3 (tests/fixtures/make_layer_fixtures.py). Each fixture's layer is rebuilt from the Keras-written
+// Keras 3 (tests/fixtures/make_layer_fixtures.py). A fixture's "layer" may be a small Sequential model (masks
+// from Masking or Embedding(mask_zero) through recurrent layers). Each fixture's layer is rebuilt from the Keras-written
 // config with deserialize_layer (so from_config is tested on Keras's own configs), built by a call, given
 // Keras's weights, and its outputs (and for BatchNormalization the training call's output and moving
 // statistics) must match within 1e-5 absolute + 1e-5 relative. So must the gradients of sum(output * dy),
@@ -74,9 +75,10 @@ const std::map<std::string, std::vector<fs::path>>& fixtures_by_class() {
 }
 
 // Whether an Ember weight name is Keras's path of the weight whose last component the fixture records:
-// "<layer>/kernel", or "<layer>/<cell>/kernel" for a weight of a sublayer (an RNN's cell).
-bool matches_keras_name(const std::string& name, const std::string& layer, const std::string& leaf) {
-  const std::string head = layer + "/", tail = "/" + leaf;
+// "<layer>/kernel", or "<layer>/<cell>/kernel" for a weight of a sublayer (an RNN's cell). A model's weights
+// are named after its layers ("lstm/lstm_cell/kernel"), not after the model.
+bool matches_keras_name(const std::string& name, const Layer& layer, const std::string& leaf) {
+  const std::string head = dynamic_cast<const Model*>(&layer) ? "" : layer.name() + "/", tail = "/" + leaf;
   return name.size() >= head.size() + leaf.size() && name.compare(0, head.size(), head) == 0 &&
          name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -146,7 +148,7 @@ Tensor check_gradients(Layer& layer, const std::function<Tensor(bool)>& call, co
   }
   for (size_t i = 0; i < trainable.size(); ++i) {
     INFO("Ember weight " << trainable[i].name() << ", Keras weight .../" << wj[i].at("name").get<std::string>());
-    CHECK(matches_keras_name(trainable[i].name(), layer.name(), wj[i].at("name").get<std::string>()));
+    CHECK(matches_keras_name(trainable[i].name(), layer, wj[i].at("name").get<std::string>()));
     sources.push_back(trainable[i].value());
     what.push_back("gradient of weight " + trainable[i].name() + when);
   }
@@ -230,7 +232,7 @@ void replay_fixture(const fs::path& path) {
   for (size_t i = 0; i < wj.size(); ++i) {
     // Weight names match Keras's ("<layer>/kernel"): checkpoints rely on them.
     INFO("Ember weight " << vars[i].name() << ", Keras weight .../" << wj[i].at("name").get<std::string>());
-    CHECK(matches_keras_name(vars[i].name(), layer->name(), wj[i].at("name").get<std::string>()));
+    CHECK(matches_keras_name(vars[i].name(), *layer, wj[i].at("name").get<std::string>()));
     values.push_back(ember::testing::tensor_from_json(wj[i]));
   }
   layer->set_weights(values);

@@ -5,6 +5,7 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/error.h"
+#include "framework/model/layer.h"
 #include "framework/model/metrics/metrics.h"
 #include "framework/ops/array.h"
 #include "framework/ops/broadcast.h"
@@ -127,6 +128,15 @@ void MeanMetricWrapper::update(const Tensor& y_true, const Tensor& y_pred, const
   Tensor mask;
   const Tensor v = masked_values(y_true, y_pred, mask);
   Tensor weights = sample_weight;
+  // Keras's MeanMetricWrapper: the mask beside y_pred (a model output's) becomes the weights, or multiplies them.
+  if (const Tensor pred_mask = backend::get_keras_mask(y_pred); pred_mask.defined()) {
+    if (weights.defined()) {
+      auto [m, w] = ops::squeeze_or_expand_to_same_rank(ops::to_float32(pred_mask), ops::to_float32(weights));
+      weights = w * m;
+    } else {
+      weights = ops::to_float32(pred_mask);
+    }
+  }
   if (mask.defined() && weights.defined()) {
     // Keras's apply_mask(reduction="sum"): the weights times the mask, after the squeeze/expand rule.
     auto [m, w] = ops::squeeze_or_expand_to_same_rank(ops::to_float32(mask), ops::to_float32(weights));
