@@ -492,6 +492,22 @@ std::vector<LayerCase> all_cases() {
   both(cs, {"GRUCell", "GRUCell(3, reset_after false) on {x, h}",
             [] { return make_layer<GRUCell>(3, GRUCellOptions{.reset_after = false}); }, {{3, 4}, {3, 3}}, false, true});
 
+  // --- masks and the sequence wrappers ---
+  both(cs, {"Masking", "Masking()", [] { return make_layer<Masking>(); }, {seq}});
+  both(cs, {"Bidirectional", "Bidirectional(LSTM(3, return_sequences))",
+            [] { return make_layer<Bidirectional>(LSTM(3, LSTMOptions{.return_sequences = true})); }, {seq}});
+  both(cs, {"Bidirectional", "Bidirectional(GRU(2), sum)",
+            [] { return make_layer<Bidirectional>(GRU(2), BidirectionalOptions{.merge_mode = "sum"}); }, {seq}});
+  both(cs, {"TimeDistributed", "TimeDistributed(Dense(3))", [] { return make_layer<TimeDistributed>(Dense(3)); },
+            {seq}});
+  // Index 0 is a third of the tokens: the mask skips steps in every recurrent layer, and the loss sees it too.
+  both(cs, {"Sequential", "Sequential(Embedding(mask_zero), LSTM, Bidirectional(GRU), TimeDistributed) on int32", [] {
+              return std::make_shared<Sequential>(std::vector<SequentialEntry>{
+                  Input({5}, {.dtype = DType::Int32}), Embedding(3, 4, EmbeddingOptions{.mask_zero = true}),
+                  LSTM(3, LSTMOptions{.return_sequences = true}),
+                  Bidirectional(GRU(2, GRUOptions{.return_sequences = true})), TimeDistributed(Dense(2))});
+            }, {{3, 5}}, false, false, DType::Int32, 3});
+
   // --- merging ---
   cs.push_back({"Add", "Add() of 3", [] { return make_layer<Add>(); }, {{3, 4}, {3, 4}, {3, 4}}, true, true});
   cs.push_back({"Add", "Add() mixed_bfloat16", [] { return make_layer<Add>(LayerOptions{.dtype = "mixed_bfloat16"}); },

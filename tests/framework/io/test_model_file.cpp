@@ -261,6 +261,9 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   Tensor gru = layers::GRU(3, {.reset_after = false})(lstm);                          // 3
   Tensor simple = layers::SimpleRNN(3, {.go_backwards = true})(embedded);             // 3
   Tensor rnn = layers::RNN(layers::GRUCell(3))(embedded);                             // 3
+  // Masking, and the sequence wrappers over it.
+  Tensor wrapped = layers::Bidirectional(layers::LSTM(2, {.return_sequences = true}))(layers::Masking()(embedded));
+  wrapped = layers::Flatten()(layers::TimeDistributed(layers::Dense(1))(wrapped));    // 5
   Tensor cell = layers::SimpleRNNCell(3)({gru, simple});
   cell = layers::LSTMCell(3)({cell, rnn, gru});
   cell = layers::GRUCell(3)({cell, simple});                                          // 3
@@ -268,7 +271,7 @@ TEST_CASE("a model holding every layer class round-trips through all three forma
   Tensor att = layers::MultiHeadAttention(2, 2)({lstm, embedded});                   // 5x3
   att = layers::Attention({.use_scale = true})({att, lstm});
   att = layers::GlobalAveragePooling1D()(layers::AdditiveAttention()({att, lstm, att}));  // 3
-  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg, layers::Flatten()(vol), cell, att});  // 76
+  Tensor all = layers::Concatenate()({merged, avg, emb, seq_avg, seq_max, up_avg, layers::Flatten()(vol), cell, att, wrapped});  // 81
   all = layers::LayerNormalization()(layers::Activation("tanh")(all));
   all = layers::Dropout(0.3)(layers::Dense(6)(all));
   // Keras 3's simple layers (the noise layers are the identity in predict); each group keeps `all` at 6 wide.
