@@ -1,6 +1,8 @@
 // Functional models to and from their Keras config (Keras 3: models/functional.py get_config,
 // functional_from_config, serialize_node, deserialize_node). Writes Keras 3's dict nodes; reads those and
 // Keras 2's nested-list nodes.
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -75,6 +77,8 @@ void fcfg_read_kwargs(const json& kwargs, const std::string& layer, FcfgCall& ca
       call.training = v.get<bool>();
     } else if (k == "initial_state" && !v.is_null()) {
       call.initial_state = v;
+    } else if (k == "mask") {
+      // Keras 3 writes the masks its layers received; Ember's layers recompute the same masks as they run.
     } else {
       // None-valued kwargs (Keras writes "mask": null for model calls) change nothing.
       EMBER_CHECK(v.is_null(), Unimplemented) << "Model.from_config: layer '" << layer << "' is called with keyword argument "
@@ -157,6 +161,40 @@ void fcfg_check_top_level(const json& c) {
 class FcfgRebuild {
  public:
   // Creates the layer of one "layers" entry; an InputLayer makes its tensor, others queue their calls.
+  // Keras 3 records the ops that computed masks (NotEqual, Any, LogicalOr, ...) as nodes that only "mask"
+  // arguments use, which Ember ignores (its layers recompute the masks): those nodes, of classes that are not
+  // layers, are not rebuilt.
+  explicit FcfgRebuild(const json& c) {
+    const std::vector<std::string> known = registered_layers();
+    auto op_node = [&](const json& e) {
+      return e.is_object() && e.contains("name") && e["name"].is_string() && e.contains("class_name") &&
+             e["class_name"].is_string() && !std::binary_search(known.begin(), known.end(), e["class_name"].get<std::string>());
+    };
+    // What the layers (not those ops) and the outputs take, other than masks.
+    std::set<std::string> used;
+    std::function<void(const json&)> collect = [&](const json& j) {
+      if (j.is_object() && j.value("class_name", std::string()) == "__keras_tensor__" && j.contains("config") &&
+          j["config"].contains("keras_history") && fcfg_is_ref(j["config"]["keras_history"])) {
+        used.insert(j["config"]["keras_history"][0].get<std::string>());
+      } else if (j.is_array() || j.is_object()) {
+        for (const json& v : j) collect(v);
+      }
+    };
+    for (const json& e : c["layers"]) {
+      if (op_node(e) || !e.is_object() || !e.contains("inbound_nodes") || !e["inbound_nodes"].is_array()) continue;
+      for (const json& n : e["inbound_nodes"]) {
+        if (!n.is_object()) continue;
+        if (n.contains("args")) collect(n["args"]);
+        if (n.contains("kwargs") && n["kwargs"].is_object())
+          for (const auto& [k, v] : n["kwargs"].items())
+            if (k != "mask") collect(v);
+      }
+    }
+    for (const FcfgRef& r : fcfg_refs(c["output_layers"], "output_layers")) used.insert(r.layer);
+    for (const json& e : c["layers"])
+      if (op_node(e) && !used.count(e["name"].get<std::string>())) mask_ops_.insert(e["name"].get<std::string>());
+  }
+
   void add_layer(const json& entry) {
     EMBER_CHECK(entry.is_object() && entry.contains("class_name"), InvalidArgument)
         << "Model.from_config: each layer must be {\"class_name\", \"config\", \"name\", \"inbound_nodes\"}, got "
@@ -168,6 +206,7 @@ class FcfgRebuild {
     EMBER_CHECK(!lname.empty(), InvalidArgument) << "Model.from_config: a layer entry has no name: " << entry.dump().substr(0, 200);
     EMBER_CHECK(!created_.count(lname), InvalidArgument)
         << "Model.from_config: the layer name '" << lname << "' appears twice; layer names in a model must be unique";
+    if (mask_ops_.count(lname)) return;
     LayerPtr l = deserialize_layer(entry);
     created_[lname] = l;
     classes_[lname] = entry["class_name"].get<std::string>();
@@ -266,6 +305,9 @@ class FcfgRebuild {
 
   // The output of a reference, or nothing while the call it names has not been replayed yet.
   std::optional<Tensor> resolve(const FcfgRef& r, const std::string& who, int64_t offset) {
+    EMBER_CHECK(!mask_ops_.count(r.layer), Unimplemented)
+        << "Model.from_config: " << who << " takes the output of Keras operation '" << r.layer
+        << "', which Ember reads only as a mask computation (a layer's \"mask\" argument)";
     EMBER_CHECK(created_.count(r.layer), InvalidArgument)
         << "Model.from_config: " << who << " refers to layer '" << r.layer << "', which is not in the config; layers: "
         << layer_names();
@@ -286,6 +328,7 @@ class FcfgRebuild {
   std::map<std::string, std::string> classes_;
   std::map<std::string, std::vector<std::vector<Tensor>>> produced_;  // per layer, the outputs of each call so far
   std::map<std::string, std::vector<json>> pending_;
+  std::set<std::string> mask_ops_;  // Keras op nodes that computed masks, not rebuilt
   bool keras2_ = false;
 };
 
@@ -349,7 +392,7 @@ json Model::get_config() const {
 
 LayerPtr Model::from_config(const json& c) {
   fcfg_check_top_level(c);
-  FcfgRebuild graph;
+  FcfgRebuild graph(c);
   for (const json& entry : c["layers"]) graph.add_layer(entry);
   graph.replay_calls();
   std::vector<Tensor> inputs = graph.tensors(c, "input_layers"), outputs = graph.tensors(c, "output_layers");

@@ -128,3 +128,56 @@ TEST_CASE("an encoder-decoder saved by Keras 3 (return_state, initial_state, two
   rnnck_close(again[0], got[0], 0);
   rnnck_close(again[1], got[1], 0);
 }
+
+namespace {
+
+// The "masked" architecture of make_rnn_checkpoint_fixtures.py: padded ids, Embedding(mask_zero), Bidirectional,
+// TimeDistributed and a GRU that skips the padding.
+std::shared_ptr<Model> masked_model() {
+  backend::clear_session();
+  Tensor ids = layers::Input({5}, {.dtype = DType::Int32, .name = "ids"});
+  Tensor e = layers::Embedding(7, 3, {.mask_zero = true})(ids);
+  Tensor b = layers::Bidirectional(layers::LSTM(2, {.return_sequences = true}), {.merge_mode = "sum"})(e);
+  Tensor t = layers::TimeDistributed(layers::Dense(3, {.activation = "tanh"}))(b);
+  Tensor out = layers::Dense(1)(layers::GRU(2)(t));
+  return std::make_shared<Model>(ids, out, ModelOptions{.name = "masked"});
+}
+
+}  // namespace
+
+TEST_CASE("a masked model with Bidirectional and TimeDistributed saved by Keras 3 loads, predicts and saves as Keras",
+          "[io][rnn]") {
+  io::H5Group io_file = io::H5File::open_read(rnnck_fixture("masked_io.h5")).root();
+  const Tensor x = io_file.read_dataset("x0"), y = io_file.read_dataset("y");
+  REQUIRE(x.dtype() == DType::Int32);
+  for (const std::string file : {"masked.keras", "masked.h5"}) {
+    INFO(file);
+    Model m = models::load_model(rnnck_fixture(file));
+    rnnck_close(m.predict(x, {.verbose = 0}), y, 1e-5);
+  }
+  for (const std::string file : {"masked.weights.h5", "masked.h5"}) {
+    INFO("load_weights " << file);
+    auto m = masked_model();
+    m->load_weights(rnnck_fixture(file));
+    rnnck_close(m->predict(x, {.verbose = 0}), y, 1e-5);
+  }
+  // Ember's .weights.h5 has Keras's groups: layers/bidirectional/forward_layer/cell/vars, .../layer/vars.
+  testing::TempDir dir("masked");
+  auto m = masked_model();
+  m->compile({.optimizer = optimizers::Adam({.learning_rate = 0.01}), .loss = "mse"});
+  m->optimizer().build(m->trainable_weights());
+  m->save_weights(dir.file("m.weights.h5"));
+  std::vector<std::string> ours, keras;
+  rnnck_tree(io::H5File::open_read(dir.file("m.weights.h5")).root(), "", ours);
+  rnnck_tree(io::H5File::open_read(rnnck_fixture("masked.weights.h5")).root(), "", keras);
+  CHECK(ours == keras);
+  // And Ember's own files of the Keras model read back the same.
+  Model keras_model = models::load_model(rnnck_fixture("masked.keras"));
+  for (const std::string file : {"m.keras", "m.h5"}) {
+    INFO(file);
+    keras_model.save(dir.file(file));
+    Model back = models::load_model(dir.file(file));
+    CHECK(back.to_json() == keras_model.to_json());
+    rnnck_close(back.predict(x, {.verbose = 0}), y, 1e-5);
+  }
+}
