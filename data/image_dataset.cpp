@@ -10,6 +10,7 @@
 
 #include "data/image_io.h"
 #include "data/numpy_random.h"
+#include "framework/io/image_file.h"
 #include "framework/ops/random.h"
 
 namespace ember::data {
@@ -212,7 +213,8 @@ DirectoryDataset make_dataset(const std::string& directory, const Index& index, 
       [paths, channels = c.channels, size = o.image_size, interpolation, crop = o.crop_to_aspect_ratio](const Element& e) {
         Element out = e;
         const std::string& path = (*paths)[static_cast<size_t>(e[0].item<int64_t>())];
-        out[0] = resize_image(decode_image_file(path, channels), size, interpolation, crop);
+        const Tensor image = io::decode_image(path, channels, io::ImageConvention::tensorflow);
+        out[0] = resize_image(image, size, interpolation, crop);
         return out;
       },
       {.num_parallel_calls = AUTOTUNE});

@@ -1,16 +1,22 @@
-// PNG through libpng's simplified API (png_image), JPEG through libjpeg(-turbo) with an error handler that
-// jumps back out (libjpeg's default one calls exit()).
+// One reader for both conventions: PNG through libpng with the transformations of TF's PNG decoder
+// (core/lib/png/png_io.cc), JPEG through libjpeg(-turbo) with an error handler that jumps back out (libjpeg's
+// default one calls exit()). Both libraries report errors by longjmp: the functions that call setjmp hold only
+// trivially destructible locals, so a jump skips no destructor.
 #include "framework/io/image_file.h"
 
+#include <jpeglib.h>
+// jerror.h needs jpeglib.h first.
+#include <jerror.h>
+#include <png.h>
+
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <memory>
+#include <initializer_list>
+#include <iterator>
 #include <vector>
-
-#include <jpeglib.h>
-#include <png.h>
 
 namespace ember::io {
 
@@ -21,27 +27,89 @@ struct Pixels {
   std::vector<uint8_t> data;
 };
 
-Pixels decode_png(const std::string& path) {
-  png_image image;
-  std::memset(&image, 0, sizeof image);
-  image.version = PNG_IMAGE_VERSION;
-  if (!png_image_begin_read_from_file(&image, path.c_str()))
-    throw DataLoss("decode_image: " + path + ": not a readable PNG (" + image.message + ")");
-  const bool color = image.format & PNG_FORMAT_FLAG_COLOR;
-  const bool alpha = image.format & PNG_FORMAT_FLAG_ALPHA;
-  Pixels p;
-  p.channels = color ? (alpha ? 4 : 3) : (alpha ? 4 : 1);  // gray + alpha reads as RGBA, as PIL's "LA" converts
-  image.format = p.channels == 1 ? PNG_FORMAT_GRAY : p.channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_RGBA;
-  p.height = image.height;
-  p.width = image.width;
-  p.data.resize(PNG_IMAGE_SIZE(image));
-  if (!png_image_finish_read(&image, nullptr, p.data.data(), 0, nullptr)) {
-    const std::string message = image.message;
-    png_image_free(&image);
-    throw DataLoss("decode_image: " + path + ": corrupt or truncated PNG (" + message + ")");
-  }
-  return p;
+// ---- PNG ----
+
+struct PngReader {
+  const unsigned char* data;
+  size_t size, pos;
+  char error[200];
+};
+
+void png_read_bytes(png_structp png, png_bytep out, png_size_t n) {
+  auto* r = static_cast<PngReader*>(png_get_io_ptr(png));
+  if (n > r->size - r->pos) png_error(png, "file ends early");
+  std::memcpy(out, r->data + r->pos, n);
+  r->pos += n;
 }
+
+void png_on_error(png_structp png, png_const_charp msg) {
+  auto* r = static_cast<PngReader*>(png_get_error_ptr(png));
+  std::snprintf(r->error, sizeof r->error, "%s", msg);
+  png_longjmp(png, 1);
+}
+
+void png_on_warning(png_structp, png_const_charp) {}
+
+// The file's own channels: 1 gray, 3 colour (palette included), 4 with alpha or tRNS transparency.
+int png_own_channels(png_structp png, png_infop info) {
+  const int color = png_get_color_type(png, info);
+  const bool alpha = (color & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+  return alpha ? 4 : (color & PNG_COLOR_MASK_COLOR) != 0 ? 3 : 1;
+}
+
+// TF's transformations: alpha added, dropped or kept to reach `channels`, 16 bits cut to 8, palette and low
+// bit depths expanded, gray and colour converted (gray with libpng's 0.299/0.587/0.114 weights).
+void png_setup(png_structp png, png_infop info, int channels) {
+  const int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+  const bool has_trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+  const bool has_alpha = (color & PNG_COLOR_MASK_ALPHA) != 0;
+  if (channels % 2 == 0) {
+    if (!has_alpha) {
+      if (has_trns) png_set_tRNS_to_alpha(png);
+      else png_set_add_alpha(png, 0xff, PNG_FILLER_AFTER);
+    }
+  } else if (has_alpha || has_trns) {
+    png_set_strip_alpha(png);
+  }
+  if (depth > 8) png_set_strip_16(png);
+  png_set_packing(png);
+  if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  const bool is_gray = (color & PNG_COLOR_MASK_COLOR) == 0;
+  if (is_gray && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  if (channels < 3 && !is_gray) png_set_rgb_to_gray(png, 1, 0.299, 0.587);
+  if (channels >= 3 && is_gray) png_set_gray_to_rgb(png);
+}
+
+// Decodes into `out` with `channels` (0: the file's own); false with r->error set on a libpng error.
+bool png_decode(PngReader* r, int channels, Pixels* out) {
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r, png_on_error, png_on_warning);
+  if (!png) return false;
+  png_infop info = png_create_info_struct(png);
+  if (!info || setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, info ? &info : nullptr, nullptr);
+    return false;
+  }
+  png_set_read_fn(png, r, png_read_bytes);
+  png_read_info(png, info);
+  const int ch = channels != 0 ? channels : png_own_channels(png, info);
+  png_setup(png, info, ch);
+  const int passes = png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  const png_uint_32 height = png_get_image_height(png, info), width = png_get_image_width(png, info);
+  const size_t row_bytes = png_get_rowbytes(png, info);
+  if (row_bytes != size_t{width} * static_cast<size_t>(ch)) png_error(png, "unexpected row size after conversion");
+  out->height = height;
+  out->width = width;
+  out->channels = ch;
+  out->data.resize(row_bytes * height);
+  for (int p = 0; p < passes; ++p)
+    for (png_uint_32 y = 0; y < height; ++y) png_read_row(png, out->data.data() + y * row_bytes, nullptr);
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  return true;
+}
+
+// ---- JPEG ----
 
 struct JpegError {
   jpeg_error_mgr mgr;
@@ -49,43 +117,51 @@ struct JpegError {
   char message[JMSG_LENGTH_MAX];
 };
 
-void jpeg_error_exit(j_common_ptr cinfo) {
-  JpegError* err = reinterpret_cast<JpegError*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
+void jpeg_on_error(j_common_ptr cinfo) {
+  auto* e = reinterpret_cast<JpegError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, e->message);
+  std::longjmp(e->jump, 1);
 }
 
-// libjpeg only warns about corrupt or truncated data (and decodes gray); like TF's decode_jpeg, fail instead.
-void jpeg_emit_message(j_common_ptr cinfo, int level) {
-  if (level < 0) jpeg_error_exit(cinfo);
+// libjpeg only warns when the data ends early (and decodes the rest gray); PIL and TF fail instead. Its other
+// warnings (e.g. extraneous bytes before a marker) pass, as they do in PIL and TF.
+void jpeg_on_message(j_common_ptr cinfo, int level) {
+  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) jpeg_on_error(cinfo);
 }
 
-// Only plain C objects live in this frame (longjmp skips destructors): the caller owns file and pixels.
-bool decode_jpeg_into(std::FILE* file, Pixels& p, std::vector<uint8_t>& data, JpegError& err, bool& cmyk) {
+// Decodes into `out` as gray when `channels` is 1 (or 0 and the file is gray), else RGB; the fast integer DCT
+// when `fast_dct` (TF's core/lib/jpeg/jpeg_mem.cc), libjpeg's default accurate one otherwise (PIL). False with
+// err->message set on a libjpeg error, or with `cmyk` set for a CMYK/YCCK file.
+bool jpeg_decode(const std::vector<unsigned char>& bytes, int channels, bool fast_dct, JpegError* err, Pixels* out,
+                 bool* cmyk) {
   jpeg_decompress_struct cinfo;
-  cinfo.err = jpeg_std_error(&err.mgr);
-  err.mgr.error_exit = jpeg_error_exit;
-  err.mgr.emit_message = jpeg_emit_message;
-  if (setjmp(err.jump)) {
+  cinfo.err = jpeg_std_error(&err->mgr);
+  err->mgr.error_exit = jpeg_on_error;
+  err->mgr.emit_message = jpeg_on_message;
+  if (setjmp(err->jump)) {
     jpeg_destroy_decompress(&cinfo);
     return false;
   }
   jpeg_create_decompress(&cinfo);
-  jpeg_stdio_src(&cinfo, file);
+  jpeg_mem_src(&cinfo, bytes.data(), static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&cinfo, TRUE);
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
-    cmyk = true;
+    *cmyk = true;
     jpeg_destroy_decompress(&cinfo);
     return false;
   }
-  cinfo.out_color_space = cinfo.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  const bool gray = channels == 0 ? cinfo.num_components == 1 : channels == 1;
+  cinfo.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+  if (fast_dct) cinfo.dct_method = JDCT_IFAST;
+  cinfo.do_fancy_upsampling = TRUE;
   jpeg_start_decompress(&cinfo);
-  p.height = cinfo.output_height;
-  p.width = cinfo.output_width;
-  p.channels = cinfo.output_components;
-  data.resize(static_cast<size_t>(p.height * p.width * p.channels));
+  out->height = cinfo.output_height;
+  out->width = cinfo.output_width;
+  out->channels = cinfo.output_components;
+  const size_t row_bytes = size_t{cinfo.output_width} * static_cast<size_t>(cinfo.output_components);
+  out->data.resize(row_bytes * cinfo.output_height);
   while (cinfo.output_scanline < cinfo.output_height) {
-    JSAMPROW row = data.data() + static_cast<size_t>(cinfo.output_scanline) * p.width * p.channels;
+    JSAMPROW row = out->data.data() + cinfo.output_scanline * row_bytes;
     jpeg_read_scanlines(&cinfo, &row, 1);
   }
   jpeg_finish_decompress(&cinfo);
@@ -93,21 +169,7 @@ bool decode_jpeg_into(std::FILE* file, Pixels& p, std::vector<uint8_t>& data, Jp
   return true;
 }
 
-Pixels decode_jpeg(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw NotFound("decode_image: cannot open " + path);
-  Pixels p;
-  JpegError err;
-  err.message[0] = '\0';
-  bool cmyk = false;
-  if (!decode_jpeg_into(file.get(), p, p.data, err, cmyk)) {
-    if (cmyk) throw Unimplemented("decode_image: " + path + " is a CMYK JPEG; only grayscale and RGB JPEGs are read");
-    throw DataLoss("decode_image: " + path + ": corrupt or truncated JPEG (" + err.message + ")");
-  }
-  return p;
-}
-
-// PIL's conversions (Image.convert), which Keras's load_img uses.
+// PIL's conversions (Image.convert), which Keras's load_img uses; a copy when the channels already match.
 Tensor convert_channels(const Pixels& p, int64_t to) {
   const int64_t n = p.height * p.width, from = p.channels;
   Tensor out = Tensor::empty(Shape{p.height, p.width, to}, DType::UInt8, Device::cpu());
@@ -129,24 +191,52 @@ Tensor convert_channels(const Pixels& p, int64_t to) {
   return out;
 }
 
+// Data that is not a readable PNG or JPEG: TF's decoders raise InvalidArgumentError; Ember's file readers DataLoss.
+[[noreturn]] void throw_unreadable(ImageConvention convention, const std::string& path, const std::string& what) {
+  const std::string message = "decode_image: " + path + " is not " + what;
+  if (convention == ImageConvention::tensorflow) throw InvalidArgument(message);
+  throw DataLoss(message);
+}
+
 }  // namespace
 
-Tensor decode_image(const std::string& path, int channels) {
-  EMBER_CHECK(channels == 0 || channels == 1 || channels == 3 || channels == 4, InvalidArgument)
-      << "decode_image: channels must be 0 (the file's own), 1, 3 or 4; got " << channels;
-  unsigned char magic[8] = {0};
+Tensor decode_image(const std::string& path, int channels, ImageConvention convention) {
+  const bool tf = convention == ImageConvention::tensorflow;
+  EMBER_CHECK(channels == 1 || channels == 3 || channels == 4 || (channels == 0 && !tf), InvalidArgument)
+      << "decode_image: channels must be " << (tf ? "" : "0 (the file's own), ") << "1, 3 or 4; got " << channels;
+  std::vector<unsigned char> bytes;
   {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw NotFound("decode_image: cannot open " + path);
-    in.read(reinterpret_cast<char*>(magic), sizeof magic);
+    EMBER_CHECK(in.good(), NotFound) << "decode_image: cannot open " << path;
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
+  auto starts_with = [&](std::initializer_list<unsigned char> magic) {
+    return bytes.size() >= magic.size() && std::equal(magic.begin(), magic.end(), bytes.begin());
+  };
+  // The conventions differ in who converts channels: libpng/libjpeg as TF asks them, or PIL's formulas after
+  // decoding the file's own channels.
+  const int decode_channels = tf ? channels : 0;
   Pixels p;
-  if (std::memcmp(magic, "\x89PNG\r\n\x1a\n", 8) == 0) {
-    p = decode_png(path);
-  } else if (magic[0] == 0xff && magic[1] == 0xd8 && magic[2] == 0xff) {
-    p = decode_jpeg(path);
+  if (starts_with({0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'})) {
+    PngReader r{bytes.data(), bytes.size(), 0, "out of memory"};
+    if (!png_decode(&r, decode_channels, &p))
+      throw_unreadable(convention, path, std::string("a valid PNG file (corrupt or truncated): ") + r.error);
+  } else if (starts_with({0xff, 0xd8, 0xff})) {
+    EMBER_CHECK(!(tf && channels == 4), InvalidArgument)
+        << "decode_image: " << path << " is a JPEG, which TF's decoder gives no 4-channel (RGBA) form; ask for 1 "
+        << "or 3 channels (color_mode \"grayscale\" or \"rgb\")";
+    JpegError err{};
+    bool cmyk = false;
+    if (!jpeg_decode(bytes, decode_channels, tf, &err, &p, &cmyk)) {
+      EMBER_CHECK(!cmyk, Unimplemented)
+          << "decode_image: " << path << " is a CMYK JPEG; only grayscale and RGB JPEGs are read";
+      throw_unreadable(convention, path, std::string("a valid JPEG file (corrupt or truncated): ") + err.message);
+    }
   } else {
-    throw DataLoss("decode_image: " + path + " is neither a PNG nor a JPEG file");
+    const bool gif = starts_with({'G', 'I', 'F', '8'}), bmp = starts_with({'B', 'M'});
+    EMBER_CHECK(!gif && !bmp, Unimplemented) << "decode_image: " << path << " is a " << (gif ? "GIF" : "BMP")
+                                             << " file; only PNG and JPEG are decoded: convert it to PNG";
+    throw_unreadable(convention, path, "an image file: neither a PNG nor a JPEG");
   }
   return convert_channels(p, channels == 0 ? p.channels : channels);
 }

@@ -1,13 +1,14 @@
 // image_dataset_from_directory against what Keras gives for the same folder (tests/fixtures/data/images,
 // recorded by tests/fixtures/data/make_data_fixtures.py): class names, file order after the seeded shuffle,
 // the training/validation split, labels, and the decoded and resized pixels. Then the argument and file
-// errors, and decode_image_file/resize_image on their own.
+// errors, and decoding (io::decode_image, tensorflow convention) and resize_image on their own.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
+#include "framework/io/image_file.h"
 #include "tests/data/data_testing.h"
 #include "tests/support/json_fixtures.h"
 
@@ -238,14 +239,14 @@ TEST_CASE("data: a broken image file is an error naming it when the pass reaches
   }(), Unimplemented);
 }
 
-TEST_CASE("data: decode_image_file and resize_image", "[data][images]") {
+TEST_CASE("data: decode_image as TF and resize_image", "[data][images]") {
   const std::string dir = images_dir();
-  const Tensor rgb = data::decode_image_file(dir + "/ants/a0.png", 3);
+  const Tensor rgb = io::decode_image(dir + "/ants/a0.png", 3, io::ImageConvention::tensorflow);
   CHECK(rgb.shape() == Shape{5, 5, 3});
   CHECK(rgb.dtype() == DType::UInt8);
   // Gray from RGB with TF's weights, and RGBA with an opaque alpha added.
-  const Tensor gray = data::decode_image_file(dir + "/ants/a0.png", 1);
-  const Tensor rgba = data::decode_image_file(dir + "/ants/a0.png", 4);
+  const Tensor gray = io::decode_image(dir + "/ants/a0.png", 1, io::ImageConvention::tensorflow);
+  const Tensor rgba = io::decode_image(dir + "/ants/a0.png", 4, io::ImageConvention::tensorflow);
   const std::vector<uint8_t> c = rgb.to_vector<uint8_t>(), g = gray.to_vector<uint8_t>(), a = rgba.to_vector<uint8_t>();
   for (size_t i = 0; i < g.size(); ++i) {
     CHECK(std::abs(g[i] - (0.299 * c[3 * i] + 0.587 * c[3 * i + 1] + 0.114 * c[3 * i + 2])) <= 1.0);
@@ -259,7 +260,7 @@ TEST_CASE("data: decode_image_file and resize_image", "[data][images]") {
   const Tensor four = Tensor::from_vector<float>({0, 10, 20, 30}, Shape{2, 2, 1}, Device::cpu());
   CHECK(data::resize_image(four, {1, 1}).item<float>() == Approx(15.0f));
   CHECK(data::resize_image(four, {1, 1}, "nearest").item<float>() == 30.0f);
-  CHECK_THROWS_AS(data::decode_image_file(dir + "/missing.png", 3), NotFound);
-  CHECK_THROWS_AS(data::decode_image_file(dir + "/ants/a0.png", 2), InvalidArgument);
+  CHECK_THROWS_AS(io::decode_image(dir + "/missing.png", 3, io::ImageConvention::tensorflow), NotFound);
+  CHECK_THROWS_AS(io::decode_image(dir + "/ants/a0.png", 2, io::ImageConvention::tensorflow), InvalidArgument);
   CHECK_THROWS_AS(data::resize_image(four, {1, 1}, "area"), InvalidArgument);
 }
