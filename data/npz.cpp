@@ -1,4 +1,4 @@
-// NpzFile: libzip for the archive, the .npy header (magic, version, a Python dict literal), and for object
+// NpzFile: libzip for the archive, io::parse_npy_header for each member's .npy header, and for object
 // arrays a small pickle reader that knows the opcodes NumPy's pickles of integer lists use (protocols 2-5).
 #include "data/npz.h"
 
@@ -9,31 +9,17 @@
 #include <map>
 #include <memory>
 
+#include "framework/io/npy.h"
+
 namespace ember::datasets::detail {
 
 struct NpzFile::Npy {
-  std::string descr;
-  bool fortran = false;
-  std::vector<int64_t> shape;
-  std::string data;  // the bytes after the header
+  io::NpyHeader header;
+  std::string data;   // the bytes after the header
   std::string where;  // "archive:member.npy"
 };
 
 namespace {
-
-std::string dict_value(const std::string& header, const std::string& key, const std::string& where) {
-  const size_t k = header.find("'" + key + "'");
-  EMBER_CHECK(k != std::string::npos, DataLoss) << where << ": the .npy header lacks '" << key << "': " << header;
-  size_t v = header.find(':', k);
-  EMBER_CHECK(v != std::string::npos, DataLoss) << where << ": bad .npy header: " << header;
-  ++v;
-  while (v < header.size() && header[v] == ' ') ++v;
-  const char open = header[v];
-  const char close = open == '(' ? ')' : open == '\'' ? '\'' : ',';
-  const size_t end = header.find(close, v + 1);
-  EMBER_CHECK(end != std::string::npos, DataLoss) << where << ": bad .npy header: " << header;
-  return open == ',' ? header.substr(v, end - v) : header.substr(v + 1, end - v - 1);
-}
 
 // ---- pickle ----
 
@@ -277,41 +263,21 @@ NpzFile::Npy NpzFile::read(const std::string& name) const {
   zip_fclose(f);
   EMBER_CHECK(got == static_cast<zip_int64_t>(bytes.size()), DataLoss)
       << npy.where << ": read " << got << " of " << bytes.size() << " bytes " << why;
-  EMBER_CHECK(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0, DataLoss)
-      << npy.where << ": not a .npy file (bad magic)";
-  const int major = static_cast<uint8_t>(bytes[6]);
-  const size_t len_bytes = major == 1 ? 2 : 4;
-  EMBER_CHECK(major >= 1 && major <= 3 && bytes.size() >= 8 + len_bytes, DataLoss)
-      << npy.where << ": unsupported .npy version " << major;
-  size_t header_len = 0;
-  for (size_t k = 0; k < len_bytes; ++k) header_len |= size_t{static_cast<uint8_t>(bytes[8 + k])} << (8 * k);
-  const size_t start = 8 + len_bytes;
-  EMBER_CHECK(header_len <= bytes.size() - start, DataLoss) << npy.where << ": truncated .npy header";
-  const std::string header = bytes.substr(start, header_len);
-  npy.descr = dict_value(header, "descr", npy.where);
-  npy.fortran = dict_value(header, "fortran_order", npy.where) == "True";
-  const std::string shape = dict_value(header, "shape", npy.where);
-  for (size_t p = 0; p < shape.size();) {
-    const size_t q = shape.find(',', p);
-    const std::string d = shape.substr(p, q == std::string::npos ? std::string::npos : q - p);
-    if (d.find_first_of("0123456789") != std::string::npos) npy.shape.push_back(std::stoll(d));
-    if (q == std::string::npos) break;
-    p = q + 1;
-  }
-  npy.data = bytes.substr(start + header_len);
+  npy.header = io::parse_npy_header(bytes, npy.where);
+  npy.data = bytes.substr(npy.header.data_offset);
   return npy;
 }
 
 Tensor NpzFile::int_array(const std::string& name) const {
   const Npy npy = read(name);
-  const std::string& d = npy.descr;
+  const std::string& d = npy.header.descr;
   const bool ok = d.size() == 3 && (d[0] == '<' || d[0] == '|') && (d[1] == 'i' || d[1] == 'u') &&
                   (d[2] == '1' || d[2] == '2' || d[2] == '4' || d[2] == '8') && !(d[1] == 'u' && d[2] == '8');
-  EMBER_CHECK(ok && !npy.fortran, DataLoss) << npy.where << ": expected a little-endian integer array in C order, got "
-                                            << "dtype '" << d << "'" << (npy.fortran ? " in Fortran order" : "");
+  const bool fortran = npy.header.fortran_order;
+  EMBER_CHECK(ok && !fortran, DataLoss) << npy.where << ": expected a little-endian integer array in C order, got "
+                                        << "dtype '" << d << "'" << (fortran ? " in Fortran order" : "");
   const size_t width = static_cast<size_t>(d[2] - '0');
-  int64_t n = 1;
-  for (int64_t s : npy.shape) n *= s;
+  const int64_t n = npy.header.shape.num_elements();
   EMBER_CHECK(npy.data.size() == static_cast<size_t>(n) * width, DataLoss)
       << npy.where << ": holds " << npy.data.size() << " data bytes, but shape and dtype need " << n * width;
   std::vector<int64_t> v(static_cast<size_t>(n));
@@ -321,14 +287,15 @@ Tensor NpzFile::int_array(const std::string& name) const {
     if (d[1] == 'i' && width < 8 && (u >> (8 * width - 1)) & 1) u |= ~uint64_t{0} << (8 * width);  // sign-extend
     v[k] = static_cast<int64_t>(u);
   }
-  return Tensor::from_vector<int64_t>(v, Shape(npy.shape), Device::cpu());
+  return Tensor::from_vector<int64_t>(v, npy.header.shape, Device::cpu());
 }
 
 std::vector<std::vector<int64_t>> NpzFile::int_lists(const std::string& name) const {
   const Npy npy = read(name);
-  EMBER_CHECK(npy.descr == "|O" && npy.shape.size() == 1, DataLoss)
-      << npy.where << ": expected a 1-D object array (ragged sequences), got dtype '" << npy.descr << "' with "
-      << npy.shape.size() << " dimensions";
+  const io::NpyHeader& h = npy.header;
+  EMBER_CHECK(h.descr == "|O" && h.shape.rank() == 1, DataLoss)
+      << npy.where << ": expected a 1-D object array (ragged sequences), got dtype '" << h.descr << "' with "
+      << h.shape.rank() << " dimensions";
   const Obj arr = Unpickler(npy.data, npy.where).load();
   // numpy's ndarray.__reduce__: BUILD's state is (version, shape, dtype, is_fortran, the elements).
   const bool ok = arr->kind == PyObj::Kind::Reduce && arr->state && arr->state->kind == PyObj::Kind::Tuple &&
@@ -345,8 +312,8 @@ std::vector<std::vector<int64_t>> NpzFile::int_lists(const std::string& name) co
       o.push_back(v->i);
     }
   }
-  EMBER_CHECK(static_cast<int64_t>(out.size()) == npy.shape[0], DataLoss)
-      << npy.where << ": the header promises " << npy.shape[0] << " elements, the pickle holds " << out.size();
+  EMBER_CHECK(static_cast<int64_t>(out.size()) == h.shape[0], DataLoss)
+      << npy.where << ": the header promises " << h.shape[0] << " elements, the pickle holds " << out.size();
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -28,21 +29,21 @@ constexpr NpyDescr kNpyDescrs[] = {{"f4", DType::Float32}, {"f8", DType::Float64
                                    {"b1", DType::Bool}};
 
 // The quoted value after 'key': in the header dict, or the raw text up to the next ',' or ')' when unquoted.
-std::string npy_field(const std::string& header, const std::string& key, const std::string& path) {
+std::string npy_field(const std::string& header, const std::string& key, const std::string& where) {
   const size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos) throw DataLoss("read_npy: " + path + ": the header has no '" + key + "': " + header);
+  if (k == std::string::npos) throw DataLoss(where + ": the header has no '" + key + "': " + header);
   size_t p = header.find(':', k);
-  if (p == std::string::npos) throw DataLoss("read_npy: " + path + ": malformed header: " + header);
+  if (p == std::string::npos) throw DataLoss(where + ": malformed header: " + header);
   ++p;
   while (p < header.size() && header[p] == ' ') ++p;
   if (p < header.size() && (header[p] == '\'' || header[p] == '"')) {
     const size_t end = header.find(header[p], p + 1);
-    if (end == std::string::npos) throw DataLoss("read_npy: " + path + ": malformed header: " + header);
+    if (end == std::string::npos) throw DataLoss(where + ": malformed header: " + header);
     return header.substr(p + 1, end - p - 1);
   }
   if (p < header.size() && header[p] == '(') {
     const size_t end = header.find(')', p);
-    if (end == std::string::npos) throw DataLoss("read_npy: " + path + ": malformed header: " + header);
+    if (end == std::string::npos) throw DataLoss(where + ": malformed header: " + header);
     return header.substr(p, end - p + 1);
   }
   size_t end = p;
@@ -50,7 +51,7 @@ std::string npy_field(const std::string& header, const std::string& key, const s
   return header.substr(p, end - p);
 }
 
-Shape npy_shape(const std::string& tuple, const std::string& path) {
+Shape npy_shape(const std::string& tuple, const std::string& where) {
   Shape shape;
   std::string inner = tuple.substr(1, tuple.size() - 2);
   std::stringstream ss(inner);
@@ -63,7 +64,7 @@ Shape npy_shape(const std::string& tuple, const std::string& path) {
       if (d < 0) throw std::invalid_argument("negative");
       shape.push_back(d);
     } catch (const std::exception&) {
-      throw DataLoss("read_npy: " + path + ": bad shape " + tuple);
+      throw DataLoss(where + ": bad shape " + tuple);
     }
   }
   return shape;
@@ -77,26 +78,37 @@ std::string npy_descr(DType dtype) {
 
 }  // namespace
 
+NpyHeader parse_npy_header(std::string_view bytes, const std::string& where) {
+  if (bytes.size() < kNpyMagicLen + 2 || bytes.substr(0, kNpyMagicLen) != std::string_view(kNpyMagic, kNpyMagicLen))
+    throw DataLoss(where + " is not a .npy file (no \\x93NUMPY magic)");
+  const int major = static_cast<unsigned char>(bytes[kNpyMagicLen]);
+  if (major < 1 || major > 3)
+    throw Unimplemented(where + ": .npy version " + std::to_string(major) + " (1 to 3 are known)");
+  const size_t len_size = major == 1 ? 2 : 4, start = kNpyMagicLen + 2 + len_size;
+  if (bytes.size() < start) throw DataLoss(where + " is truncated");
+  size_t header_len = 0;
+  for (size_t k = 0; k < len_size; ++k)
+    header_len |= size_t{static_cast<unsigned char>(bytes[kNpyMagicLen + 2 + k])} << (8 * k);
+  if (header_len > bytes.size() - start) throw DataLoss(where + " is truncated in its header");
+  const std::string header(bytes.substr(start, header_len));
+  NpyHeader h;
+  h.descr = npy_field(header, "descr", where);
+  const std::string fortran = npy_field(header, "fortran_order", where);
+  if (fortran != "True" && fortran != "False") throw DataLoss(where + ": malformed header: " + header);
+  h.fortran_order = fortran == "True";
+  h.shape = npy_shape(npy_field(header, "shape", where), where);
+  h.data_offset = start + header_len;
+  return h;
+}
+
 Tensor read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NotFound("read_npy: cannot open " + path);
-  char magic[kNpyMagicLen + 2];
-  if (!in.read(magic, sizeof magic) || std::memcmp(magic, kNpyMagic, kNpyMagicLen) != 0)
-    throw DataLoss("read_npy: " + path + " is not a .npy file (no \\x93NUMPY magic)");
-  const int major = static_cast<unsigned char>(magic[kNpyMagicLen]);
-  if (major < 1 || major > 3)
-    throw Unimplemented("read_npy: " + path + ": .npy version " + std::to_string(major) + " (1 to 3 are known)");
-  unsigned char len_bytes[4] = {0, 0, 0, 0};
-  const int len_size = major == 1 ? 2 : 4;
-  if (!in.read(reinterpret_cast<char*>(len_bytes), len_size)) throw DataLoss("read_npy: " + path + " is truncated");
-  const uint32_t header_len = len_bytes[0] | (len_bytes[1] << 8) | (len_bytes[2] << 16) | (uint32_t(len_bytes[3]) << 24);
-  std::string header(header_len, '\0');
-  if (!in.read(header.data(), header_len)) throw DataLoss("read_npy: " + path + " is truncated in its header");
-
-  const std::string descr = npy_field(header, "descr", path);
-  if (npy_field(header, "fortran_order", path) != "False")
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const NpyHeader h = parse_npy_header(bytes, "read_npy: " + path);
+  const std::string& descr = h.descr;
+  if (h.fortran_order)
     throw Unimplemented("read_npy: " + path + " is in Fortran order; save a C-order array (numpy.ascontiguousarray)");
-  const Shape shape = npy_shape(npy_field(header, "shape", path), path);
   std::optional<DType> dtype;
   if (descr.size() == 3) {
     for (const NpyDescr& d : kNpyDescrs) {
@@ -111,10 +123,11 @@ Tensor read_npy(const std::string& path) {
     throw Unimplemented("read_npy: " + path + " has dtype '" + descr +
                         "'; supported: float16/32/64, int32, int64, uint8 and bool ('<f2', '<f4', '<f8', '<i4', '<i8', "
                         "'|u1', '|b1')");
-  Tensor t = Tensor::empty(shape, *dtype, Device::cpu());
-  if (t.nbytes() > 0 && !in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(t.nbytes())))
-    throw DataLoss("read_npy: " + path + " is truncated: shape " + shape.to_string() + " of " + descr + " needs " +
+  Tensor t = Tensor::empty(h.shape, *dtype, Device::cpu());
+  if (t.nbytes() > bytes.size() - h.data_offset)
+    throw DataLoss("read_npy: " + path + " is truncated: shape " + h.shape.to_string() + " of " + descr + " needs " +
                    std::to_string(t.nbytes()) + " bytes of data");
+  if (t.nbytes() > 0) std::memcpy(t.raw_data(), bytes.data() + h.data_offset, t.nbytes());
   return t;
 }
 
