@@ -53,3 +53,26 @@ TEST_CASE("decode_image names the file and the problem", "[io][image]") {
     CHECK_THROWS_WITH(io::decode_image(cut), Contains(cut));
   }
 }
+
+TEST_CASE("decode_image fails on a JPEG cut short and passes libjpeg's other warnings, as PIL and TF do",
+          "[io][image]") {
+  testing::TempDir dir("image_jpeg_warnings");
+  std::ifstream in(testing::fixture_path("predict/rgb.jpg"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = dir.file("cut.jpg");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() * 2 / 3);
+  CHECK_THROWS_AS(io::decode_image(cut, 3), DataLoss);
+  CHECK_THROWS_AS(io::decode_image(cut, 3, io::ImageConvention::tensorflow), InvalidArgument);
+  CHECK_THROWS_WITH(io::decode_image(cut, 3, io::ImageConvention::tensorflow),
+                    Contains(cut) && Contains("Premature end of JPEG file"));
+  // "Corrupt JPEG data: 3 extraneous bytes before marker 0xdb": a warning, the pixels are whole.
+  const size_t dqt = bytes.find("\xff\xdb");
+  REQUIRE(dqt != std::string::npos);
+  const std::string extra = dir.file("extra.jpg");
+  std::ofstream(extra, std::ios::binary) << bytes.substr(0, dqt) + std::string("\x00\x01\x02", 3) + bytes.substr(dqt);
+  for (io::ImageConvention convention : {io::ImageConvention::pil, io::ImageConvention::tensorflow}) {
+    const std::string original = testing::fixture_path("predict/rgb.jpg").string();
+    CHECK(io::decode_image(extra, 3, convention).to_vector<uint8_t>() ==
+          io::decode_image(original, 3, convention).to_vector<uint8_t>());
+  }
+}
