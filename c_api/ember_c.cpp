@@ -266,6 +266,15 @@ EmberStatus ember_model_predict(EmberModel* model, int64_t batch_size, const flo
     ember_c_require(input_sizes, fn, "input_sizes");
     ember_c_require(outputs, fn, "outputs");
     ember_c_require(output_sizes, fn, "output_sizes");
+    // Every buffer is checked before any is read, so a bad call does no work.
+    for (size_t j = 0; j < model->outputs.size(); ++j) {
+      const EmberModel::Port& port = model->outputs[j];
+      const size_t want = ember_c_port_size(port, batch_size, false, fn);
+      EMBER_CHECK(outputs[j] != nullptr, InvalidArgument) << fn << ": outputs[" << j << "] ('" << port.name << "') is NULL";
+      EMBER_CHECK(output_sizes[j] == want, InvalidArgument)
+          << fn << ": output " << j << " ('" << port.name << "', shape " << ember::Shape(port.dims).to_keras_string()
+          << ") holds " << want << " floats for a batch of " << batch_size << "; given room for " << output_sizes[j];
+    }
     std::vector<ember::Tensor> xs;
     for (size_t i = 0; i < model->inputs.size(); ++i) {
       const EmberModel::Port& port = model->inputs[i];
@@ -279,14 +288,6 @@ EmberStatus ember_model_predict(EmberModel* model, int64_t batch_size, const flo
       const ember::DType dtype = model->model->inputs()[i].dtype();
       x = x.to(ember::default_device());
       xs.push_back(dtype == ember::DType::Float32 ? x : ember::ops::cast(x, dtype));
-    }
-    for (size_t j = 0; j < model->outputs.size(); ++j) {
-      const EmberModel::Port& port = model->outputs[j];
-      const size_t want = ember_c_port_size(port, batch_size, false, fn);
-      EMBER_CHECK(outputs[j] != nullptr, InvalidArgument) << fn << ": outputs[" << j << "] ('" << port.name << "') is NULL";
-      EMBER_CHECK(output_sizes[j] == want, InvalidArgument)
-          << fn << ": output " << j << " ('" << port.name << "', shape " << ember::Shape(port.dims).to_keras_string()
-          << ") holds " << want << " floats for a batch of " << batch_size << "; given room for " << output_sizes[j];
     }
     const std::vector<ember::Tensor> ys = model->model->predict_outputs(xs, {.batch_size = batch_size, .verbose = 0});
     std::vector<ember::Tensor> host;

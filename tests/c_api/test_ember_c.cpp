@@ -177,6 +177,8 @@ TEST_CASE("C API: failures are statuses with messages", "[c_api]") {
   CHECK(ember_model_predict(h.m, 2, inputs, input_sizes, outputs, output_sizes) == EMBER_INVALID_ARGUMENT);
   CHECK_THAT(ember_last_error(), Contains("input 1 ('in_b', shape (None, 6)) holds 12 floats for a batch of 2; given 10"));
   CHECK(y == std::vector<float>(6, -7.0f));
+  b.assign(12, 0.5f);  // now as long as the size given for it
+  inputs[1] = b.data();
   input_sizes[1] = 12;
   output_sizes[0] = 5;
   CHECK(ember_model_predict(h.m, 2, inputs, input_sizes, outputs, output_sizes) == EMBER_INVALID_ARGUMENT);
