@@ -247,6 +247,15 @@ Dataset Dataset::take(int64_t n) const { return Dataset(detail::make_take(node_,
 
 Dataset Dataset::skip(int64_t n) const { return Dataset(detail::make_skip(node_, n < 0 ? -1 : n)); }
 
+Dataset Dataset::shard(int64_t num_shards, int64_t index) const {
+  EMBER_CHECK(num_shards > 0, InvalidArgument)
+      << "Dataset.shard: num_shards must be greater than zero, got " << num_shards;
+  EMBER_CHECK(index >= 0 && index < num_shards, InvalidArgument)
+      << "Dataset.shard: index must be in [0, " << num_shards - 1 << "] for " << num_shards << " shards, got "
+      << index;
+  return Dataset(detail::make_shard(node_, num_shards, index));
+}
+
 Dataset Dataset::cache() const { return Dataset(detail::make_cache(node_)); }
 
 Dataset Dataset::prefetch(int64_t n) const {

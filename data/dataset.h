@@ -182,6 +182,10 @@ class Dataset {
   Dataset take(int64_t n) const;
   // All but the first n elements; -1 skips all.
   Dataset skip(int64_t n) const;
+  // Every num_shards-th element, starting at element `index` (TF: Dataset.shard): element i is kept when
+  // i % num_shards == index. Each of num_shards workers reading shard(num_shards, its index) sees its own
+  // disjoint part. Put it before shuffle and batch, as TF advises.
+  Dataset shard(int64_t num_shards, int64_t index) const;
   // Keeps the elements of the first complete pass in memory; later passes read them from there (a pass
   // left early caches nothing). Put random transformations after it.
   Dataset cache() const;

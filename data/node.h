@@ -99,6 +99,7 @@ NodePtr make_filter(NodePtr input, PredicateFn pred);
 NodePtr make_repeat(NodePtr input, int64_t count);
 NodePtr make_take(NodePtr input, int64_t count);
 NodePtr make_skip(NodePtr input, int64_t count);
+NodePtr make_shard(NodePtr input, int64_t num_shards, int64_t index);
 NodePtr make_cache(NodePtr input);
 NodePtr make_prefetch(NodePtr input, int64_t depth, bool autotune);
 

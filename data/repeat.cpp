@@ -137,10 +137,56 @@ class SkipNode : public Node {
   int64_t count_;
 };
 
+class ShardNode : public Node {
+ public:
+  ShardNode(NodePtr input, int64_t num_shards, int64_t index)
+      : input_(std::move(input)), num_shards_(num_shards), index_(index) {}
+  int64_t cardinality() const override {
+    const int64_t n = input_->cardinality();
+    if (n < 0) return n;  // unknown or infinite
+    return n / num_shards_ + (index_ < n % num_shards_ ? 1 : 0);
+  }
+
+  std::unique_ptr<IteratorImpl> make_iterator(const Context& ctx) const override {
+    class It : public IteratorImpl {
+     public:
+      It(std::unique_ptr<IteratorImpl> input, int64_t num_shards, int64_t index)
+          : input_(std::move(input)), num_shards_(num_shards), skip_(index) {}
+      std::optional<Element> next() override {
+        // Skips to the next element of this shard: `index` elements before the first, num_shards - 1 after.
+        for (; input_ && skip_ > 0; --skip_)
+          if (!input_->next()) input_.reset();
+        std::optional<Element> e;
+        if (input_) e = input_->next();
+        if (!e) {
+          input_.reset();
+          return std::nullopt;
+        }
+        skip_ = num_shards_ - 1;
+        return e;
+      }
+
+     private:
+      std::unique_ptr<IteratorImpl> input_;
+      int64_t num_shards_;
+      int64_t skip_;  // input elements to pass over before the next one kept
+    };
+    return std::make_unique<It>(input_->make_iterator(ctx), num_shards_, index_);
+  }
+
+ private:
+  std::vector<NodePtr> inputs() const override { return {input_}; }
+  NodePtr input_;
+  int64_t num_shards_, index_;
+};
+
 }  // namespace
 
 NodePtr make_repeat(NodePtr input, int64_t count) { return std::make_shared<RepeatNode>(std::move(input), count); }
 NodePtr make_take(NodePtr input, int64_t count) { return std::make_shared<TakeNode>(std::move(input), count); }
 NodePtr make_skip(NodePtr input, int64_t count) { return std::make_shared<SkipNode>(std::move(input), count); }
+NodePtr make_shard(NodePtr input, int64_t num_shards, int64_t index) {
+  return std::make_shared<ShardNode>(std::move(input), num_shards, index);
+}
 
 }  // namespace ember::data::detail

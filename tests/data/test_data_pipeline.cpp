@@ -2,6 +2,7 @@
 // batch/unbatch/padded_batch, repeat/take/skip/cache algebra, filter, map forms, cardinality.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 
 #include "tests/data/data_testing.h"
@@ -245,6 +246,30 @@ TEST_CASE("data: repeat, take and skip compose as tf.data's", "[data]") {
   // An empty input repeated forever ends instead of spinning (TF's rule).
   CHECK(scalars(r.take(0).repeat()).empty());
   CHECK(scalars(generated(0).repeat()).empty());
+}
+
+TEST_CASE("data: shard keeps every num_shards-th element from index, as tf.data's", "[data]") {
+  Dataset r = Dataset::range(10);
+  CHECK(scalars(r.shard(3, 0)) == std::vector<int64_t>{0, 3, 6, 9});
+  CHECK(scalars(r.shard(3, 1)) == std::vector<int64_t>{1, 4, 7});
+  CHECK(scalars(r.shard(3, 2)) == std::vector<int64_t>{2, 5, 8});
+  CHECK(scalars(r.shard(1, 0)) == iota64(10));
+  CHECK(scalars(r.shard(20, 12)).empty());
+  for (int64_t i = 0; i < 4; ++i)  // cardinality matches what a pass yields
+    CHECK(r.shard(4, i).cardinality() == static_cast<int64_t>(scalars(r.shard(4, i)).size()));
+  CHECK(r.repeat().shard(2, 1).cardinality() == data::INFINITE_CARDINALITY);
+  CHECK(scalars(r.repeat().shard(4, 3).take(4)) == std::vector<int64_t>{3, 7, 1, 5});
+  CHECK(r.filter([](const Tensor&) { return true; }).shard(2, 0).cardinality() == data::UNKNOWN_CARDINALITY);
+  // Shards of workers, each batching its part: together they hold every element once.
+  std::vector<int64_t> all;
+  for (int64_t w = 0; w < 2; ++w)
+    for (const data::Element& b : r.shard(2, w).batch(2))
+      for (int64_t v : b[0].to_vector<int64_t>()) all.push_back(v);
+  std::sort(all.begin(), all.end());
+  CHECK(all == iota64(10));
+  CHECK_THROWS_WITH(r.shard(0, 0), Catch::Contains("Dataset.shard") && Catch::Contains("num_shards"));
+  CHECK_THROWS_AS(r.shard(2, 2), InvalidArgument);
+  CHECK_THROWS_WITH(r.shard(2, -1), Catch::Contains("index must be in [0, 1]") && Catch::Contains("got -1"));
 }
 
 TEST_CASE("data: cardinality follows TF's rules and matches the elements counted", "[data]") {
