@@ -7,22 +7,30 @@
 //   part (the input gradient is computed on the padded shape and cropped). The padded copy is a temporary from
 //   the device's allocator, returned after the call: in the workspace, which only grows, it kept a batch's
 //   largest padded activation (hundreds of MB at ResNet sizes) out of reach of every other tensor.
-// - Algorithms: cuDNN's heuristics (cudnnGet*Algorithm_v7, which run nothing), the first usable one with a
-//   workspace of at most 256 MiB, deterministic when config::is_op_determinism_enabled(); chosen once per
-//   (shape, dtype, device, math mode, operand alignment) and cached, with the cuDNN descriptors of that key.
+// - Algorithms: timed once per (shape, dtype, device, math mode, determinism, operand alignment) as TF's
+//   autotuning does: cuDNN's heuristics (cudnnGet*Algorithm_v7) name the usable algorithms (workspace at most
+//   256 MiB, deterministic when config::is_op_determinism_enabled()), cudnnFind*AlgorithmEx times them on the
+//   op's own buffers, and the fastest is cached, with the cuDNN descriptors of that key.
 // - Float64, shapes beyond cuDNN's 32-bit descriptors, and configurations cuDNN has no algorithm for run the
-//   direct kernels of conv.cu instead (cuDNN offers no double convolution in NHWC).
+//   direct kernels of conv.cu instead (cuDNN offers no double convolution in NHWC), which the `ember` logger
+//   says once per shape (a warning; info for float64).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "framework/core/allocator.h"
 #include "framework/core/config.h"
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
 #include "framework/ops/cuda/conv_launch.h"
 #include "framework/ops/cuda/kernel_util.h"
 #include "framework/ops/cuda/library_handles.h"
@@ -203,84 +211,164 @@ std::shared_ptr<ConvCudaDescs> conv_cuda_descs(const ConvCudaKey& key, const Con
   return d;
 }
 
-// The first heuristic result that is supported, deterministic if required, free of down-conversion (which
-// would compute float32 or bfloat16 in float16) and within the workspace cap. get(count, &returned, perf) runs
-// the heuristic, size(algo, &bytes) queries the workspace with the descriptor's math mode set.
-template <class Perf, int kCount, class Context, class Get, class Size>
-ConvCudaPlan conv_cuda_select(cudnnConvolutionDescriptor_t conv, DType dt, bool deterministic, const char* op,
-                              Context&& context, Get&& get, Size&& size) {
-  std::array<Perf, kCount> perf{};
-  int returned = 0;
-  const cudnnStatus_t st = get(kCount, &returned, perf.data());
-  if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) return {};
-  if (st != CUDNN_STATUS_SUCCESS) cuda::throw_cudnn_error(st, op, "cudnnGetConvolution*Algorithm_v7", context());
+// One algorithm cuDNN reports (a heuristic's or a timed search's result), reduced to what a plan needs.
+struct ConvCudaCandidate {
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  size_t workspace = 0;
+};
+
+// The usable entries of a cuDNN result list, in its order: supported, deterministic if required, free of
+// down-conversion (which would compute float32 or bfloat16 in float16) and within `max_workspace`. The
+// heuristics (cudnnGet*Algorithm_v7) leave the workspace to a separate query, size(algo, &bytes), made with the
+// entry's math mode set on the descriptor; a timed search (cudnnFind*AlgorithmEx) reports it in the entry.
+template <class Perf, class Size>
+std::vector<ConvCudaCandidate> conv_cuda_usable(const Perf* perf, int count, cudnnConvolutionDescriptor_t conv, DType dt,
+                                                bool deterministic, size_t max_workspace, Size&& size) {
+  std::vector<ConvCudaCandidate> out;
   const bool fma_only = dt == DType::Float32 && !cuda::tf32_enabled();
-  for (int i = 0; i < std::min(returned, kCount); ++i) {
-    const Perf& p = perf[static_cast<size_t>(i)];
+  for (int i = 0; i < count; ++i) {
+    const Perf& p = perf[i];
     if (p.status != CUDNN_STATUS_SUCCESS) continue;
     if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
     if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
     const cudnnMathType_t math = fma_only ? CUDNN_FMA_MATH : p.mathType;
-    if (cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
-    size_t bytes = 0;
-    if (size(p.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kConvCudaMaxAlgoWorkspace) continue;
-    return {true, static_cast<int>(p.algo), math, bytes};
+    size_t bytes = p.memory;
+    if constexpr (!std::is_same_v<std::decay_t<Size>, std::nullptr_t>) {
+      if (cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
+      if (size(p.algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
+    }
+    if (bytes > max_workspace) continue;
+    out.push_back({static_cast<int>(p.algo), math, bytes});
   }
-  return {};
+  return out;
 }
 
+// The calls of one kind of convolution: the heuristics, the workspace query and the timed search, on the
+// buffers the op is about to use (the search runs every candidate on them and overwrites the output).
+struct ConvCudaBuffers {
+  const void* in0;  // Forward, BackwardFilter: x (padded); BackwardData: the OHWI filter
+  const void* in1;  // Forward: the OHWI filter; BackwardData, BackwardFilter: dy
+  void* out;        // Forward: y; BackwardData: dx (padded); BackwardFilter: the OHWI filter gradient
+};
+
 template <class Context>
-ConvCudaPlan conv_cuda_plan(ConvCudaKind kind, cudnnHandle_t h, const ConvCudaDescs& d, DType dt, bool deterministic,
-                            const ConvCudaKey& key, const char* op, Context&& context) {
-  ConvCudaCache& cache = conv_cuda_cache();
-  {
-    std::lock_guard<std::mutex> guard(cache.mutex);
-    auto it = cache.plans.find(key);
-    if (it != cache.plans.end()) return it->second;
-  }
-  ConvCudaPlan plan;
+std::vector<ConvCudaCandidate> conv_cuda_heuristics(ConvCudaKind kind, cudnnHandle_t h, const ConvCudaDescs& d,
+                                                    DType dt, bool deterministic, const char* op, Context&& context) {
+  auto run = [&](auto* perf, int count, auto&& get, auto&& size) -> std::vector<ConvCudaCandidate> {
+    int returned = 0;
+    const cudnnStatus_t st = get(count, &returned, perf);
+    if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) return {};
+    if (st != CUDNN_STATUS_SUCCESS) cuda::throw_cudnn_error(st, op, "cudnnGetConvolution*Algorithm_v7", context());
+    return conv_cuda_usable(perf, std::min(returned, count), d.conv, dt, deterministic, kConvCudaMaxAlgoWorkspace,
+                            size);
+  };
   switch (kind) {
-    case ConvCudaKind::Forward:
-      plan = conv_cuda_select<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
-          d.conv, dt, deterministic, op, context,
+    case ConvCudaKind::Forward: {
+      std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
+      return run(
+          perf.data(), static_cast<int>(perf.size()),
           [&](int n, int* r, cudnnConvolutionFwdAlgoPerf_t* p) {
             return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, n, r, p);
           },
           [&](cudnnConvolutionFwdAlgo_t a, size_t* b) {
             return cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, a, b);
           });
-      break;
-    case ConvCudaKind::BackwardData:
-      plan = conv_cuda_select<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
-          d.conv, dt, deterministic, op, context,
+    }
+    case ConvCudaKind::BackwardData: {
+      std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
+      return run(
+          perf.data(), static_cast<int>(perf.size()),
           [&](int n, int* r, cudnnConvolutionBwdDataAlgoPerf_t* p) {
             return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, n, r, p);
           },
           [&](cudnnConvolutionBwdDataAlgo_t a, size_t* b) {
             return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x, a, b);
           });
-      break;
-    case ConvCudaKind::BackwardFilter:
-      plan = conv_cuda_select<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
-          d.conv, dt, deterministic, op, context,
+    }
+    case ConvCudaKind::BackwardFilter: {
+      std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
+      return run(
+          perf.data(), static_cast<int>(perf.size()),
           [&](int n, int* r, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
             return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, n, r, p);
           },
           [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* b) {
             return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.w, a, b);
           });
-      break;
+    }
   }
+  return {};
+}
+
+// cuDNN's timed search (cudnnFind*AlgorithmEx: every algorithm that fits `workspace_bytes` runs on the op's
+// buffers), its usable results fastest first. Empty when the search itself fails (it then allocates nothing
+// of its own that could be left behind; the caller keeps the heuristics' order).
+std::vector<ConvCudaCandidate> conv_cuda_search(ConvCudaKind kind, cudnnHandle_t h, const ConvCudaDescs& d, DType dt,
+                                                bool deterministic, const ConvCudaBuffers& buf, void* workspace,
+                                                size_t workspace_bytes) {
+  auto no_size = nullptr;
+  std::vector<ConvCudaCandidate> out;
+  int returned = 0;
+  switch (kind) {
+    case ConvCudaKind::Forward: {
+      std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
+      if (cudnnFindConvolutionForwardAlgorithmEx(h, d.x, buf.in0, d.w, buf.in1, d.conv, d.y, buf.out,
+                                                 static_cast<int>(perf.size()), &returned, perf.data(), workspace,
+                                                 workspace_bytes) == CUDNN_STATUS_SUCCESS)
+        out = conv_cuda_usable(perf.data(), returned, d.conv, dt, deterministic, workspace_bytes, no_size);
+      break;
+    }
+    case ConvCudaKind::BackwardData: {
+      std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
+      if (cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w, buf.in0, d.y, buf.in1, d.conv, d.x, buf.out,
+                                                      static_cast<int>(perf.size()), &returned, perf.data(), workspace,
+                                                      workspace_bytes) == CUDNN_STATUS_SUCCESS)
+        out = conv_cuda_usable(perf.data(), returned, d.conv, dt, deterministic, workspace_bytes, no_size);
+      break;
+    }
+    case ConvCudaKind::BackwardFilter: {
+      std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
+      if (cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x, buf.in0, d.y, buf.in1, d.conv, d.w, buf.out,
+                                                        static_cast<int>(perf.size()), &returned, perf.data(),
+                                                        workspace, workspace_bytes) == CUDNN_STATUS_SUCCESS)
+        out = conv_cuda_usable(perf.data(), returned, d.conv, dt, deterministic, workspace_bytes, no_size);
+      break;
+    }
+  }
+  return out;
+}
+
+bool conv_cuda_cached_plan(const ConvCudaKey& key, ConvCudaPlan* plan) {
+  ConvCudaCache& cache = conv_cuda_cache();
+  std::lock_guard<std::mutex> guard(cache.mutex);
+  auto it = cache.plans.find(key);
+  if (it == cache.plans.end()) return false;
+  *plan = it->second;
+  return true;
+}
+
+void conv_cuda_store_plan(const ConvCudaKey& key, const ConvCudaPlan& plan) {
+  ConvCudaCache& cache = conv_cuda_cache();
   std::lock_guard<std::mutex> guard(cache.mutex);
   if (cache.plans.size() >= kConvCudaMaxPlans) cache.plans.clear();
   cache.plans[key] = plan;
-  return plan;
 }
 
-void conv_cuda_forget_plan(const ConvCudaKey& key) {
-  ConvCudaCache& cache = conv_cuda_cache();
-  std::lock_guard<std::mutex> guard(cache.mutex);
-  cache.plans[key] = ConvCudaPlan{};
+// Says once per convolution (op, shapes, dtype, device) why it runs on the direct kernels, which are many
+// times slower than cuDNN: at info level when that is the documented path (float64), as a warning otherwise.
+void conv_cuda_note_direct(const std::string& where, const std::string& why, bool expected) {
+  static std::mutex* mutex = new std::mutex;
+  static std::set<std::string>* noted = new std::set<std::string>;  // never destroyed: see library_handles.cpp
+  {
+    std::lock_guard<std::mutex> guard(*mutex);
+    if (!noted->insert(where).second) return;
+  }
+  const std::string message = "conv2d on the GPU runs the direct kernel (no cuDNN) for " + where + ": " + why;
+  if (expected)
+    logging::info(message);
+  else
+    logging::warn(message);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -333,34 +421,70 @@ void conv_cuda_run(const KernelContext& ctx, ConvCudaKind kind, const ConvCudaGe
     return;
   }
   const DType dt = a.dtype();
-  if (dt == DType::Float64 || !conv_cuda_fits_cudnn(g))
-    return conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
-
   auto ctx_fn = [&] { return conv_cuda_describe(op, g, dt, dev); };
+  auto direct = [&](const char* why, bool expected) {
+    conv_cuda_note_direct(ctx_fn(), why, expected);
+    conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
+  };
+  if (dt == DType::Float64) return direct("cuDNN has no float64 convolution in NHWC", true);
+  if (!conv_cuda_fits_cudnn(g)) return direct("a dimension or tensor size exceeds cuDNN's 32-bit descriptors", false);
+
   const bool deterministic = config::is_op_determinism_enabled();
   cuda::CudnnLease lease = cuda::cudnn_handle(dev);
   const ConvCudaKey key = conv_cuda_key(kind, dev, dt, deterministic, g, a.raw_data(), b.raw_data(), out.raw_data());
   const std::shared_ptr<ConvCudaDescs> descs = conv_cuda_descs(key, g, dt, op, ctx_fn);
   const ConvCudaDescs& d = *descs;
-  const ConvCudaPlan plan = conv_cuda_plan(kind, lease.handle, d, dt, deterministic, key, op, ctx_fn);
-  if (!plan.cudnn) return conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
-  cuda::check_cudnn(cudnnSetConvolutionMathType(d.conv, plan.math), op, "cudnnSetConvolutionMathType", ctx_fn);
+  const char* const no_algorithm = deterministic ? "cuDNN offers no deterministic algorithm within the 256 MiB "
+                                                   "workspace cap (enable_op_determinism is on)"
+                                                 : "cuDNN offers no algorithm within the 256 MiB workspace cap";
 
-  // One workspace request, split into the OHWI filter (or filter gradient) and cuDNN's scratch; the explicitly
-  // padded input (or input gradient) is a temporary of its own.
+  // A key seen before runs its cached plan. A new one asks the heuristics for the usable algorithms and, once
+  // the operands are in place, times them (cudnnFind*AlgorithmEx) in scratch as large as the largest needs:
+  // the fastest becomes the key's plan, or the heuristics' first when the search finds none usable.
+  ConvCudaPlan plan;
+  const bool cached = conv_cuda_cached_plan(key, &plan);
+  std::vector<ConvCudaCandidate> candidates;
+  size_t scratch_bytes = plan.workspace;
+  if (cached && !plan.cudnn) return direct(no_algorithm, false);
+  if (!cached) {
+    candidates = conv_cuda_heuristics(kind, lease.handle, d, dt, deterministic, op, ctx_fn);
+    if (candidates.empty()) {
+      conv_cuda_store_plan(key, ConvCudaPlan{});
+      return direct(no_algorithm, false);
+    }
+    for (const ConvCudaCandidate& c : candidates) scratch_bytes = std::max(scratch_bytes, c.workspace);
+  }
+
+  // One workspace request, split into the OHWI filter (or filter gradient) and, for a cached plan, cuDNN's
+  // scratch; the explicitly padded input (or input gradient) is a temporary of its own.
   const cuda::ConvShape& s = g.s;
   const size_t elem = dtype_size(dt);
   const int eb = static_cast<int>(elem);
   const int64_t filter_rows = s.kh * s.kw * g.ig();  // HWIO as a (filter_rows, o) matrix
   const size_t filter_bytes = conv_cuda_round_up(static_cast<size_t>(filter_rows * s.o) * elem);
   const ConvCudaTemp padded(dev, g.explicit_pad() ? static_cast<size_t>(s.n * g.hp * g.wp * s.c) * elem : 0);
-  char* base = static_cast<char*>(cuda::workspace(dev, filter_bytes + plan.workspace));
+  char* base = static_cast<char*>(cuda::workspace(dev, filter_bytes + (cached ? plan.workspace : 0)));
   void* filter_buf = base;
   void* pad_buf = padded.get();
-  void* scratch = plan.workspace > 0 ? base + filter_bytes : nullptr;
-  const float one = 1.0f, zero = 0.0f;
-  cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
-  const char* call = "";
+  void* scratch = cached && plan.workspace > 0 ? base + filter_bytes : nullptr;
+  // A new key's search runs in scratch of its own, as large as the largest candidate needs and returned to the
+  // allocator after the call (the workspace would keep it). With too little memory for that, the heuristics'
+  // first choice runs in what it needs, and a later call searches again (nothing is cached).
+  std::optional<ConvCudaTemp> own_scratch;
+  bool search = !cached;
+  if (search) {
+    try {
+      own_scratch.emplace(dev, scratch_bytes);
+    } catch (const ResourceExhausted&) {
+      search = false;
+      plan = {true, candidates.front().algo, candidates.front().math, candidates.front().workspace};
+      scratch_bytes = plan.workspace;
+      own_scratch.emplace(dev, scratch_bytes);
+    }
+    scratch = own_scratch->get();
+  }
+
+  ConvCudaBuffers buf{};
   switch (kind) {
     case ConvCudaKind::Forward: {
       cuda::launch_conv_transpose2d(b.raw_data(), filter_buf, filter_rows, s.o, eb, dev, op);
@@ -369,43 +493,66 @@ void conv_cuda_run(const KernelContext& ctx, ConvCudaKind kind, const ConvCudaGe
         cuda::launch_conv_pad_nhwc(x, pad_buf, s.n, s.h, s.w, s.c, g.hp, g.wp, g.extra_top, g.extra_left, eb, dev, op);
         x = pad_buf;
       }
-      call = "cudnnConvolutionForward";
-      st = cudnnConvolutionForward(lease.handle, &one, d.x, x, d.w, filter_buf, d.conv,
-                                   static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo), scratch, plan.workspace, &zero,
-                                   d.y, out.raw_data());
+      buf = {x, filter_buf, out.raw_data()};
       break;
     }
-    case ConvCudaKind::BackwardData: {
+    case ConvCudaKind::BackwardData:
       cuda::launch_conv_transpose2d(a.raw_data(), filter_buf, filter_rows, s.o, eb, dev, op);
-      void* dx = pad_buf ? pad_buf : out.raw_data();
-      call = "cudnnConvolutionBackwardData";
-      st = cudnnConvolutionBackwardData(lease.handle, &one, d.w, filter_buf, d.y, b.raw_data(), d.conv,
-                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), scratch, plan.workspace,
-                                        &zero, d.x, dx);
-      if (st == CUDNN_STATUS_SUCCESS && pad_buf)
-        cuda::launch_conv_crop_nhwc(pad_buf, out.raw_data(), s.n, s.h, s.w, s.c, g.hp, g.wp, g.extra_top, g.extra_left,
-                                    eb, dev, op);
+      buf = {filter_buf, b.raw_data(), pad_buf ? pad_buf : out.raw_data()};
       break;
-    }
     case ConvCudaKind::BackwardFilter: {
       const void* x = a.raw_data();
       if (pad_buf) {
         cuda::launch_conv_pad_nhwc(x, pad_buf, s.n, s.h, s.w, s.c, g.hp, g.wp, g.extra_top, g.extra_left, eb, dev, op);
         x = pad_buf;
       }
-      call = "cudnnConvolutionBackwardFilter";
-      st = cudnnConvolutionBackwardFilter(lease.handle, &one, d.x, x, d.y, b.raw_data(), d.conv,
-                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algo), scratch,
-                                          plan.workspace, &zero, d.w, filter_buf);
-      if (st == CUDNN_STATUS_SUCCESS)
-        cuda::launch_conv_transpose2d(filter_buf, out.raw_data(), s.o, filter_rows, eb, dev, op);
+      buf = {x, b.raw_data(), filter_buf};
       break;
     }
   }
+  if (search) {
+    cuda::check_cudnn(cudnnSetConvolutionMathType(d.conv, conv_cuda_math(dt)), op, "cudnnSetConvolutionMathType",
+                      ctx_fn);
+    const std::vector<ConvCudaCandidate> timed =
+        conv_cuda_search(kind, lease.handle, d, dt, deterministic, buf, scratch, scratch_bytes);
+    const ConvCudaCandidate& best = timed.empty() ? candidates.front() : timed.front();
+    plan = {true, best.algo, best.math, best.workspace};
+    conv_cuda_store_plan(key, plan);
+  }
+  cuda::check_cudnn(cudnnSetConvolutionMathType(d.conv, plan.math), op, "cudnnSetConvolutionMathType", ctx_fn);
+
+  const float one = 1.0f, zero = 0.0f;
+  cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+  const char* call = "";
+  switch (kind) {
+    case ConvCudaKind::Forward:
+      call = "cudnnConvolutionForward";
+      st = cudnnConvolutionForward(lease.handle, &one, d.x, buf.in0, d.w, buf.in1, d.conv,
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo), scratch, plan.workspace, &zero,
+                                   d.y, buf.out);
+      break;
+    case ConvCudaKind::BackwardData:
+      call = "cudnnConvolutionBackwardData";
+      st = cudnnConvolutionBackwardData(lease.handle, &one, d.w, buf.in0, d.y, buf.in1, d.conv,
+                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), scratch, plan.workspace,
+                                        &zero, d.x, buf.out);
+      if (st == CUDNN_STATUS_SUCCESS && pad_buf)
+        cuda::launch_conv_crop_nhwc(pad_buf, out.raw_data(), s.n, s.h, s.w, s.c, g.hp, g.wp, g.extra_top, g.extra_left,
+                                    eb, dev, op);
+      break;
+    case ConvCudaKind::BackwardFilter:
+      call = "cudnnConvolutionBackwardFilter";
+      st = cudnnConvolutionBackwardFilter(lease.handle, &one, d.x, buf.in0, d.y, buf.in1, d.conv,
+                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algo), scratch,
+                                          plan.workspace, &zero, d.w, buf.out);
+      if (st == CUDNN_STATUS_SUCCESS)
+        cuda::launch_conv_transpose2d(filter_buf, out.raw_data(), s.o, filter_rows, eb, dev, op);
+      break;
+  }
   if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) {
-    // The heuristic offered an algorithm the call then rejected: remember to go direct for this shape.
-    conv_cuda_forget_plan(key);
-    return conv_cuda_direct(kind, dt, a.raw_data(), b.raw_data(), out.raw_data(), g, dev, op);
+    // The plan's algorithm was offered and then rejected by the call: this shape goes direct from now on.
+    conv_cuda_store_plan(key, ConvCudaPlan{});
+    return direct("cuDNN rejected the algorithm its own search chose", false);
   }
   cuda::check_cudnn(st, op, call, ctx_fn);
 }
