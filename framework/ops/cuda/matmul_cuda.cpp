@@ -6,6 +6,9 @@
 // cuBLASLt's A is our b and its B our a, with the transposes kept and m, n swapped; no data moves.
 // Batch dims are merged as on the CPU (cpu/matmul.cpp): the innermost merged dim is cuBLASLt's strided batch
 // (a broadcast operand gets batch stride 0, which cuBLASLt accepts for A and B), outer ones loop on the host.
+// matmul_bias adds its bias (and relu) in cuBLASLt's epilogue (BIAS, RELU_BIAS) for a single float product,
+// where cuBLASLt has an algorithm for it: the bias has one value per row of cuBLASLt's D, i.e. per column of
+// ours, and joins the float32 accumulator before the output is rounded.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -76,11 +79,15 @@ struct MatmulCudaPlan {
   }
 };
 
-// device, dtype, tf32, m, n, k, ta, tb, inner batch, a stride, b stride, alignment of a, b, c.
-using MatmulCudaKey = std::array<int64_t, 14>;
+// device, dtype, tf32, m, n, k, ta, tb, inner batch, a stride, b stride, alignment of a, b, c, epilogue.
+using MatmulCudaKey = std::array<int64_t, 15>;
+
+// The cuBLASLt epilogue a plan applies (matmul_bias's bias and relu; the key's last entry).
+enum class MatmulCudaEpilogue : int64_t { None, Bias, ReluBias };
 
 struct MatmulCudaCache {
   std::mutex mutex;  // held while a plan is used, so eviction never frees one in flight
+  // A null plan: cuBLASLt has no algorithm with the key's epilogue (matmul_bias then adds the bias itself).
   std::map<MatmulCudaKey, std::unique_ptr<MatmulCudaPlan>> plans;
 };
 
@@ -113,7 +120,7 @@ MatmulCudaTypes matmul_cuda_types(DType dt, bool tf32) {
 
 template <class Context>
 std::unique_ptr<MatmulCudaPlan> matmul_cuda_make_plan(const MatmulCudaKey& key, DType dt, Context&& context) {
-  const auto [device, dtype_code, tf32, m, n, k, ta, tb, batch, sa, sb, align_a, align_b, align_c] = key;
+  const auto [device, dtype_code, tf32, m, n, k, ta, tb, batch, sa, sb, align_a, align_b, align_c, epilogue] = key;
   (void)dtype_code;
   const MatmulCudaTypes t = matmul_cuda_types(dt, tf32 != 0);
   auto plan = std::make_unique<MatmulCudaPlan>();
@@ -136,6 +143,14 @@ std::unique_ptr<MatmulCudaPlan> matmul_cuda_make_plan(const MatmulCudaKey& key, 
     check(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
           "cublasLtMatrixLayoutSetAttribute");
   };
+  if (epilogue != static_cast<int64_t>(MatmulCudaEpilogue::None)) {
+    // The bias has one value per row of cuBLASLt's column-major D (n rows: one per column of our product).
+    const cublasLtEpilogue_t e = epilogue == static_cast<int64_t>(MatmulCudaEpilogue::ReluBias)
+                                     ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                     : CUBLASLT_EPILOGUE_BIAS;
+    check(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof(e)),
+          "cublasLtMatmulDescSetAttribute");
+  }
   layout(plan->la, tb ? k : n, tb ? n : k, sb);
   layout(plan->lb, ta ? m : k, ta ? k : m, sa);
   layout(plan->lc, n, m, m * n);
@@ -161,6 +176,10 @@ std::unique_ptr<MatmulCudaPlan> matmul_cuda_make_plan(const MatmulCudaKey& key, 
     st = cublasLtMatmulAlgoGetHeuristic(cuda::cublaslt_handle(static_cast<int>(device)), plan->op, plan->la, plan->lb,
                                         plan->lc, plan->lc, pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
+  // With an epilogue, no algorithm is an answer (matmul_bias adds the bias itself), not an error.
+  if (epilogue != static_cast<int64_t>(MatmulCudaEpilogue::None) &&
+      (found == 0 || st == CUBLAS_STATUS_NOT_SUPPORTED))
+    return nullptr;
   check(st, "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) check(CUBLAS_STATUS_NOT_SUPPORTED, "cublasLtMatmulAlgoGetHeuristic (no algorithm)");
   plan->algo = result.algo;
@@ -170,17 +189,22 @@ std::unique_ptr<MatmulCudaPlan> matmul_cuda_make_plan(const MatmulCudaKey& key, 
 // ---------------------------------------------------------------------------------------------------------
 // The kernel.
 
-void matmul_cuda(const KernelContext& ctx) {
+// The product of ctx's first two inputs into its output. With a bias (matmul_bias: one value per column of the
+// product) the product tries cuBLASLt's bias (or bias+relu) epilogue: for the float types cuBLASLt computes in
+// float32 and a single, unbatched product, when cuBLASLt has an algorithm for it. Returns whether the epilogue
+// ran (when not, the caller adds the bias). The bias's address is 16-byte aligned, as cuBLASLt's vectorised
+// epilogue loads expect.
+bool matmul_cuda_product(const KernelContext& ctx, const Tensor* bias, bool relu) {
   const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
   Tensor& out = ctx.outputs[0];
-  if (out.num_elements() == 0) return;
+  if (out.num_elements() == 0) return true;
   const MatMulAttrs& attrs = std::get<MatMulAttrs>(ctx.attrs);
   const MatmulGeometry g = fold_shared_b(matmul_geometry(a.shape(), b.shape(), attrs));
   const int dev = cuda::device_of(ctx);
   cudaStream_t stream = cuda::stream(dev);
   if (g.k == 0) {  // an empty sum: all zeros (zero bits are zero in every supported dtype)
     EMBER_CUDA_CHECK(cudaMemsetAsync(out.raw_data(), 0, out.nbytes(), stream), "matmul");
-    return;
+    return false;
   }
   const MatmulCudaSplit split = matmul_cuda_split(g);
   const DType dt = a.dtype();
@@ -196,7 +220,7 @@ void matmul_cuda(const KernelContext& ctx) {
       cuda::launch_matmul_int(cuda::to_dt(dt), pa + oa * elem, pb + ob * elem, pc + t * c_group * elem, g.m, g.n, g.k,
                               g.ta, g.tb, split.inner, split.a_stride, split.b_stride, dev, "matmul");
     }
-    return;
+    return false;
   }
 
   auto context = [&] {
@@ -221,7 +245,12 @@ void matmul_cuda(const KernelContext& ctx) {
   bits_c |= static_cast<uint64_t>(g.m * g.n) * elem;
   if (split.outer > 1) bits_c |= static_cast<uint64_t>(c_group) * elem;
   const bool tf32 = dt == DType::Float32 && cuda::tf32_enabled();
-  const MatmulCudaKey key = {dev,
+  const bool epilogue_ok = bias != nullptr && dt != DType::Float64 && split.inner == 1 && split.outer == 1 &&
+                           reinterpret_cast<uintptr_t>(bias->raw_data()) % 16 == 0;
+  const MatmulCudaEpilogue epilogue = !epilogue_ok ? MatmulCudaEpilogue::None
+                                      : relu       ? MatmulCudaEpilogue::ReluBias
+                                                   : MatmulCudaEpilogue::Bias;
+  MatmulCudaKey key = {dev,
                              static_cast<int64_t>(dt),
                              tf32,
                              g.m,
@@ -234,16 +263,32 @@ void matmul_cuda(const KernelContext& ctx) {
                              split.b_stride,
                              matmul_cuda_alignment(bits_a),
                              matmul_cuda_alignment(bits_b),
-                             matmul_cuda_alignment(bits_c)};
+                             matmul_cuda_alignment(bits_c),
+                             static_cast<int64_t>(epilogue)};
 
   MatmulCudaCache& cache = matmul_cuda_cache();
   std::lock_guard<std::mutex> guard(cache.mutex);
-  auto it = cache.plans.find(key);
-  if (it == cache.plans.end()) {
-    if (cache.plans.size() >= kMatmulCudaMaxPlans) cache.plans.clear();
-    it = cache.plans.emplace(key, matmul_cuda_make_plan(key, dt, context)).first;
+  auto find_plan = [&](const MatmulCudaKey& k) -> const MatmulCudaPlan* {
+    auto it = cache.plans.find(k);
+    if (it == cache.plans.end()) {
+      if (cache.plans.size() >= kMatmulCudaMaxPlans) cache.plans.clear();
+      it = cache.plans.emplace(k, matmul_cuda_make_plan(k, dt, context)).first;
+    }
+    return it->second.get();
+  };
+  const MatmulCudaPlan* found = find_plan(key);
+  const bool fused = found != nullptr && epilogue != MatmulCudaEpilogue::None;
+  if (found == nullptr) {  // no algorithm with the epilogue: the plain product
+    key.back() = static_cast<int64_t>(MatmulCudaEpilogue::None);
+    found = find_plan(key);
   }
-  const MatmulCudaPlan& plan = *it->second;
+  const MatmulCudaPlan& plan = *found;
+  if (fused) {
+    const void* bias_ptr = bias->raw_data();
+    cuda::check_cublas(
+        cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof(bias_ptr)),
+        "matmul", "cublasLtMatmulDescSetAttribute", context);
+  }
   cublasLtHandle_t handle = cuda::cublaslt_handle(dev);
   void* workspace = cuda::workspace(dev, kMatmulCudaWorkspaceBytes);
   const float alpha_f = 1.0f, beta_f = 0.0f;
@@ -258,15 +303,20 @@ void matmul_cuda(const KernelContext& ctx) {
                                       c, plan.lc, c, plan.lc, &plan.algo, workspace, kMatmulCudaWorkspaceBytes, stream),
                        "matmul", "cublasLtMatmul", context);
   }
+  return fused;
 }
 
-// The product as matmul's kernel, then the bias (and the fused relu) in one pass over the output.
+void matmul_cuda(const KernelContext& ctx) { matmul_cuda_product(ctx, nullptr, false); }
+
+// The product with the bias (and the fused relu) in cuBLASLt's epilogue, or, where it has none, the product
+// and then the bias (and relu) in one pass over the output.
 void matmul_bias_cuda(const KernelContext& ctx) {
-  matmul_cuda(ctx);
   const Tensor& bias = ctx.inputs[2];
+  const bool relu = std::get<MatMulAttrs>(ctx.attrs).relu;
+  if (matmul_cuda_product(ctx, &bias, relu)) return;
   Tensor& out = ctx.outputs[0];
   cuda::launch_bias_add(cuda::to_dt(out.dtype()), out.raw_data(), bias.raw_data(), out.num_elements(),
-                        bias.num_elements(), std::get<MatMulAttrs>(ctx.attrs).relu, cuda::device_of(ctx),
+                        bias.num_elements(), relu, cuda::device_of(ctx),
                         "matmul_bias");
 }
 
