@@ -176,11 +176,14 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
     if (device.is_cpu()) {
       k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
     } else {
-      // An accelerator's ops are enqueued one at a time: they share the device's stream and scratch
-      // workspace, which a second host thread must not reuse between an op's launches. Enqueueing is quick,
-      // so the lock is held briefly; recursive for kernels that run other ops.
-      static std::recursive_mutex device_mu[kNumDeviceTypes];
-      std::lock_guard<std::recursive_mutex> lock(device_mu[static_cast<int>(device.type())]);
+      // An accelerator's ops are enqueued one at a time per device: they share the device's stream and
+      // scratch workspace, which a second host thread must not reuse between an op's launches. Enqueueing is
+      // quick, so the lock is held briefly; recursive for kernels that run other ops. Each device has its
+      // own lock (devices 16 apart share one), so threads driving different GPUs enqueue in parallel.
+      constexpr int kLockedDevices = 16;
+      static std::recursive_mutex device_mu[kNumDeviceTypes][kLockedDevices];
+      std::lock_guard<std::recursive_mutex> lock(
+          device_mu[static_cast<int>(device.type())][device.index() % kLockedDevices]);
       k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
     }
   }
