@@ -48,6 +48,7 @@ struct Event {
   DType dtype = DType::Float32;
   Device device = Device::cpu();
   int64_t bytes = 0;
+  detail::DeviceSpan span;  // marks around its kernels on an accelerator (released at stop or start)
 
   const char* display_name() const { return static_name ? static_name : name.c_str(); }
 };
@@ -64,6 +65,63 @@ struct Session {
   int64_t start_ns = 0;
   int starting_tid = 0;
 };
+
+std::atomic<detail::DeviceTimer*> g_device_timer{nullptr};
+
+// Frees the device marks of events that are dropped unresolved.
+void release_spans(std::vector<Event>& events) noexcept {
+  detail::DeviceTimer* timer = g_device_timer.load(std::memory_order_acquire);
+  for (Event& e : events) {
+    if (timer && e.span.begin) timer->release(e.span.device, e.span.begin);
+    if (timer && e.span.end) timer->release(e.span.device, e.span.end);
+    e.span = {};
+  }
+}
+
+// One op's kernels on a device's track: start on the host's clock (see profiler.h) and duration.
+struct KernelEvent {
+  int device = 0;
+  int host_tid = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  const char* name = nullptr;
+  std::string device_name;
+};
+
+// Resolves the events' device marks into kernel events (waiting for the devices to reach them) and frees
+// the marks. Each device's timeline starts at its first op of the session (earliest host start): that op's
+// kernels are taken to begin as it was enqueued; every other op's offset is the device time from there.
+std::vector<KernelEvent> resolve_spans(std::vector<std::pair<int, std::vector<Event>>>& threads) {
+  std::vector<KernelEvent> out;
+  detail::DeviceTimer* timer = g_device_timer.load(std::memory_order_acquire);
+  if (!timer) return out;
+  std::map<int, std::vector<std::pair<int, Event*>>> by_device;
+  for (auto& [tid, events] : threads)
+    for (Event& e : events)
+      if (e.span.begin && e.span.end) by_device[e.span.device].emplace_back(tid, &e);
+  for (auto& [device, list] : by_device) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const auto& a, const auto& b) { return a.second->start_ns < b.second->start_ns; });
+    const Event& anchor = *list.front().second;
+    try {
+      for (const auto& [tid, e] : list) {
+        KernelEvent k;
+        k.device = device;
+        k.host_tid = tid;
+        k.start_ns = anchor.start_ns + timer->elapsed_ns(device, anchor.span.begin, e->span.begin);
+        k.end_ns = k.start_ns + std::max<int64_t>(0, timer->elapsed_ns(device, e->span.begin, e->span.end));
+        k.name = e->display_name();
+        k.device_name = e->device.to_string();
+        out.push_back(std::move(k));
+      }
+    } catch (const std::exception& ex) {
+      logging::warn(std::string("profiler: the kernel times of device ") + std::to_string(device) +
+                    " are left out: " + ex.what());
+      std::erase_if(out, [device](const KernelEvent& k) { return k.device == device; });
+    }
+  }
+  for (auto& [tid, events] : threads) release_spans(events);
+  return out;
+}
 
 std::mutex g_registry_mu;
 std::vector<std::shared_ptr<ThreadBuffer>>& registry() {
@@ -148,7 +206,8 @@ std::string shapes_text(const Event& e, int first, int count, int total) {
   return out;
 }
 
-std::string trace_json(const std::vector<std::pair<int, std::vector<Event>>>& threads, const Session& s) {
+std::string trace_json(const std::vector<std::pair<int, std::vector<Event>>>& threads,
+                       const std::vector<KernelEvent>& kernels, const Session& s) {
   std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   out += R"json({"ph":"M","name":"process_name","pid":1,"args":{"name":"Ember (host)"}})json";
   for (const auto& [tid, events] : threads) {
@@ -177,6 +236,21 @@ std::string trace_json(const std::vector<std::pair<int, std::vector<Event>>>& th
       }
       out += "}";
     }
+  }
+  // The devices' tracks: one process per device (pid 100 + its index), its stream as the one thread.
+  std::map<int, std::string> devices;
+  for (const KernelEvent& k : kernels) devices.emplace(k.device, k.device_name);
+  for (const auto& [device, name] : devices) {
+    const std::string pid = std::to_string(100 + device);
+    out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid + ",\"args\":{\"name\":";
+    append_json_string(out, name + " kernels");
+    out += "}},\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":1,\"args\":{\"name\":\"stream\"}}";
+  }
+  for (const KernelEvent& k : kernels) {
+    out += ",\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":";
+    append_json_string(out, k.name);
+    out += ",\"pid\":" + std::to_string(100 + k.device) + ",\"tid\":1,\"ts\":" + micros(k.start_ns - s.start_ns) +
+           ",\"dur\":" + micros(k.end_ns - k.start_ns) + ",\"args\":{\"host_tid\":" + std::to_string(k.host_tid) + "}}";
   }
   out += "\n]}\n";
   return out;
@@ -261,14 +335,18 @@ void write_gzip(const std::filesystem::path& path, const std::string& text) {
 
 namespace detail {
 
+void set_device_timer(DeviceTimer* timer) noexcept { g_device_timer.store(timer, std::memory_order_release); }
+DeviceTimer* device_timer() noexcept { return g_device_timer.load(std::memory_order_acquire); }
+
 int64_t now_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
 void record_op(const char* name, std::span<const Tensor> inputs, std::span<const Tensor> outputs, int64_t start_ns,
-               int64_t end_ns, int64_t bytes_allocated, bool nested) {
+               int64_t end_ns, int64_t bytes_allocated, bool nested, DeviceSpan span) {
   Event e;
+  e.span = span;
   e.is_op = true;
   e.static_name = name;
   e.start_ns = start_ns;
@@ -312,6 +390,7 @@ void start(const std::string& logdir, ProfilerOptions options) {
       << "); stop it before starting another";
   for (const auto& b : registry()) {
     std::lock_guard<std::mutex> buffer_lock(b->mu);
+    release_spans(b->events);  // recorded after the last stop()
     b->events.clear();
   }
   session() = Session{logdir, options, detail::now_ns(), tid};
@@ -334,12 +413,13 @@ std::string stop() {
       b->events = {};
     }
   }
+  const std::vector<KernelEvent> kernels = resolve_spans(threads);  // frees the device marks whatever follows
   const std::filesystem::path dir = run_dir(s.logdir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   EMBER_CHECK(!ec, FailedPrecondition) << "profiler.stop: cannot create " << dir.string() << ": " << ec.message();
   const std::filesystem::path path = dir / (hostname() + ".trace.json.gz");
-  write_gzip(path, trace_json(threads, s));
+  write_gzip(path, trace_json(threads, kernels, s));
   if (s.options.print_summary) std::cout << summary_table(threads, s, stop_ns) << std::flush;
   return path.string();
 }

@@ -12,7 +12,10 @@
 //   { profiler::Trace t("preprocess"); ... }                              // a named span of one's own
 //
 // Ops on an accelerator are timed as the host enqueues them (the kernels run later on the device's
-// stream), so their durations are launch costs, not kernel times.
+// stream), so their durations on the host threads' tracks are launch costs. Their kernel times come from
+// timing events recorded on the device's stream around each op (CUDA events), resolved at stop() and
+// written on a track of the device's own ("GPU:0 kernels"); its timeline is aligned with the host's at the
+// device's first op of the session, taken to start running as it was enqueued.
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -74,10 +77,33 @@ inline std::atomic<bool> g_active{false};
 inline bool recording() noexcept { return g_active.load(std::memory_order_relaxed); }
 // Nanoseconds on the profiler's clock.
 int64_t now_ns() noexcept;
+
+// Kernel timing on an accelerator's stream (the CUDA backend sets one as it loads). While profiling,
+// dispatch marks the op's device stream just before and after each outermost op's kernels: mark() enqueues a
+// timestamp and returns it. At stop(), elapsed_ns(device, a, b) waits for b and gives the device time from a
+// to b (negative when b came first); release() frees a mark, each exactly once.
+class DeviceTimer {
+ public:
+  virtual ~DeviceTimer() = default;
+  virtual void* mark(int device) = 0;
+  virtual int64_t elapsed_ns(int device, void* from, void* to) = 0;
+  virtual void release(int device, void* mark) noexcept = 0;
+};
+// The accelerator's timer, or nullptr (none: the default); the caller keeps it alive while it is set.
+void set_device_timer(DeviceTimer* timer) noexcept;
+DeviceTimer* device_timer() noexcept;
+// The two marks around one op's kernels on `device` (begin == nullptr: none). record_op takes them over.
+struct DeviceSpan {
+  int device = -1;
+  void* begin = nullptr;
+  void* end = nullptr;
+};
+
 // One op run at the dispatch point: its name, tensors, the device it ran on, when, and the bytes its outputs
 // allocated. `nested`: run inside another op's kernel (left out of the table, which counts each op once).
+// `span`: its kernels' marks on an accelerator's stream.
 void record_op(const char* name, std::span<const Tensor> inputs, std::span<const Tensor> outputs, int64_t start_ns,
-               int64_t end_ns, int64_t bytes_allocated, bool nested);
+               int64_t end_ns, int64_t bytes_allocated, bool nested, DeviceSpan span = {});
 
 }  // namespace detail
 }  // namespace ember::profiler

@@ -133,6 +133,7 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
   // The profiler's view: this op's time, and whether it runs inside another op's kernel.
   const bool profiling = profiler::detail::recording();
   const int64_t profile_start = profiling ? profiler::detail::now_ns() : 0;
+  profiler::detail::DeviceSpan device_span;  // the op's kernels' marks on an accelerator's stream
   thread_local int op_depth = 0;
   struct DepthGuard {
     int& depth;
@@ -184,7 +185,17 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
       static std::recursive_mutex device_mu[kNumDeviceTypes][kLockedDevices];
       std::lock_guard<std::recursive_mutex> lock(
           device_mu[static_cast<int>(device.type())][device.index() % kLockedDevices]);
-      k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
+      // While profiling, an outermost op's kernels are timed on the device's stream (see profiler.h).
+      profiler::detail::DeviceTimer* const timer =
+          profiling && op_depth == 1 ? profiler::detail::device_timer() : nullptr;
+      if (timer) device_span = {device.index(), timer->mark(device.index()), nullptr};
+      try {
+        k.fn(KernelContext{op, kernel_inputs, outputs, attrs});
+        if (timer) device_span.end = timer->mark(device.index());
+      } catch (...) {
+        if (device_span.begin) timer->release(device.index(), device_span.begin);
+        throw;
+      }
     }
   }
   if (profiling) {
@@ -192,7 +203,7 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
     for (size_t i = 0; i < specs.size(); ++i)
       if (specs[i].alias_input < 0) bytes += static_cast<int64_t>(outputs[i].nbytes());
     profiler::detail::record_op(op_info(op).name, inputs, outputs, profile_start, profiler::detail::now_ns(), bytes,
-                                op_depth > 1);
+                                op_depth > 1, device_span);
   }
   if (op_tracer) op_tracer->op(op, inputs, specs, outputs, attrs, device);
   if (g_hook_count.load(std::memory_order_acquire) == 0) return;

@@ -159,6 +159,99 @@ TEST_CASE("profiler: the table names the ops that took the time", "[profiler]") 
   CHECK(matmul_row);
 }
 
+namespace {
+
+// A device clock the test moves by hand: a mark holds the clock's value when it was made.
+struct ProfilerFakeTimer final : profiler::detail::DeviceTimer {
+  int64_t clock = 0;
+  int live = 0;
+  void* mark(int) override {
+    ++live;
+    return new int64_t(clock);
+  }
+  int64_t elapsed_ns(int, void* from, void* to) override {
+    return *static_cast<int64_t*>(to) - *static_cast<int64_t*>(from);
+  }
+  void release(int, void* mark) noexcept override {
+    --live;
+    delete static_cast<int64_t*>(mark);
+  }
+  profiler::detail::DeviceSpan span(int device, int64_t begin, int64_t end) {
+    clock = begin;
+    void* b = mark(device);
+    clock = end;
+    return {device, b, mark(device)};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("profiler: kernel times from the device timer go on the device's own track", "[profiler]") {
+  testing::TempDir dir("profiler");
+  ProfilerFakeTimer timer;
+  profiler::detail::set_device_timer(&timer);
+  profiler::start(dir.path().string(), {.print_summary = false});
+  const int64_t t0 = profiler::detail::now_ns();
+  // Two ops on device 1, enqueued 50 ns apart; their kernels ran 5 us and 2 us, 19 us apart on the device.
+  profiler::detail::record_op("fake_kernel_a", {}, {}, t0, t0 + 100, 0, false, timer.span(1, 1000, 6000));
+  profiler::detail::record_op("fake_kernel_b", {}, {}, t0 + 50, t0 + 150, 0, false, timer.span(1, 20000, 22000));
+  profiler::detail::record_op("host_only", {}, {}, t0 + 60, t0 + 70, 0, false);
+  const std::string path = profiler::stop();
+  CHECK(timer.live == 0);  // every mark freed
+  const json trace = read_trace(path);
+  const std::vector<json> host_a = events_named(trace, "fake_kernel_a");
+  std::vector<json> kernels;
+  for (const json& e : trace["traceEvents"])
+    if (e.value("cat", "") == "kernel") kernels.push_back(e);
+  REQUIRE(host_a.size() == 2);  // the host's launch and the device's kernels
+  REQUIRE(kernels.size() == 2);
+  CHECK(kernels[0]["name"] == "fake_kernel_a");
+  CHECK(kernels[1]["name"] == "fake_kernel_b");
+  CHECK(kernels[0]["pid"] == 101);
+  // The device's first op is taken to start as it was enqueued; the rest follow by device time.
+  const json& launch_a = host_a[0]["cat"] == "op" ? host_a[0] : host_a[1];
+  CHECK(kernels[0]["args"]["host_tid"] == launch_a["tid"]);
+  CHECK(kernels[0]["ts"].get<double>() == Approx(launch_a["ts"].get<double>()).margin(1e-3));
+  CHECK(kernels[0]["dur"].get<double>() == Approx(5.0).margin(1e-3));
+  CHECK(kernels[1]["ts"].get<double>() - kernels[0]["ts"].get<double>() == Approx(19.0).margin(2e-3));
+  CHECK(kernels[1]["dur"].get<double>() == Approx(2.0).margin(1e-3));
+  bool named = false;
+  for (const json& e : trace["traceEvents"])
+    named = named || (e["ph"] == "M" && e["pid"] == 101 && e["name"] == "process_name");
+  CHECK(named);
+
+  // Marks recorded after stop() (an op already running when it came) are freed by the next start().
+  profiler::detail::record_op("late", {}, {}, t0, t0 + 1, 0, false, timer.span(1, 0, 1));
+  CHECK(timer.live == 2);
+  profiler::start(dir.path().string(), {.print_summary = false});
+  CHECK(timer.live == 0);
+  profiler::stop();
+  profiler::detail::set_device_timer(nullptr);
+}
+
+TEST_CASE("profiler: a GPU op's kernel time is on the GPU's track", "[profiler][cuda]") {
+  if (device_count(DeviceType::CUDA) == 0) {
+    WARN("no CUDA device (device_count(DeviceType::CUDA) == 0): skipped");
+    return;
+  }
+  testing::TempDir dir("profiler");
+  DeviceScope on(Device::cuda(0));
+  const Tensor a = ops::ones({512, 512});
+  (void)ops::matmul(a, a).to(Device::cpu());  // cuBLASLt loaded, the plan made
+  profiler::start(dir.path().string(), {.print_summary = false});
+  const Tensor c = ops::matmul(a, a);
+  (void)c.to(Device::cpu());
+  const json trace = read_trace(profiler::stop());
+  int kernels = 0;
+  for (const json& e : trace["traceEvents"])
+    if (e.value("cat", "") == "kernel" && e["name"] == "matmul") {
+      ++kernels;
+      CHECK(e["pid"] == 100);
+      CHECK(e["dur"].get<double>() > 0);
+    }
+  CHECK(kernels == 1);
+}
+
 TEST_CASE("profiler: misuse is a clear error", "[profiler]") {
   testing::TempDir dir("profiler");
   CHECK_THROWS_AS(profiler::stop(), FailedPrecondition);
