@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "framework/core/error.h"
+#include "framework/io/image_file.h"
 #include "framework/io/proto_wire.h"
 #include "framework/io/tfrecord.h"
 
@@ -38,12 +39,12 @@ namespace value_field {
 constexpr int kTag = 1, kSimpleValue = 2, kTensor = 8, kMetadata = 9;
 }
 namespace tensor_field {
-constexpr int kDtype = 1, kShape = 2, kContent = 4, kFloatVal = 5, kDoubleVal = 6;
+constexpr int kDtype = 1, kShape = 2, kContent = 4, kFloatVal = 5, kDoubleVal = 6, kStringVal = 8;
 }
 constexpr int kShapeDim = 2;
 constexpr int kMetadataPluginData = 1;
 constexpr int kPluginName = 1;
-constexpr uint64_t kDtFloat = 1, kDtDouble = 2;
+constexpr uint64_t kDtFloat = 1, kDtDouble = 2, kDtString = 7;
 
 constexpr const char* kFileVersion = "brain.Event:2";
 constexpr const char* kFilePrefix = "events.out.tfevents.";
@@ -62,6 +63,24 @@ std::string now_hostname() {
 double now_seconds() {
   using namespace std::chrono;
   return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count() / 1e6;
+}
+
+// The strings of a DT_STRING TensorProto (empty for other dtypes).
+std::vector<std::string> decode_string_tensor(std::string_view bytes) {
+  std::vector<std::string> strings;
+  bool is_string = false;
+  Decoder d(bytes);
+  for (Field f; d.next(f);) {
+    if (f.field == tensor_field::kDtype) {
+      expect_type(f, WireType::Varint, "TensorProto.dtype");
+      is_string = f.number == kDtString;
+    } else if (f.field == tensor_field::kStringVal) {
+      expect_type(f, WireType::LengthDelimited, "TensorProto.string_val");
+      strings.emplace_back(f.bytes);
+    }
+  }
+  if (!is_string) strings.clear();
+  return strings;
 }
 
 // The scalar a TensorProto holds when it is a float32/float64 tensor of rank 0.
@@ -138,6 +157,7 @@ SummaryValue decode_value(std::string_view bytes) {
       case value_field::kTensor:
         expect_type(f, WireType::LengthDelimited, "Summary.Value.tensor");
         value.scalar = decode_scalar_tensor(f.bytes);
+        value.strings = decode_string_tensor(f.bytes);
         break;
       case value_field::kMetadata:
         expect_type(f, WireType::LengthDelimited, "Summary.Value.metadata");
@@ -242,6 +262,61 @@ std::string encode_histogram_event(std::string_view tag, std::span<const Histogr
   return encode_tensor_summary_event(tag, tensor.bytes(), "histograms", step, wall_time);
 }
 
+uint8_t image_pixel(float value) {
+  // TF multiplies in float32 by dtype max + 0.5 and saturate_casts: clamp, then truncate toward zero.
+  const float scaled = value * 255.5f;
+  if (!(scaled > 0.0f)) return 0;  // negative or NaN
+  return scaled >= 255.0f ? uint8_t{255} : static_cast<uint8_t>(scaled);
+}
+
+namespace {
+// A DT_STRING TensorProto of these strings: rank 0 for rank0, else rank 1.
+std::string encode_string_tensor(std::span<const std::string_view> strings, bool rank0) {
+  Encoder tensor;
+  tensor.add_varint(tensor_field::kDtype, kDtString);
+  Encoder shape;
+  if (!rank0) {
+    Encoder dim;
+    if (!strings.empty()) dim.add_varint(1, strings.size());  // TensorShapeProto.Dim.size; proto3 leaves 0 out
+    shape.add_bytes(kShapeDim, dim.bytes());
+  }
+  tensor.add_bytes(tensor_field::kShape, shape.bytes());
+  for (std::string_view s : strings) tensor.add_bytes(tensor_field::kStringVal, s);
+  return std::move(tensor).take();
+}
+}  // namespace
+
+std::string encode_image_event(std::string_view tag, std::span<const float> data, const std::array<int64_t, 4>& shape,
+                               int64_t step, int max_outputs, double wall_time) {
+  const auto [k, h, w, c] = shape;
+  EMBER_CHECK(k >= 0 && h >= 1 && w >= 1 && c >= 1 && c <= 4, InvalidArgument)
+      << "tensorboard image \"" << tag << "\": shape must be [images >= 0, height >= 1, width >= 1, channels 1..4]; "
+      << "got [" << k << ", " << h << ", " << w << ", " << c << "]";
+  const size_t image_size = static_cast<size_t>(h) * static_cast<size_t>(w) * static_cast<size_t>(c);
+  EMBER_CHECK(data.size() == static_cast<size_t>(k) * image_size, InvalidArgument)
+      << "tensorboard image \"" << tag << "\": shape [" << k << ", " << h << ", " << w << ", " << c << "] needs "
+      << static_cast<size_t>(k) * image_size << " values; got " << data.size();
+  EMBER_CHECK(max_outputs >= 0, InvalidArgument)
+      << "tensorboard image \"" << tag << "\": max_outputs must be >= 0; got " << max_outputs;
+  // TF's dimensions are the whole batch's, even when max_outputs leaves no image.
+  const std::string width = std::to_string(w), height = std::to_string(h);
+  std::vector<std::string> pngs;
+  std::vector<uint8_t> pixels(image_size);
+  for (int64_t i = 0; i < std::min<int64_t>(k, max_outputs); ++i) {
+    const std::span<const float> image = data.subspan(static_cast<size_t>(i) * image_size, image_size);
+    std::transform(image.begin(), image.end(), pixels.begin(), image_pixel);
+    pngs.push_back(encode_png(pixels, h, w, c));
+  }
+  std::vector<std::string_view> strings = {width, height};
+  strings.insert(strings.end(), pngs.begin(), pngs.end());
+  return encode_tensor_summary_event(tag, encode_string_tensor(strings, false), "images", step, wall_time);
+}
+
+std::string encode_text_event(std::string_view tag, std::string_view text, int64_t step, double wall_time) {
+  const std::string_view strings[] = {text};
+  return encode_tensor_summary_event(tag, encode_string_tensor(strings, true), "text", step, wall_time);
+}
+
 std::string encode_graph_event(std::string_view graph_def, double wall_time) {
   Encoder e;
   if (wall_time != 0) e.add_double(event_field::kWallTime, wall_time);
@@ -337,6 +412,17 @@ void EventFileWriter::add_graph(std::string_view graph_def, std::optional<double
 void EventFileWriter::add_histogram(std::string_view tag, std::span<const double> data, int64_t step,
                                     std::optional<double> wall_time) {
   add_event(encode_histogram_event(tag, histogram_buckets(data), step, wall_time ? *wall_time : now_seconds()));
+}
+
+void EventFileWriter::add_image(std::string_view tag, std::span<const float> data,
+                                const std::array<int64_t, 4>& shape, int64_t step, int max_outputs,
+                                std::optional<double> wall_time) {
+  add_event(encode_image_event(tag, data, shape, step, max_outputs, wall_time ? *wall_time : now_seconds()));
+}
+
+void EventFileWriter::add_text(std::string_view tag, std::string_view text, int64_t step,
+                               std::optional<double> wall_time) {
+  add_event(encode_text_event(tag, text, step, wall_time ? *wall_time : now_seconds()));
 }
 
 void EventFileWriter::add_event(std::string_view serialized_event) {

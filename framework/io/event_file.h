@@ -2,8 +2,10 @@
 // TensorBoard event files: EventFileWriter writes scalar summaries byte for byte as TF2's
 // tf.summary.scalar does, and graphs as tf.summary.graph does (a serialized GraphDef in Event.graph_def),
 // in TFRecord framing that TensorBoard reads; EventFileReader reads them back, as well as files written
-// by TensorFlow (TF1 simple_value scalars or TF2 tensor scalars). Scalars, histograms and graphs are
-// encoded; when read, histograms, images and other plugins' summaries are values without a scalar.
+// by TensorFlow (TF1 simple_value scalars or TF2 tensor scalars). Scalars, histograms, images (as
+// tf.summary.image), text (as tf.summary.text) and graphs are encoded; when read, histograms and other
+// plugins' summaries are values without a scalar, and string tensors (images, text) keep their strings.
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -24,12 +26,14 @@ struct ScalarEvent {
 };
 
 // One Summary.Value as read: its tag, the plugin that wrote it ("scalars" for tf.summary.scalar; empty
-// for TF1 simple values) and its scalar when it holds one (simple_value, or a float32/float64 tensor
-// of rank 0).
+// for TF1 simple values), its scalar when it holds one (simple_value, or a float32/float64 tensor
+// of rank 0) and the values of a string tensor (tf.summary.image's [width, height, PNG files...],
+// tf.summary.text's text).
 struct SummaryValue {
   std::string tag;
   std::string plugin_name;
   std::optional<double> scalar;
+  std::vector<std::string> strings;
 };
 
 // One Event record as read (fields other than these are skipped).
@@ -58,6 +62,19 @@ std::vector<HistogramBucket> histogram_buckets(std::span<const double> data, int
 // (left, right, count) rows, metadata.plugin_data.plugin_name = "histograms"}.
 std::string encode_histogram_event(std::string_view tag, std::span<const HistogramBucket> buckets, int64_t step,
                                    double wall_time);
+// tf.summary.image's pixel for a float32 value: tf.image.convert_image_dtype(x, tf.uint8, saturate=True),
+// i.e. x * 255.5 clamped to [0, 255] and truncated (so [0, 1] maps onto 0..255; NaN gives 0).
+uint8_t image_pixel(float value);
+// The serialized Event of tf.summary.image(tag, data, step, max_outputs): data is float32 [k, h, w, c] (shape),
+// row-major, c 1 (gray), 2 (gray, alpha), 3 (RGB) or 4 (RGBA); the first max_outputs images are converted
+// (image_pixel) and PNG-encoded (encode_png, as tf.io.encode_png) into Summary.Value{tag, tensor = DT_STRING
+// rank-1 TensorProto [str(w), str(h), png...], metadata.plugin_data.plugin_name = "images"}. A shape or size
+// that does not fit, or max_outputs < 0, is InvalidArgument.
+std::string encode_image_event(std::string_view tag, std::span<const float> data, const std::array<int64_t, 4>& shape,
+                               int64_t step, int max_outputs, double wall_time);
+// The serialized Event of tf.summary.text(tag, text): a DT_STRING rank-0 TensorProto holding text (UTF-8;
+// TensorBoard renders it as Markdown), metadata.plugin_data.plugin_name = "text".
+std::string encode_text_event(std::string_view tag, std::string_view text, int64_t step, double wall_time);
 // The serialized Event of tf.summary.graph: the serialized GraphDef as Event.graph_def (step 0, so absent).
 std::string encode_graph_event(std::string_view graph_def, double wall_time);
 // Decodes one serialized Event; DataLoss when it is malformed.
@@ -91,6 +108,14 @@ class EventFileWriter {
   // Appends tf.summary.histogram(tag, data, step) with TF's default 30 buckets; the wall time defaults to now.
   void add_histogram(std::string_view tag, std::span<const double> data, int64_t step,
                      std::optional<double> wall_time = std::nullopt);
+  // Appends tf.summary.image(tag, data, step, max_outputs) (see encode_image_event): data is float32
+  // [k, h, w, c], values in [0, 1] (others are clamped); the wall time defaults to now.
+  void add_image(std::string_view tag, std::span<const float> data, const std::array<int64_t, 4>& shape, int64_t step,
+                 int max_outputs = 3, std::optional<double> wall_time = std::nullopt);
+  // Appends tf.summary.text(tag, text, step): TensorBoard's Text tab renders it as Markdown; the wall time
+  // defaults to now.
+  void add_text(std::string_view tag, std::string_view text, int64_t step,
+                std::optional<double> wall_time = std::nullopt);
   // Appends tf.summary.graph's event for a serialized tensorflow.GraphDef (TensorBoard's Graphs tab shows
   // it); the wall time defaults to now.
   void add_graph(std::string_view graph_def, std::optional<double> wall_time = std::nullopt);

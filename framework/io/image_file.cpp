@@ -198,7 +198,68 @@ Tensor convert_channels(const Pixels& p, int64_t to) {
   throw DataLoss(message);
 }
 
+// ---- PNG encoding (TF's png::WriteImageToBuffer) ----
+
+struct PngWriter {
+  std::string* out;
+  char error[200];
+};
+
+void png_write_bytes(png_structp png, png_bytep data, png_size_t n) {
+  static_cast<PngWriter*>(png_get_io_ptr(png))->out->append(reinterpret_cast<const char*>(data), n);
+}
+
+void png_write_flush(png_structp) {}
+
+void png_on_write_error(png_structp png, png_const_charp msg) {
+  auto* w = static_cast<PngWriter*>(png_get_error_ptr(png));
+  std::snprintf(w->error, sizeof(w->error), "%s", msg);
+  png_longjmp(png, 1);
+}
+
+bool png_encode(PngWriter* w, const uint8_t* pixels, png_uint_32 height, png_uint_32 width, int channels) {
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, w, png_on_write_error, png_on_warning);
+  if (!png) return false;
+  png_infop info = png_create_info_struct(png);
+  if (!info || setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, info ? &info : nullptr);
+    return false;
+  }
+  static constexpr int kColorTypes[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                        PNG_COLOR_TYPE_RGB_ALPHA};
+  png_set_write_fn(png, w, png_write_bytes, png_write_flush);
+  png_set_IHDR(png, info, width, height, 8, kColorTypes[channels - 1], PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_set_compression_level(png, -1);  // Z_DEFAULT_COMPRESSION, as tf.io.encode_png's default
+  png_write_info(png, info);
+  const size_t row_bytes = size_t{width} * static_cast<size_t>(channels);
+  for (png_uint_32 y = 0; y < height; ++y) png_write_row(png, pixels + y * row_bytes);
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return true;
+}
+
 }  // namespace
+
+std::string encode_png(std::span<const uint8_t> pixels, int64_t height, int64_t width, int64_t channels) {
+  constexpr int64_t kMaxSide = 0x7fffffff;  // PNG's limit on each side
+  EMBER_CHECK(channels >= 1 && channels <= 4, InvalidArgument)
+      << "encode_png: channels must be 1 (gray), 2 (gray and alpha), 3 (RGB) or 4 (RGBA); got " << channels;
+  EMBER_CHECK(height >= 1 && height <= kMaxSide && width >= 1 && width <= kMaxSide, InvalidArgument)
+      << "encode_png: height and width must be in [1, 2^31 - 1]; got " << height << " x " << width;
+  EMBER_CHECK(static_cast<uint64_t>(pixels.size()) ==
+                  static_cast<uint64_t>(height) * static_cast<uint64_t>(width) * static_cast<uint64_t>(channels),
+              InvalidArgument)
+      << "encode_png: " << height << " x " << width << " x " << channels << " pixels expected; got "
+      << pixels.size() << " values";
+  std::string out;
+  PngWriter w{&out, "out of memory"};
+  EMBER_CHECK(png_encode(&w, pixels.data(), static_cast<png_uint_32>(height), static_cast<png_uint_32>(width),
+                         static_cast<int>(channels)),
+              Internal)
+      << "encode_png: libpng failed: " << w.error;
+  return out;
+}
 
 Tensor decode_image(const std::string& path, int channels, ImageConvention convention) {
   const bool tf = convention == ImageConvention::tensorflow;

@@ -1,5 +1,7 @@
 #pragma once
-// Image files (PNG and JPEG, decoded with libpng and libjpeg) as uint8 pixel tensors.
+// Image files (PNG and JPEG, decoded with libpng and libjpeg) as uint8 pixel tensors, and PNG encoding.
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "framework/core/tensor.h"
@@ -26,5 +28,11 @@ enum class ImageConvention { pil, tensorflow };
 // NotFound; GIF, BMP and CMYK JPEG Unimplemented; other channel counts InvalidArgument; not PNG/JPEG, truncated
 // or corrupt DataLoss (pil) or InvalidArgument (tensorflow) naming the path.
 Tensor decode_image(const std::string& path, int channels = 0, ImageConvention convention = ImageConvention::pil);
+
+// The PNG file of 8-bit pixels (row-major height x width x channels; channels 1 gray, 2 gray and alpha, 3 RGB,
+// 4 RGBA) as tf.io.encode_png writes it with its default compression (-1): libpng, zlib's default level, no
+// interlacing and no chunks besides IHDR, IDAT and IEND. A size that does not match pixels, channels outside
+// 1..4 or a side outside 1..2^31-1 is InvalidArgument.
+std::string encode_png(std::span<const uint8_t> pixels, int64_t height, int64_t width, int64_t channels);
 
 }  // namespace ember::io

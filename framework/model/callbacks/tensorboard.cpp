@@ -36,12 +36,53 @@ double tb_seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+std::optional<WeightImage> weight_image(const Tensor& weight) {
+  std::vector<int64_t> shape;  // ops.squeeze
+  for (int64_t d : weight.shape().dims())
+    if (d != 1) shape.push_back(d);
+  WeightImage image;
+  image.data = ops::cast(weight, DType::Float32).to_vector<float>();
+  switch (shape.size()) {
+    case 1:  // a bias: one image of height n
+      image.shape = {1, shape[0], 1, 1};
+      return image;
+    case 2: {  // a dense kernel, with its longer side across
+      int64_t rows = shape[0], cols = shape[1];
+      if (rows > cols) {
+        std::vector<float> t(image.data.size());
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = image.data[r * cols + c];
+        image.data = std::move(t);
+        std::swap(rows, cols);
+      }
+      image.shape = {1, rows, cols, 1};
+      return image;
+    }
+    case 3: {  // channels last to channels first: each output channel's kernel one image
+      const int64_t a = shape[0], b = shape[1], n = shape[2];
+      std::vector<float> t(image.data.size());
+      for (int64_t i = 0; i < a * b; ++i)
+        for (int64_t j = 0; j < n; ++j) t[j * a * b + i] = image.data[i * n + j];
+      image.data = std::move(t);
+      image.shape = {n, a, b, 1};
+      return image;
+    }
+    case 4:
+      if (shape[3] != 1 && shape[3] != 3 && shape[3] != 4) return std::nullopt;
+      image.shape = {shape[0], shape[1], shape[2], shape[3]};
+      return image;
+    default:
+      return std::nullopt;
+  }
+}
+
 TensorBoard::TensorBoard(std::string log_dir, TensorBoardOptions options)
     : log_dir_(std::move(log_dir)),
       update_freq_(parse_update_freq(options.update_freq)),
       write_steps_per_second_(options.write_steps_per_second),
       write_graph_(options.write_graph),
       histogram_freq_(options.histogram_freq),
+      write_images_(options.write_images),
       profile_batch_(options.profile_batch) {
   EMBER_CHECK(histogram_freq_ >= 0, InvalidArgument)
       << "TensorBoard: histogram_freq must be >= 0 (0 writes no histograms); got " << histogram_freq_;
@@ -119,6 +160,9 @@ void TensorBoard::write_histograms(int epoch) {
       std::string tag = w.name();
       std::replace(tag.begin(), tag.end(), ':', '_');
       writer.add_histogram(tag + "/histogram", ops::cast(w.value(), DType::Float64).to_vector<double>(), epoch);
+      if (!write_images_) continue;
+      if (const std::optional<WeightImage> image = weight_image(w.value()))
+        writer.add_image(tag + "/image", image->data, image->shape, epoch);
     }
   writer.flush();
 }

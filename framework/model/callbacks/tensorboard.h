@@ -2,16 +2,19 @@
 // TensorBoard (Keras 3: keras.callbacks.TensorBoard): the epoch's training logs and learning rate into
 // <log_dir>/train, its validation logs into <log_dir>/validation, optionally the batch logs every N
 // batches, Keras 3's evaluation_<metric>_vs_iterations after each evaluation, and (write_graph) the traced
-// training step's graph for TensorBoard's Graphs tab, weight histograms every histogram_freq epochs, and a
-// profile of the batches in profile_batch (framework/core/profiler.h). Weight images, the Keras model-config
-// summary and embeddings are not supported (write_images and embeddings_* have no option).
+// training step's graph for TensorBoard's Graphs tab, weight histograms (and, with write_images, weight
+// images) every histogram_freq epochs, and a profile of the batches in profile_batch
+// (framework/core/profiler.h). Embeddings are not supported (embeddings_* have no option).
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
+#include "framework/core/tensor.h"
 #include "framework/io/event_file.h"
 #include "framework/model/callbacks/callback.h"
 
@@ -30,6 +33,9 @@ struct TensorBoardOptions {
   // Epochs between weight histograms (0: none): every layer's weights, tagged "<weight path>/histogram",
   // as tf.summary.histogram writes them (30 buckets), into train/ at step = epoch.
   int histogram_freq = 0;
+  // With histogram_freq, also each weight as an image ("<weight path>/image", tf.summary.image with its
+  // default max_outputs 3), laid out as weight_image says; weights it gives no image are skipped, as in Keras.
+  bool write_images = false;
   // "epoch": scalars once per epoch; "batch" (same as 1) or N: also the batch logs as batch_<name>
   // whenever the global train batch count (from 1, across epochs) is a multiple of N.
   std::variant<std::string, int64_t> update_freq = std::string("epoch");
@@ -44,6 +50,17 @@ struct TensorBoardOptions {
   // skipped, with a warning, while another profile runs. Negative or stop < start is InvalidArgument.
   ProfileBatch profile_batch = 0;
 };
+
+// A weight as Keras 3's TensorBoard(write_images=True) shows it (_log_weight_as_image): the image batch
+// [k, h, w, c] and its values, row-major. Dimensions of size 1 are dropped; then a vector of n is one
+// 1 x n x 1 image (height n), a matrix one grayscale image (transposed when it has more rows than columns),
+// a rank-3 kernel (k, w_in, out) `out` images of k x w_in, and a rank-4 weight is shown as it is when its
+// last dimension is 1, 3 or 4 (gray, RGB, RGBA). Any other weight gives none (nullopt).
+struct WeightImage {
+  std::array<int64_t, 4> shape{};
+  std::vector<float> data;
+};
+std::optional<WeightImage> weight_image(const Tensor& weight);
 
 // Writes TensorBoard event files (see framework/io/event_file.h) during fit and evaluate:
 //   train/:      epoch_<name> for every training log and epoch_learning_rate (the optimizer's current
@@ -86,7 +103,7 @@ class TensorBoard : public Callback {
   void close_writers();
   // The compiled optimizer's iterations, or nullopt without a compiled model.
   std::optional<int64_t> optimizer_iterations() const;
-  // Every layer's weights as histograms at step epoch.
+  // Every layer's weights as histograms (and images, with write_images) at step epoch.
   void write_histograms(int epoch);
   void stop_profile();
   // The model's traced training step as a graph event in train/, if it has one.
@@ -98,6 +115,7 @@ class TensorBoard : public Callback {
   bool write_graph_ = true;
   bool graph_pending_ = false;  // set_model arms it; the first training batch writes the graph
   int histogram_freq_ = 0;
+  bool write_images_ = false;
   ProfileBatch profile_batch_;
   bool profiling_ = false;  // this callback started the running profile
   std::unique_ptr<io::EventFileWriter> train_writer_, validation_writer_;

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <filesystem>
@@ -378,4 +379,99 @@ TEST_CASE("EventFileWriter: add_histogram writes a value the reader sees as a hi
   CHECK(e.values[0].plugin_name == "histograms");
   CHECK_FALSE(e.values[0].scalar);
   CHECK(histogram_buckets(std::vector<double>{}, 0).empty());
+}
+
+namespace {
+
+std::string hex_of(std::string_view bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char b : bytes) {
+    hex += digits[b >> 4];
+    hex += digits[b & 15];
+  }
+  return hex;
+}
+
+const json& images_text() {
+  static const json j = [] {
+    std::ifstream in(kFixtures / "images_text.json");
+    REQUIRE(in.good());
+    return json::parse(in);
+  }();
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("EventFileWriter: image records are byte-identical to tf.summary.image's", "[io][event_file][keras]") {
+  // images_text.json (make_image_text_fixture.py): gray, RGB and RGBA batches, out-of-range values, a batch
+  // cut by max_outputs, and the pixels TensorBoard decodes from each PNG TF wrote.
+  const json& cases = images_text()["images"];
+  REQUIRE(cases.size() == 6);
+  for (const json& c : cases) {
+    const std::string tag = c["tag"];
+    INFO(tag);
+    const std::vector<float> data = c["data"].get<std::vector<float>>();
+    const auto shape = c["shape"].get<std::array<int64_t, 4>>();
+    const size_t image_size = static_cast<size_t>(shape[1] * shape[2] * shape[3]);
+    const auto pixels = c["pixels"].get<std::vector<std::vector<int>>>();
+    for (size_t i = 0; i < pixels.size(); ++i)
+      for (size_t j = 0; j < image_size; ++j) {
+        INFO("image " << i << " value " << j << " = " << data[i * image_size + j]);
+        REQUIRE(int(image_pixel(data[i * image_size + j])) == pixels[i][j]);
+      }
+    const std::string event =
+        encode_image_event(tag, data, shape, c["step"].get<int64_t>(), c["max_outputs"].get<int>(), /*wall_time=*/0);
+    CHECK(hex_of(event) == c["event_without_wall_time_hex"].get<std::string>());
+    const Event decoded = decode_event(event);
+    REQUIRE(decoded.values.size() == 1);
+    CHECK(decoded.values[0].plugin_name == "images");
+    REQUIRE(decoded.values[0].strings.size() == 2 + pixels.size());
+    CHECK(decoded.values[0].strings[0] == std::to_string(c["width"].get<int>()));
+    CHECK(decoded.values[0].strings[1] == std::to_string(c["height"].get<int>()));
+  }
+}
+
+TEST_CASE("EventFileWriter: text records are byte-identical to tf.summary.text's", "[io][event_file][keras]") {
+  const json& cases = images_text()["texts"];
+  REQUIRE(cases.size() == 4);
+  for (const json& c : cases) {
+    const std::string tag = c["tag"], text = c["text"];
+    INFO(tag);
+    CHECK(hex_of(encode_text_event(tag, text, c["step"].get<int64_t>(), /*wall_time=*/0)) ==
+          c["event_without_wall_time_hex"].get<std::string>());
+  }
+}
+
+TEST_CASE("EventFileWriter: add_image and add_text write values the reader gives back", "[io][event_file]") {
+  TempDir dir("image_text");
+  std::string path;
+  const std::vector<float> data = {0, 0.25f, 0.5f, 1, 2, -1};  // two 1 x 3 gray images
+  {
+    EventFileWriter writer(dir.path().string());
+    path = writer.path();
+    writer.add_image("w/image", data, {2, 1, 3, 1}, 5, /*max_outputs=*/1);
+    writer.add_text("notes", "a *note*", 6);
+    CHECK_THROWS_AS(writer.add_image("w/image", data, {2, 1, 2, 1}, 5), InvalidArgument);  // 4 values expected
+    CHECK_THROWS_AS(writer.add_image("w/image", data, {1, 1, 1, 6}, 5), InvalidArgument);  // channels 1..4
+    CHECK_THROWS_AS(writer.add_image("w/image", data, {2, 1, 3, 1}, 5, -1), InvalidArgument);
+  }
+  EventFileReader reader(path);
+  REQUIRE(reader.events().size() == 3);
+  const Event& image = reader.events()[1];
+  CHECK(image.step == 5);
+  REQUIRE(image.values.size() == 1);
+  CHECK(image.values[0].tag == "w/image");
+  CHECK(image.values[0].plugin_name == "images");
+  CHECK_FALSE(image.values[0].scalar);
+  REQUIRE(image.values[0].strings.size() == 3);  // width, height, one PNG (max_outputs 1)
+  CHECK(image.values[0].strings[0] == "3");
+  CHECK(image.values[0].strings[1] == "1");
+  CHECK(image.values[0].strings[2].starts_with("\x89PNG\r\n\x1a\n"));
+  const Event& text = reader.events()[2];
+  REQUIRE(text.values.size() == 1);
+  CHECK(text.values[0].plugin_name == "text");
+  CHECK(text.values[0].strings == std::vector<std::string>{"a *note*"});
+  CHECK(reader.scalars().empty());
 }

@@ -76,3 +76,33 @@ TEST_CASE("decode_image fails on a JPEG cut short and passes libjpeg's other war
           io::decode_image(original, 3, convention).to_vector<uint8_t>());
   }
 }
+
+TEST_CASE("encode_png writes a PNG that decode_image reads back exactly, in every channel count", "[io][image]") {
+  testing::TempDir dir("encode_png");
+  for (int64_t channels : {1, 2, 3, 4}) {
+    INFO("channels=" << channels);
+    const int64_t h = 5, w = 7;
+    std::vector<uint8_t> pixels(static_cast<size_t>(h * w * channels));
+    for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 37 % 256);
+    const std::string png = io::encode_png(pixels, h, w, channels);
+    const std::string path = (dir.path() / ("c" + std::to_string(channels) + ".png")).string();
+    std::ofstream(path, std::ios::binary) << png;
+    const Tensor img = io::decode_image(path);  // the file's own channels (gray+alpha is read as RGBA)
+    const std::vector<uint8_t> got = img.to_vector<uint8_t>();
+    if (channels == 2) {
+      REQUIRE(img.shape() == Shape{h, w, 4});
+      for (size_t p = 0; p < size_t(h * w); ++p) {
+        CHECK(got[p * 4] == pixels[p * 2]);
+        CHECK(got[p * 4 + 1] == pixels[p * 2]);
+        CHECK(got[p * 4 + 3] == pixels[p * 2 + 1]);
+      }
+    } else {
+      REQUIRE(img.shape() == Shape{h, w, channels});
+      CHECK(got == pixels);
+    }
+  }
+  const std::vector<uint8_t> six(6);
+  CHECK_THROWS_AS(io::encode_png(six, 2, 2, 1), InvalidArgument);  // 4 values expected
+  CHECK_THROWS_AS(io::encode_png(six, 1, 1, 6), InvalidArgument);
+  CHECK_THROWS_AS(io::encode_png({}, 0, 3, 1), InvalidArgument);
+}

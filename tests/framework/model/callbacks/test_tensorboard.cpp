@@ -6,8 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <optional>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -380,4 +384,89 @@ TEST_CASE("TensorBoard: histogram_freq writes every layer's weights as histogram
       {"out/kernel/histogram", 2},    {"out/bias/histogram", 2}};
   CHECK(histograms == expected);
   CHECK_THROWS_AS(callbacks::TensorBoard("logs", {.histogram_freq = -1}), InvalidArgument);
+}
+
+TEST_CASE("TensorBoard: weight_image lays weights out as Keras 3's write_images does", "[callbacks][tensorboard][keras]") {
+  // images_text.json (make_image_text_fixture.py): the event Keras 3's TensorBoard._log_weight_as_image writes
+  // for biases, dense kernels (wide, tall, one column), conv kernels and a scalar-like weight (none).
+  std::ifstream in(ember::testing::fixture_path("tensorboard") / "images_text.json");
+  REQUIRE(in.good());
+  const json fixture = json::parse(in);
+  REQUIRE(fixture["weight_images"].size() == 8);
+  for (const json& c : fixture["weight_images"]) {
+    const std::string tag = c["tag"];
+    INFO(tag);
+    const Tensor weight = Tensor::from_vector<float>(c["data"].get<std::vector<float>>(),
+                                                     Shape(c["shape"].get<std::vector<int64_t>>()));
+    const std::optional<callbacks::WeightImage> image = callbacks::weight_image(weight);
+    if (c["event_without_wall_time_hex"].is_null()) {
+      CHECK_FALSE(image);
+      continue;
+    }
+    REQUIRE(image);
+    const std::string event = io::encode_image_event(tag, image->data, image->shape, c["step"].get<int64_t>(), 3, 0);
+    std::string hex;
+    for (unsigned char b : event) {
+      static const char* digits = "0123456789abcdef";
+      hex += digits[b >> 4];
+      hex += digits[b & 15];
+    }
+    CHECK(hex == c["event_without_wall_time_hex"].get<std::string>());
+  }
+  CHECK_FALSE(callbacks::weight_image(ops::zeros({2, 2, 2, 2, 2})));  // rank 5
+  CHECK_FALSE(callbacks::weight_image(ops::zeros({2, 2, 2, 5})));     // 5 channels
+}
+
+TEST_CASE("TensorBoard: write_images writes each weight's image with its histogram", "[callbacks][tensorboard]") {
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {4, 1});
+  Sequential model({layers::Input({1}), layers::Dense(3, {.name = "hidden"}), layers::Dense(1, {.name = "out"})});
+  model.compile({.optimizer = optimizers::SGD(), .loss = "mse"});
+  TempDir tmp("tensorboard");
+  model.fit(x, x,
+            {.batch_size = 2,
+             .epochs = 2,
+             .verbose = 0,
+             .callbacks = {callbacks::TensorBoard(tmp.path().string(),
+                                                  {.histogram_freq = 1, .write_images = true, .write_graph = false})}});
+  const std::vector<std::string> files = io::list_event_files((tmp.path() / "train").string());
+  REQUIRE(files.size() == 1);
+  std::vector<std::tuple<std::string, int64_t, std::string, std::string>> images;  // tag, step, width, height
+  const io::EventFileReader reader(files[0]);
+  for (const io::Event& e : reader.events())
+    for (const io::SummaryValue& v : e.values)
+      if (v.plugin_name == "images") {
+        REQUIRE(v.strings.size() == 3);
+        images.emplace_back(v.tag, e.step, v.strings[0], v.strings[1]);
+      }
+  // hidden/kernel (1, 3) squeezes to a bias-like vector: 1 wide, 3 high; out/bias (1,) squeezes to a scalar:
+  // no image, as in Keras.
+  const std::vector<std::tuple<std::string, int64_t, std::string, std::string>> expected = {
+      {"hidden/kernel/image", 0, "1", "3"}, {"hidden/bias/image", 0, "1", "3"}, {"out/kernel/image", 0, "1", "3"},
+      {"hidden/kernel/image", 1, "1", "3"}, {"hidden/bias/image", 1, "1", "3"}, {"out/kernel/image", 1, "1", "3"}};
+  CHECK(images == expected);
+}
+
+// Writes a log directory with every kind of summary for check_summaries_with_tensorboard.py (run by its tag;
+// EMBER_TENSORBOARD_CHECK_DIR names the directory, by default <temp>/ember_tensorboard_check).
+TEST_CASE("TensorBoard: write logs for the check with real TensorBoard", "[.tensorboard_logs]") {
+  const char* env = std::getenv("EMBER_TENSORBOARD_CHECK_DIR");
+  const fs::path dir = env ? fs::path(env) : fs::temp_directory_path() / "ember_tensorboard_check";
+  fs::remove_all(dir);
+  const Tensor x = ops::reshape(ops::range(0, 8 * 36, 1, DType::Float32) / 288.0, {8, 6, 6, 1});
+  const Tensor y = ops::reshape(ops::range(0, 8, 1, DType::Float32) / 8.0, {8, 1});
+  Sequential model({layers::Input({6, 6, 1}), layers::Conv2D(3, 3, {.name = "conv"}), layers::Flatten(),
+                    layers::Dense(4, {.activation = "relu", .name = "hidden"}), layers::Dense(1, {.name = "out"})});
+  model.compile({.optimizer = optimizers::SGD(), .loss = "mse"});
+  model.fit(x, y,
+            {.batch_size = 4,
+             .epochs = 2,
+             .verbose = 0,
+             .callbacks = {callbacks::TensorBoard(dir.string(), {.histogram_freq = 1, .write_images = true})}});
+  io::EventFileWriter notes((dir / "notes").string());
+  notes.add_text("notes/run", "A **small** run: `conv` kernels as images, café ✓", 0);
+  std::vector<float> rgb(2 * 4 * 5 * 3);
+  for (size_t i = 0; i < rgb.size(); ++i) rgb[i] = float(i % 17) / 16.0f;
+  notes.add_image("notes/rgb", rgb, {2, 4, 5, 3}, 0);
+  notes.close();
+  std::cout << "TensorBoard logs written to " << dir.string() << "\n";
 }
