@@ -24,6 +24,7 @@
 #include "framework/ops/array.h"
 #include "framework/ops/attention.h"
 #include "framework/ops/creation.h"
+#include "framework/ops/custom_op.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/linalg.h"
 #include "framework/ops/nn.h"

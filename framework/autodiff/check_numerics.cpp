@@ -37,7 +37,7 @@ void check_hook(const OpRecord& r) {
     std::string bad = first_non_finite(r.outputs[i]);
     if (bad.empty()) continue;
     std::ostringstream os;
-    os << "check_numerics: op '" << op_name(r.op) << "' produced " << bad << " in output " << i << " during the "
+    os << "check_numerics: op '" << op_name(r.op, r.attrs) << "' produced " << bad << " in output " << i << " during the "
        << (in_backward_pass() ? "backward pass (gradient computation)" : "forward pass") << "; inputs:";
     if (r.inputs.empty()) os << " none";
     for (const Tensor& t : r.inputs) os << " " << t.dtype() << " " << t.shape();

@@ -58,7 +58,7 @@ namespace {
 std::string node_label(const Node& n) {
   switch (n.kind) {
     case NodeKind::Op:
-      return op_name(n.op);
+      return op_name(n.op, n.attrs);
     case NodeKind::ReadVariable:
       return "read_variable['" + n.variable.name() + "']";
     case NodeKind::AssignVariable:

@@ -107,7 +107,7 @@ std::string node_name(std::string_view s) {
 
 std::string kind_op(const Node& n) {
   switch (n.kind) {
-    case NodeKind::Op: return op_name(n.op);
+    case NodeKind::Op: return op_name(n.op, n.attrs);
     case NodeKind::ReadVariable: return "ReadVariableOp";
     case NodeKind::AssignVariable: return "AssignVariableOp";
     case NodeKind::Derived: return n.name.empty() ? std::string("Derived") : n.name;

@@ -11,6 +11,8 @@
 
 #include "framework/core/dtype.h"
 #include "framework/core/shape.h"
+#include "framework/ops/attr_map.h"
+#include "framework/ops/op.h"
 
 namespace ember {
 
@@ -167,9 +169,23 @@ struct AdamAttrs {
   }
 };
 
+namespace ops {
+struct CustomOpDef;
+}  // namespace ops
+// custom: the registered op (framework/ops/custom_op.h; registrations live as long as the process) and the
+// call's attributes.
+struct CustomOpAttrs {
+  const ops::CustomOpDef* def = nullptr;
+  AttrMap values;
+  bool operator==(const CustomOpAttrs&) const = default;
+};
+
 using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, ArgReduceAttrs, MatMulAttrs, ShapeAttrs,
                            TransposeAttrs, AxisAttrs, StridedSliceAttrs, GatherAttrs, SegmentAttrs, OneHotAttrs,
                            PadAttrs, TileAttrs, CreationAttrs, RandomAttrs, Conv2DAttrs, Pool2DAttrs, AdamAttrs,
-                           AffineTransformAttrs>;
+                           AffineTransformAttrs, CustomOpAttrs>;
+
+// The name users know an op by, in messages and the profiler: a custom op's registered name, else the table's.
+const char* op_name(OpId op, const Attrs& attrs);
 
 }  // namespace ember

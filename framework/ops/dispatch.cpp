@@ -32,7 +32,7 @@ std::atomic<int> g_hook_count{0};
 std::mutex g_hooks_mu;
 
 // The device an op runs on: the inputs' (they must agree, 0-d CPU scalars excepted), else `fallback`.
-Device resolve_device(OpId op, std::span<const Tensor> inputs, Device fallback) {
+Device resolve_device(const char* op, std::span<const Tensor> inputs, Device fallback) {
   const Tensor* anchor = nullptr;
   for (const Tensor& t : inputs) {
     EMBER_CHECK(t.defined(), InvalidArgument) << op << ": an input tensor is undefined";
@@ -118,15 +118,16 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
   const int arity = op_info(op).arity;
   EMBER_CHECK(arity < 0 || static_cast<size_t>(arity) == inputs.size(), Internal)
       << op << ": called with " << inputs.size() << " tensor input(s); op_list.def gives it " << arity;
+  const char* const name = op_name(op, attrs);  // a custom op's own name
   for (const Tensor& t : inputs)
-    if (t.defined() && t.is_symbolic()) t.check_concrete(op_info(op).name);
-  Device device = resolve_device(op, inputs, fallback);
+    if (t.defined() && t.is_symbolic()) t.check_concrete(name);
+  Device device = resolve_device(name, inputs, fallback);
   const KernelEntry& k = entry(op, device.type());
-  EMBER_CHECK(k.fn, Unimplemented) << op << ": no kernel is registered for device " << device;
+  EMBER_CHECK(k.fn, Unimplemented) << name << ": no kernel is registered for device " << device;
   // The dtype a kernel is chosen by: the first input's, or the output's for creation ops.
   DType key = inputs.empty() ? specs[0].dtype : inputs[0].dtype();
   EMBER_CHECK(k.dtype_mask & dispatch_bit(key), InvalidArgument)
-      << op << ": dtype " << key << " is not supported on " << device;
+      << name << ": dtype " << key << " is not supported on " << device;
   // A trace records this op whole: not the views made here for outputs aliasing an input, nor what a kernel
   // runs inside (views, other ops).
   OpTracer* const op_tracer = detail::t_op_tracer;
@@ -156,7 +157,7 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
       if (s.alias_input >= 0) {
         const Tensor& aliased = inputs[static_cast<size_t>(s.alias_input)];
         EMBER_CHECK(aliased.device() == device, InvalidArgument)
-            << op << ": output " << i << " is written in place into input " << s.alias_input << ", a 0-d tensor on "
+            << name << ": output " << i << " is written in place into input " << s.alias_input << ", a 0-d tensor on "
             << aliased.device() << ", but the op runs on " << device << " (its other inputs' device); move it there "
             << "first with tensor.to(" << device << ")";
       }
@@ -202,7 +203,7 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
     int64_t bytes = 0;
     for (size_t i = 0; i < specs.size(); ++i)
       if (specs[i].alias_input < 0) bytes += static_cast<int64_t>(outputs[i].nbytes());
-    profiler::detail::record_op(op_info(op).name, inputs, outputs, profile_start, profiler::detail::now_ns(), bytes,
+    profiler::detail::record_op(name, inputs, outputs, profile_start, profiler::detail::now_ns(), bytes,
                                 op_depth > 1, device_span);
   }
   if (op_tracer) op_tracer->op(op, inputs, specs, outputs, attrs, device);

@@ -25,7 +25,8 @@ inline const std::vector<OpSection>& op_sections() {
       {"elementwise unary", OpId::neg},     {"elementwise binary and ternary", OpId::add},
       {"reductions", OpId::reduce_sum},     {"linear algebra", OpId::matmul},
       {"shape and indexing", OpId::reshape}, {"creation", OpId::fill},
-      {"neural network", OpId::softmax},    {"optimizer updates", OpId::apply_adam}};
+      {"neural network", OpId::softmax},    {"optimizer updates", OpId::apply_adam},
+      {"custom ops", OpId::custom}};
   return sections;
 }
 

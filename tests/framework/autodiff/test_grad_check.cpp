@@ -8,6 +8,7 @@
 
 #include "framework/autodiff/grad_registry.h"
 #include "framework/ops/dispatch.h"
+#include "tests/support/custom_test_ops.h"
 #include "tests/support/grad_check.h"
 #include "tests/support/op_sections.h"
 #include "tests/support/tensor_testing.h"
@@ -339,6 +340,16 @@ void add_nn(Table& t) {
   }
 }
 
+// custom: the tests' custom op (tests/support/custom_test_ops.h), through the gradient registered with it.
+void add_custom(Table& t) {
+  for (int64_t shift : {1, -4})
+    t[OpId::custom].push_back({"test_roll by " + std::to_string(shift) + " times x",
+                               [] { return Inputs{any64({2, 3}, 501)}; },
+                               [shift](const Inputs& in) { return testing::test_roll(in[0], shift) * in[0]; }});
+  t[OpId::custom].push_back({"test_roll of a scalar", [] { return Inputs{any64({}, 502)}; },
+                             [](const Inputs& in) { return testing::test_roll(in[0], 3); }});
+}
+
 const Table& table() {
   static const Table t = [] {
     Table t;
@@ -347,6 +358,7 @@ const Table& table() {
     add_linalg(t);
     add_array(t);
     add_nn(t);
+    add_custom(t);
     return t;
   }();
   return t;
@@ -423,6 +435,7 @@ GRAD_CHECK_SECTION("shape and indexing", OpId::reshape)
 GRAD_CHECK_SECTION("creation", OpId::fill)
 GRAD_CHECK_SECTION("neural network", OpId::softmax)
 GRAD_CHECK_SECTION("optimizer updates", OpId::apply_adam)
+GRAD_CHECK_SECTION("custom ops", OpId::custom)
 
 TEST_CASE("the grad-check sections cover op_list.def, each with its test case", "[autodiff][grad_check]") {
   testing::check_sections_cover_the_table();

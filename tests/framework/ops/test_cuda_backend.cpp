@@ -23,6 +23,7 @@
 #include "framework/ember.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/op.h"
+#include "tests/support/custom_test_ops.h"
 #include "tests/support/op_sections.h"
 #include "tests/support/tensor_testing.h"
 
@@ -774,6 +775,15 @@ void add_image(Table& t) {
            kFloats, 1, /*grad=*/false});
 }
 
+// custom: the tests' custom op (tests/support/custom_test_ops.h), whose CUDA kernel is a user's .cu; every dtype,
+// as the `custom` row's CPU kernel takes them all (the op's own infer decides).
+void add_custom(Table& t) {
+  for (const Shape& s : {Shape{}, Shape{7}, Shape{3, 5}, Shape{0, 4}, Shape{300, 301}})
+    t[OpId::custom].push_back({"test_roll " + str(s), [s](DType dt) { return Inputs{make(s, dt, 301)}; },
+                               unary_fn([](const Tensor& x) { return testing::test_roll(x, 5); }), kAll, 1, true,
+                               true});
+}
+
 const Table& table() {
   static const Table t = [] {
     Table t;
@@ -785,6 +795,7 @@ const Table& table() {
     add_nn(t);
     add_image(t);
     add_optimizer(t);
+    add_custom(t);
     return t;
   }();
   return t;
@@ -1126,6 +1137,7 @@ CUDA_BACKEND_SECTION("shape and indexing", OpId::reshape)
 CUDA_BACKEND_SECTION("creation and random ops", OpId::fill)
 CUDA_BACKEND_SECTION("neural network (TF32 off)", OpId::softmax)
 CUDA_BACKEND_SECTION("optimizer updates", OpId::apply_adam)
+CUDA_BACKEND_SECTION("custom ops", OpId::custom)
 
 TEST_CASE("the CPU/CUDA sections cover op_list.def, each with its test case", "[ops][backend_cases]") {
   testing::check_sections_cover_the_table();
