@@ -27,6 +27,7 @@ class AdditiveAttention : public Attention {
 
  protected:
   Tensor calculate_scores(const Tensor& query, const Tensor& key) const override;
+  bool dot_product_scores() const override { return false; }
 };
 
 }  // namespace ember::layers

@@ -2,6 +2,7 @@
 
 #include "framework/core/config_reader.h"
 #include "framework/ops/array.h"
+#include "framework/ops/attention.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/linalg.h"
@@ -108,6 +109,16 @@ std::vector<Tensor> Attention::call_all(const std::vector<Tensor>& xs, bool trai
   if (c.query_mask) attention_check_mask(who(), *c.query_mask, q.shape()[0], q.shape()[1], "query mask");
   if (c.value_mask) attention_check_mask(who(), *c.value_mask, v.shape()[0], v.shape()[1], "value mask");
 
+  if (dot_product_scores() && !c.value_mask && !pending_scores_ && !(training && options_.dropout > 0)) {
+    // softmax(scale * q . k^T) . v as one head of the fused attention op, the scale folded into the query.
+    const Tensor qs = options_.use_scale ? q * read(scale_) : q;
+    Tensor out = ops::squeeze(ops::dot_product_attention(ops::expand_dims(qs, 2), ops::expand_dims(k, 2),
+                                                         ops::expand_dims(v, 2),
+                                                         {.scale = 1.0, .is_causal = c.use_causal_mask}),
+                              {2});
+    if (c.query_mask) out = out * ops::expand_dims(ops::cast(attention_as_bool(*c.query_mask), out.dtype()), -1);
+    return {out};
+  }
   Tensor scores = calculate_scores(q, k);
   if (std::optional<Tensor> mask = compute_score_mask(q.shape()[1], v.shape()[1], c)) {
     // Keras's _apply_scores subtracts a large number where the mask is off (65504 for float16, else 1e9), so a

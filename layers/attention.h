@@ -63,6 +63,8 @@ class Attention : public Layer {
   Attention(const std::string& base_name, AttentionOptions options);
   // Keras's _calculate_scores: (batch, Tq, Tv) scores of query against key.
   virtual Tensor calculate_scores(const Tensor& query, const Tensor& key) const;
+  // Whether calculate_scores is the (scaled) dot product, which the fused attention op computes itself.
+  virtual bool dot_product_scores() const { return options_.score_mode == "dot"; }
   std::string who() const { return class_name() + " '" + name() + "'"; }
 
   AttentionOptions options_;

@@ -200,7 +200,12 @@ std::vector<Tensor> MultiHeadAttention::run(const std::vector<Tensor>& xs, bool 
       << " must have one batch size, and key and value one length";
   ops::DotProductAttentionOptions o{.scale = 1.0 / std::sqrt(static_cast<double>(key_dim_))};
   if (pending_) {
-    if (std::optional<Tensor> m = compute_attention_mask(query, value, *pending_)) o.mask = ops::expand_dims(*m, 1);
+    const AttentionCallOptions& c = *pending_;
+    // A causal mask alone is the attention op's own, which its fused kernel applies without a mask tensor.
+    if (c.use_causal_mask && !c.query_mask && !c.value_mask && !c.key_mask && !c.attention_mask)
+      o.is_causal = true;
+    else if (std::optional<Tensor> m = compute_attention_mask(query, value, c))
+      o.mask = ops::expand_dims(*m, 1);
   }
   const Tensor q = (*query_dense_)(query, training);
   const Tensor k = (*key_dense_)(key, training);

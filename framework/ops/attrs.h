@@ -158,6 +158,14 @@ struct AffineTransformAttrs {
     return fill_mode == o.fill_mode && interpolation == o.interpolation && detail::same_bits(fill_value, o.fill_value);
   }
 };
+// fused_attention and its gradient: the scores' scale and whether query i sees only keys 0..i (top-left aligned).
+struct FusedAttentionAttrs {
+  double scale = 1;
+  bool causal = false;
+  bool operator==(const FusedAttentionAttrs& o) const {
+    return detail::same_bits(scale, o.scale) && causal == o.causal;
+  }
+};
 
 // apply_adam: Keras's Adam step with the bias correction folded into alpha; the coefficients are rounded
 // to the variable's dtype before use, exactly as the unfused ops would round their scalars.
@@ -183,7 +191,7 @@ struct CustomOpAttrs {
 using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, ArgReduceAttrs, MatMulAttrs, ShapeAttrs,
                            TransposeAttrs, AxisAttrs, StridedSliceAttrs, GatherAttrs, SegmentAttrs, OneHotAttrs,
                            PadAttrs, TileAttrs, CreationAttrs, RandomAttrs, Conv2DAttrs, Pool2DAttrs, AdamAttrs,
-                           AffineTransformAttrs, CustomOpAttrs>;
+                           AffineTransformAttrs, CustomOpAttrs, FusedAttentionAttrs>;
 
 // The name users know an op by, in messages and the profiler: a custom op's registered name, else the table's.
 const char* op_name(OpId op, const Attrs& attrs);

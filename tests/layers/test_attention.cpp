@@ -9,6 +9,7 @@
 
 #include "framework/ember.h"
 #include "framework/io/hdf5_file.h"
+#include "framework/ops/dispatch.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/layer_testing.h"
 #include "tests/support/temp_dir.h"
@@ -167,6 +168,67 @@ TEST_CASE("Attention's query and value masks, causal masking and scores", "[laye
   CHECK(w[0] == Approx(1.0));
   CHECK(w[1] < 1e-6);
   CHECK(max_abs_diff(ops::slice(causal, {0, 0, 0}, {2, 1, 4}), ops::slice(v, {0, 0, 0}, {2, 1, 4})) < 1e-6);
+}
+
+namespace {
+int g_fused_runs = 0;
+void count_fused(const OpRecord& r) { g_fused_runs += r.op == OpId::fused_attention; }
+
+// The layer's output and its weights' gradients of sum(output * w), through attend() (fused) or attend_with_scores()
+// (the composite, which returns the weights).
+template <class L, class Call>
+std::vector<Tensor> output_and_grads(L& layer, Call call) {
+  GradientTape tape;
+  const Tensor y = call();
+  const Tensor w = make(uniform_in(y.num_elements(), -1, 1, 77), y.shape(), y.dtype());
+  std::vector<Tensor> out{y};
+  for (const Tensor& g : tape.gradient(ops::reduce_sum(y * w), layer.trainable_weights())) out.push_back(g);
+  return out;
+}
+
+void check_same(const std::vector<Tensor>& a, const std::vector<Tensor>& b, double tol) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("tensor " << i << " (0: output, then the weights' gradients)");
+    CHECK(max_abs_diff(a[i], b[i]) < tol);
+  }
+}
+}  // namespace
+
+TEST_CASE("attention layers run the fused attention op unless the weights are returned or dropped out",
+          "[layers][attention]") {
+  // 70 queries over 90 values: the fused kernels' blocks take turns.
+  const Tensor q = input_of({2, 70, 16}, 41), v = input_of({2, 90, 16}, 42);
+  const int hook = add_op_hook(&count_fused);
+  for (const bool causal : {false, true}) {
+    INFO("causal " << causal);
+    layers::MultiHeadAttention mha(4, 8);
+    mha({q, v});
+    g_fused_runs = 0;
+    const auto fused = output_and_grads(mha, [&] { return mha.attend(q, v, {.use_causal_mask = causal}); });
+    CHECK(g_fused_runs == 1);
+    const auto composite =
+        output_and_grads(mha, [&] { return mha.attend_with_scores(q, v, {.use_causal_mask = causal}).first; });
+    CHECK(g_fused_runs == 1);
+    CHECK(fused.size() == 9);
+    check_same(fused, composite, 2e-5);
+
+    layers::Attention att({.use_scale = true});
+    att({q, v});
+    g_fused_runs = 0;
+    const auto att_fused = output_and_grads(att, [&] { return att.attend({q, v}, {.use_causal_mask = causal}); });
+    CHECK(g_fused_runs == 1);
+    const auto att_composite =
+        output_and_grads(att, [&] { return att.attend_with_scores({q, v}, {.use_causal_mask = causal}).first; });
+    CHECK(g_fused_runs == 1);
+    check_same(att_fused, att_composite, 2e-5);
+  }
+  // Any other mask goes through the composite.
+  layers::MultiHeadAttention mha(2, 4);
+  g_fused_runs = 0;
+  mha.attend(q, v, {.value_mask = ops::cast(ops::ones({2, 90}), DType::Bool)});
+  CHECK(g_fused_runs == 0);
+  remove_op_hook(hook);
 }
 
 TEST_CASE("attention layers reject bad inputs and options with clear errors", "[layers][attention]") {

@@ -278,6 +278,19 @@ void add_nn(Table& t) {
     t[OpId::log_softmax].push_back({name, [] { return Inputs{any64({3, 4}, 182)}; },
                                     [axis](const Inputs& in) { return ops::log_softmax(in[0], axis); }});
   }
+  // Through dot_product_attention without a mask, which runs the fused kernel; over 64 queries and keys the
+  // kernels' blocks take turns.
+  auto attention = [](ops::DotProductAttentionOptions o) {
+    return [o](const Inputs& in) { return ops::dot_product_attention(in[0], in[1], in[2], o); };
+  };
+  auto qkv = [](int64_t b, int64_t tq, int64_t tk, int64_t h, int64_t d, int64_t dv, uint32_t seed) {
+    return [=] { return Inputs{any64({b, tq, h, d}, seed), any64({b, tk, h, d}, seed + 1), any64({b, tk, h, dv}, seed + 2)}; };
+  };
+  auto& fa = t[OpId::fused_attention];
+  fa.push_back({"[2,3,2,4] keys 5", qkv(2, 3, 5, 2, 4, 3, 185), attention({})});
+  fa.push_back({"causal, more queries than keys", qkv(1, 7, 4, 2, 3, 2, 188), attention({.scale = 0.7, .is_causal = true})});
+  fa.push_back({"70 queries, 130 keys", qkv(1, 70, 130, 1, 2, 2, 191), attention({})});
+  fa.push_back({"70 queries, 130 keys, causal", qkv(1, 70, 130, 1, 2, 2, 194), attention({.is_causal = true})});
   auto xent = [](const Inputs& in) { return ops::sparse_softmax_cross_entropy_with_logits(in[1], in[0]); };
   t[OpId::sparse_softmax_cross_entropy_with_logits].push_back(
       {"[3,4], int64 labels", [] { return Inputs{any64({3, 4}, 183), i64({3, 0, 2}, {3})}; }, xent});
@@ -447,7 +460,7 @@ TEST_CASE("grad check: second-order gradients through nested tapes", "[autodiff]
                                           OpId::sigmoid, OpId::softplus, OpId::pow, OpId::reduce_mean,
                                           OpId::matmul, OpId::softmax, OpId::log_softmax,
                                           OpId::sparse_softmax_cross_entropy_with_logits, OpId::conv2d,
-                                          OpId::max_pool2d, OpId::gather};
+                                          OpId::max_pool2d, OpId::gather, OpId::fused_attention};
   for (OpId op : ops_to_check) {
     const Case& c = table().at(op).front();
     Inputs in = c.inputs();

@@ -587,6 +587,36 @@ void add_nn(Table& t) {
   xb.push_back({"[512,1000] logits up to 30",
                 [](DType dt) { return Inputs{make({512, 1000}, dt, 233, Domain{-30, 30}), make({512}, DType::Int64, 234, Domain{0, 999})}; },
                 backprop, xent_dtypes});
+  // Fused attention: the attention and the logsumexp, and the backward from them; over 64 rows the CUDA kernels'
+  // tiles and the CPU's blocks take turns.
+  struct Att {
+    std::string name;
+    int64_t b, tq, tk, h, d, dv;
+    double scale;
+    bool causal;
+  };
+  const std::vector<Att> atts = {{"[2,3,2,4] keys 5", 2, 3, 5, 2, 4, 3, 0.5, false},
+                                 {"[1,7,2,3] keys 4, causal", 1, 7, 4, 2, 3, 2, 0.7, true},
+                                 {"[2,130,3,32] keys 150", 2, 130, 150, 3, 32, 16, 0.2, false},
+                                 {"[2,150,3,32] keys 130, causal", 2, 150, 130, 3, 32, 16, 0.2, true}};
+  const std::vector<DType> att_dtypes = {DType::Float32, DType::Float64};
+  for (const Att& a : atts) {
+    auto qkv = [a](DType dt) {
+      return Inputs{make({a.b, a.tq, a.h, a.d}, dt, 241), make({a.b, a.tk, a.h, a.d}, dt, 242),
+                    make({a.b, a.tk, a.h, a.dv}, dt, 243), make({a.b, a.tq, a.h, a.dv}, dt, 244)};
+    };
+    t[OpId::fused_attention].push_back(
+        {a.name, [qkv](DType dt) { Inputs in = qkv(dt); in.pop_back(); return in; },
+         [a](const Inputs& in, DType) { return ops::fused_attention(in[0], in[1], in[2], a.scale, a.causal); },
+         att_dtypes, 2});
+    t[OpId::fused_attention_grad].push_back(
+        {a.name, qkv,
+         [a](const Inputs& in, DType) {
+           const std::vector<Tensor> f = ops::fused_attention(in[0], in[1], in[2], a.scale, a.causal);
+           return ops::fused_attention_grad(in[0], in[1], in[2], f[0], f[1], in[3], a.scale, a.causal);
+         },
+         att_dtypes, 4, false});
+  }
   for (OpId op : {OpId::softmax, OpId::log_softmax}) {
     auto sm = [op](int64_t axis) {
       return unary_fn([op, axis](const Tensor& x) { return op == OpId::softmax ? ops::softmax(x, axis) : ops::log_softmax(x, axis); });

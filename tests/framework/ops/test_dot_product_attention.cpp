@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "framework/ember.h"
+#include "framework/ops/dispatch.h"
 #include "tests/support/grad_check.h"
 #include "tests/support/tensor_testing.h"
 
@@ -152,5 +153,100 @@ TEST_CASE("dot_product_attention rejects bad shapes with clear errors", "[ops][a
         std::string::npos);
   Tensor bad_mask = ops::cast(ops::ones({2, 1, 3, 4}), DType::Bool);
   CHECK(error_of([&] { ops::dot_product_attention(q, k, v, {.mask = bad_mask}); }).find("does not broadcast") !=
+        std::string::npos);
+}
+
+namespace {
+
+int g_fused_runs = 0;
+void count_fused(const OpRecord& r) { g_fused_runs += r.op == OpId::fused_attention; }
+
+// The attention and the gradients of sum(attention * w) with respect to q, k and v.
+std::vector<Tensor> value_and_grads(const std::vector<Tensor>& in, const ops::DotProductAttentionOptions& o) {
+  GradientTape tape;
+  for (const Tensor& x : in) tape.watch(x);
+  const Tensor y = ops::dot_product_attention(in[0], in[1], in[2], o);
+  const Tensor w = make(uniform_in(y.num_elements(), -1, 1, 99), y.shape(), y.dtype());
+  std::vector<Tensor> out{y};
+  for (const Tensor& g : tape.gradient(ops::reduce_sum(y * w), in)) out.push_back(g);
+  return out;
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = values_as_double(a), y = values_as_double(b);
+  REQUIRE(x.size() == y.size());
+  double m = 0;
+  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("dot_product_attention without a mask runs the fused kernel, equal to the composite", "[ops][attention]") {
+  // 70 queries and 130 keys: the kernels' 64-row blocks take turns, the last ones partly full.
+  const Tensor mask_all = ops::cast(ops::ones({1, 1, 1, 1}), DType::Bool);  // forces the composite path
+  for (const DType dt : {DType::Float32, DType::Float64}) {
+    const std::vector<Tensor> in = {ops::cast(rand64({2, 70, 3, 8}, 31), dt), ops::cast(rand64({2, 130, 3, 8}, 32), dt),
+                                    ops::cast(rand64({2, 130, 3, 5}, 33), dt)};
+    const double tol = dt == DType::Float32 ? 2e-5 : 1e-12;
+    for (const bool causal : {false, true}) {
+      INFO("dtype " << dt << ", causal " << causal);
+      g_fused_runs = 0;
+      const int hook = add_op_hook(&count_fused);
+      const std::vector<Tensor> fused = value_and_grads(in, {.scale = 0.3, .is_causal = causal});
+      const int fused_runs = g_fused_runs;
+      const std::vector<Tensor> composite = value_and_grads(in, {.mask = mask_all, .scale = 0.3, .is_causal = causal});
+      remove_op_hook(hook);
+      CHECK(fused_runs == 1);
+      CHECK(g_fused_runs == 1);  // none on the masked call
+      REQUIRE(fused.size() == 4);
+      for (size_t i = 0; i < fused.size(); ++i) {
+        INFO("output " << i << " (0: attention, then d query, d key, d value)");
+        CHECK(fused[i].shape() == composite[i].shape());
+        CHECK(max_abs_diff(fused[i], composite[i]) < tol);
+      }
+    }
+  }
+}
+
+TEST_CASE("fused_attention saves each query's logsumexp of its scaled scores", "[ops][attention]") {
+  const Tensor q = rand64({2, 5, 3, 4}, 41), k = rand64({2, 6, 3, 4}, 42), v = rand64({2, 6, 3, 2}, 43);
+  for (const bool causal : {false, true}) {
+    const std::vector<Tensor> out = ops::fused_attention(q, k, v, 0.4, causal);
+    REQUIRE(out.size() == 2);
+    CHECK(out[1].shape() == Shape{2, 3, 5});
+    Tensor scores = ops::matmul(ops::transpose(q, {0, 2, 1, 3}), ops::transpose(k, {0, 2, 3, 1})) * 0.4;
+    if (causal) {
+      std::vector<double> tril;
+      for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 6; ++j) tril.push_back(j <= i ? 0 : -1e300);
+      scores = scores + make(tril, {5, 6}, DType::Float64);
+    }
+    CHECK(max_abs_diff(out[1], ops::reduce_logsumexp(scores, -1)) < 1e-12);
+  }
+}
+
+TEST_CASE("dot_product_attention computes float16 and bfloat16 inputs in float32", "[ops][attention]") {
+  const Tensor q = rand64({1, 9, 2, 4}, 51), k = rand64({1, 7, 2, 4}, 52), v = rand64({1, 7, 2, 3}, 53);
+  for (const DType dt : {DType::Float16, DType::BFloat16}) {
+    INFO("dtype " << dt);
+    const Tensor y = ops::dot_product_attention(ops::cast(q, dt), ops::cast(k, dt), ops::cast(v, dt), {.is_causal = true});
+    CHECK(y.dtype() == dt);
+    check_close(y, reference(ops::cast(ops::cast(q, dt), DType::Float64), ops::cast(ops::cast(k, dt), DType::Float64),
+                             ops::cast(ops::cast(v, dt), DType::Float64), 0.5, {}, {}, true),
+                dt == DType::Float16 ? 2e-3 : 2e-2);
+  }
+}
+
+TEST_CASE("fused_attention rejects what its kernel does not take", "[ops][attention]") {
+  const Tensor q = rand64({1, 3, 1, 2}, 61);
+  const Tensor qi = ops::cast(q, DType::Int32);
+  CHECK(error_of([&] { ops::fused_attention(qi, qi, qi, 1.0, false); }).find("floating") != std::string::npos);
+  const Tensor qh = ops::cast(q, DType::Float16);
+  CHECK(error_of([&] { ops::fused_attention(qh, qh, qh, 1.0, false); }).find("float32 or float64") != std::string::npos);
+  const Tensor none = rand64({1, 0, 1, 2}, 62);
+  CHECK(error_of([&] { ops::fused_attention(q, none, none, 1.0, false); }).find("no keys") != std::string::npos);
+  const std::vector<Tensor> f = ops::fused_attention(q, q, q, 1.0, false);
+  CHECK(error_of([&] { ops::fused_attention_grad(q, q, q, f[0], f[0], f[0], 1.0, false); }).find("logsumexp") !=
         std::string::npos);
 }
