@@ -82,6 +82,37 @@ void Adam::update_step(const Tensor& g, Variable& var, size_t index, double lear
   var.assign(var.value() - (m.value() * alpha.value()) / (ops::sqrt(v_used) + epsilon_));
 }
 
+bool Adam::fuses_update_steps(const std::vector<Tensor>& grads, const std::vector<size_t>& indices) {
+  if (amsgrad_ || indices.empty()) return false;
+  const Variable& first = trainable_variables()[indices[0]];
+  if (!supports(OpId::apply_adam_multi, first.device().type(), first.dtype())) return false;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    Variable var = trainable_variables()[indices[k]];  // a handle: exclusive_value looks at the value
+    if (var.device() != first.device() || var.dtype() != first.dtype() || grads[k].device() != first.device() ||
+        grads[k].dtype() != first.dtype())
+      return false;
+    // In place only: nothing else may hold the buffers (the usual case once the step's tape is gone).
+    if (!var.exclusive_value() || !momentums_[indices[k]].exclusive_value() ||
+        !velocities_[indices[k]].exclusive_value())
+      return false;
+  }
+  return true;
+}
+
+void Adam::update_steps_fused(const std::vector<Tensor>& grads, const std::vector<size_t>& indices,
+                              double learning_rate, const Tensor& step, const Tensor& condition) {
+  std::vector<ops::AdamSlots> slots(indices.size());
+  for (size_t k = 0; k < indices.size(); ++k) {
+    Variable var = trainable_variables()[indices[k]];  // a handle: exclusive_value looks at the value
+    Tensor *w = var.exclusive_value(), *m = momentums_[indices[k]].exclusive_value(),
+           *v = velocities_[indices[k]].exclusive_value();
+    EMBER_CHECK(w && m && v, Internal) << name() << ": variable '" << var.name()
+                                       << "' or its slots gained another holder between the check and the update";
+    slots[k] = {*w, *m, *v, grads[k]};
+  }
+  ops::apply_adam_multi_in_place(slots, step, condition, learning_rate, beta_1_, beta_2_, epsilon_);
+}
+
 nlohmann::json Adam::get_config() const {
   nlohmann::json c = Optimizer::get_config();
   c["beta_1"] = beta_1_;

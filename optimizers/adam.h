@@ -32,6 +32,11 @@ class Adam : public Optimizer {
   void update_step(const Tensor& gradient, Variable& variable, size_t index, double learning_rate) override;
   void update_step_factored(const Tensor& a, const Tensor& b, Variable& variable, size_t index,
                             double learning_rate) override;
+  // One apply_adam_multi pass over all variables: float32/float64, one device and dtype, no AMSGrad, and every
+  // variable and slot held by nothing else (updated in place).
+  bool fuses_update_steps(const std::vector<Tensor>& grads, const std::vector<size_t>& indices) override;
+  void update_steps_fused(const std::vector<Tensor>& grads, const std::vector<size_t>& indices, double learning_rate,
+                          const Tensor& step, const Tensor& condition) override;
 
  private:
   // The step size with Keras's bias correction, lr sqrt(1 - beta_2^t) / (1 - beta_1^t), in dt's rounding.

@@ -131,45 +131,40 @@ void LossScaleOptimizer::apply(const std::vector<Tensor>& grads) {
 
 void LossScaleOptimizer::apply_checked(const std::vector<Tensor>& grads, const std::vector<Variable>* vars) {
   NoRecordScope no_record;
-  bool finite = true;
-  std::vector<Tensor> unscaled;
-  if (dynamic_) {
-    // One pass over each gradient divides it by the scale and and-s its finiteness into a flag (Keras checks the
-    // scaled gradients, then divides): for n gradients n ops, where the division and the check were 4n.
-    unscaled.reserve(grads.size());
-    Tensor all_finite;
-    for (const Tensor& g : grads) {
-      if (!g.defined() || !is_floating(g.dtype())) {
-        unscaled.push_back(g.defined() ? ops::div(g, scale_for(g)) : g);
-        continue;
-      }
-      const Tensor wide = lso_widen(g);
-      if (!all_finite.defined()) all_finite = Tensor::scalar<bool>(true, wide.device());
-      ops::UnscaledGradient u = ops::unscale_gradient(wide, scale_for(wide), all_finite);
-      unscaled.push_back(u.gradient);
-      all_finite = u.finite;
-    }
-    // The one host read of a step (it waits for a GPU's queue): whether the inner optimizer updates. Its
-    // updates use host-side step terms (Adam's bias correction from its iteration count), which a skipped
-    // step selected away on the device would leave unknown to the host.
-    finite = !all_finite.defined() || all_finite.item<bool>();
-  }
-  // The scale and the counter change on the device, by ops (multiplying by 0.5 or 2 is exact).
-  const Tensor scale = dynamic_scale_.value();
-  const Tensor counter = step_counter_.value();
-  if (!finite) {  // skip the step: only the scale and the counter change
-    step_counter_.assign(ops::zeros_like(counter));
-    dynamic_scale_.assign(scale * 0.5);
+  if (!dynamic_) {
+    const std::vector<Tensor> unscaled = get_unscaled_gradients(grads);
+    if (vars) inner_->apply(unscaled, *vars);
+    else inner_->apply(unscaled);
     return;
   }
-  if (!dynamic_) unscaled = get_unscaled_gradients(grads);
-  if (vars) inner_->apply(unscaled, *vars);
-  else inner_->apply(unscaled);
-  if (!dynamic_) return;
+  // One pass over each gradient divides it by the scale and and-s its finiteness into a flag (Keras checks the
+  // scaled gradients, then divides): for n gradients n ops, where the division and the check were 4n.
+  std::vector<Tensor> unscaled;
+  unscaled.reserve(grads.size());
+  Tensor all_finite;
+  for (const Tensor& g : grads) {
+    if (!g.defined() || !is_floating(g.dtype())) {
+      unscaled.push_back(g.defined() ? ops::div(g, scale_for(g)) : g);
+      continue;
+    }
+    const Tensor wide = lso_widen(g);
+    if (!all_finite.defined()) all_finite = Tensor::scalar<bool>(true, wide.device());
+    ops::UnscaledGradient u = ops::unscale_gradient(wide, scale_for(wide), all_finite);
+    unscaled.push_back(u.gradient);
+    all_finite = u.finite;
+  }
+  if (!all_finite.defined()) all_finite = Tensor::scalar<bool>(true, Device::cpu());
+  // The flag gates the inner update on the device where the update allows it (Adam's fused pass makes its step
+  // size from the device's iteration count), so a GPU step need not wait; else the inner optimizer reads it.
+  inner_->apply_if(all_finite, unscaled, vars);
+  // The scale and the counter change on the device, selected by the flag (multiplying by 0.5 or 2 is exact): a
+  // finite step counts toward doubling the scale, a skipped one halves it and restarts the count.
+  const Tensor scale = dynamic_scale_.value();
+  const Tensor counter = step_counter_.value();
   const Tensor next = counter + 1;
   const Tensor grow = ops::equal(next, Tensor::scalar_of(static_cast<double>(growth_steps_), next.dtype(), Device::cpu()));
-  dynamic_scale_.assign(ops::where(grow, scale * 2.0, scale));
-  step_counter_.assign(ops::where(grow, ops::zeros_like(next), next));
+  dynamic_scale_.assign(ops::where(all_finite, ops::where(grow, scale * 2.0, scale), scale * 0.5));
+  step_counter_.assign(ops::where(all_finite, ops::where(grow, ops::zeros_like(next), next), ops::zeros_like(counter)));
 }
 
 std::vector<Variable> LossScaleOptimizer::variables() const {

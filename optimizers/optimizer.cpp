@@ -190,6 +190,38 @@ void Optimizer::apply(const std::vector<Tensor>& grads) {
   apply_indexed(unfactored(grads), indices);
 }
 
+void Optimizer::apply_if(const Tensor& condition, const std::vector<Tensor>& grads, const std::vector<Variable>* vars) {
+  EMBER_CHECK(condition.defined() && condition.rank() == 0 && condition.dtype() == DType::Bool, InvalidArgument)
+      << name_ << ".apply_if: the condition has shape " << (condition.defined() ? condition.shape().to_string() : "undefined")
+      << "; expected a 0-d bool tensor";
+  EMBER_CHECK(!graph::is_tracing(), FailedPrecondition)
+      << name_ << ".apply_if: not inside a traced function; call apply, or apply_if from a host effect";
+  if (vars) {
+    if (grads.empty() && vars->empty()) return;
+    EMBER_CHECK(grads.size() == vars->size(), InvalidArgument)
+        << name_ << ".apply: got " << grads.size() << " gradients for " << vars->size()
+        << " variables; pass one gradient (or an undefined Tensor) per variable";
+    if (!built_) build(*vars);
+    apply_indexed(unfactored(grads), indices_of(*vars), condition);
+    return;
+  }
+  if (grads.empty()) return;
+  EMBER_CHECK(built_, FailedPrecondition)
+      << name_ << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
+      << "list of variables. Call build(trainable_variables) first.";
+  EMBER_CHECK(grads.size() == trainable_.size(), InvalidArgument)
+      << name_ << ".apply: received a list of " << grads.size() << " gradients, but the optimizer is tracking "
+      << trainable_.size() << " trainable variables";
+  std::vector<size_t> indices(grads.size());
+  for (size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+  apply_indexed(unfactored(grads), indices, condition);
+}
+
+void Optimizer::update_steps_fused(const std::vector<Tensor>&, const std::vector<size_t>&, double, const Tensor&,
+                                   const Tensor&) {
+  throw make_error<Internal>(name_, ": update_steps_fused called, but fuses_update_steps never says yes");
+}
+
 std::vector<size_t> Optimizer::indices_of(const std::vector<Variable>& vars) const {
   std::vector<size_t> out(vars.size());
   for (size_t i = 0; i < vars.size(); ++i) {
@@ -210,7 +242,8 @@ std::vector<size_t> Optimizer::indices_of(const std::vector<Variable>& vars) con
   return out;
 }
 
-void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, const std::vector<size_t>& all_indices) {
+void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, const std::vector<size_t>& all_indices,
+                              const Tensor& condition) {
   NoRecordScope no_record;
   // Keras filters None gradients first; everything below sees only the variables that have one.
   std::vector<SourceGradient> grads;
@@ -238,6 +271,17 @@ void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, cons
   }
   EMBER_CHECK(!grads.empty(), InvalidArgument) << name_ << ".apply: No gradients provided for any variable.";
 
+  if (condition.defined()) {
+    // Gated on the device where the update allows it; else the host reads the condition (a GPU step waits).
+    std::vector<Tensor> values(grads.size());
+    for (size_t k = 0; k < grads.size(); ++k) {
+      values[k] = grads[k].materialize();
+      const DType dt = trainable_[indices[k]].dtype();
+      if (values[k].dtype() != dt) values[k] = ops::cast(values[k], dt);
+    }
+    if (apply_gated(values, indices, condition)) return;
+    if (!condition.item<bool>()) return;
+  }
   step_ = read_iterations();
   const int64_t accumulate = options_.gradient_accumulation_steps.value_or(0);
   // Keras updates on every call, or with accumulation on every accumulate-th one (the others only add).
@@ -263,15 +307,38 @@ void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, cons
     const double lr = learning_rate_at(step_);
     apply_weight_decay(indices, lr);
     before_update_steps(lr);
-    for (size_t k = 0; k < grads.size(); ++k) {
-      Variable& v = trainable_[indices[k]];
-      const SourceGradient& g = grads[k];
-      if (g.factored() && g.a.dtype() == v.dtype()) {
-        update_step_factored(g.a, g.b, v, indices[k], lr);
-        continue;
+    // A factored gradient keeps update_step_factored (which folds the product in); otherwise one fused pass
+    // over all variables where the subclass has one, else update_step per variable.
+    bool factored = false;
+    for (size_t k = 0; k < grads.size(); ++k)
+      factored = factored || (grads[k].factored() && grads[k].a.dtype() == trainable_[indices[k]].dtype());
+    std::vector<Tensor> values;
+    if (!factored) {
+      for (size_t k = 0; k < grads.size(); ++k) {
+        const DType dt = trainable_[indices[k]].dtype();
+        Tensor value = grads[k].materialize();
+        values.push_back(value.dtype() == dt ? value : ops::cast(value, dt));
       }
-      Tensor value = g.materialize();
-      update_step(value.dtype() == v.dtype() ? value : ops::cast(value, v.dtype()), v, indices[k], lr);
+    }
+    if (!factored && fuses_update_steps(values, indices)) {
+      // Without accumulation the step is the device's own count (nothing to upload).
+      const Tensor step = accumulate ? Tensor::scalar<int64_t>(current_step(), Device::cpu()) : iterations_.value();
+      update_steps_fused(values, indices, lr, step, Tensor::scalar<bool>(true, Device::cpu()));
+    } else {
+      for (size_t k = 0; k < grads.size(); ++k) {
+        Variable& v = trainable_[indices[k]];
+        const SourceGradient& g = grads[k];
+        if (g.factored() && g.a.dtype() == v.dtype()) {
+          update_step_factored(g.a, g.b, v, indices[k], lr);
+          continue;
+        }
+        if (!factored) {
+          update_step(values[k], v, indices[k], lr);
+          continue;
+        }
+        Tensor value = g.materialize();
+        update_step(value.dtype() == v.dtype() ? value : ops::cast(value, v.dtype()), v, indices[k], lr);
+      }
     }
     // Keras resets every accumulator, those of variables without a gradient this time included.
     for (Variable& acc : accumulators_) acc.assign(ops::zeros_like(acc.value()));
@@ -284,6 +351,21 @@ void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, cons
   // Counted on the device (an upload per step could wait for a staging buffer); the host keeps its copy.
   iterations_.assign(iterations_.value() + 1);
   remember_iterations(step_ + 1);
+}
+
+bool Optimizer::apply_gated(std::vector<Tensor>& grads, const std::vector<size_t>& indices, const Tensor& condition) {
+  // Everything that needs the step count on the host, or sees the gradients whole, reads the condition instead.
+  if (schedule_ || options_.use_ema || options_.gradient_accumulation_steps || options_.loss_scale_factor ||
+      clips_gradients() || !fuses_update_steps(grads, indices))
+    return false;
+  const double lr = learning_rate_at(0);  // a fixed rate: no step count needed
+  apply_weight_decay(indices, lr, condition);
+  update_steps_fused(grads, indices, lr, iterations_.value(), condition);
+  // Keras's LossScaleOptimizer leaves the count alone on a skipped step. The host copy is now unknown: a later
+  // host read (learning_rate(), a step that cannot be gated) reads the variable once.
+  const Tensor now = iterations_.value();
+  iterations_.assign(ops::where(condition, now + 1, now));
+  return true;
 }
 
 int64_t Optimizer::current_step() const {
@@ -340,14 +422,15 @@ std::optional<double> Optimizer::weight_decay_for(size_t index) {
   return options_.weight_decay;
 }
 
-void Optimizer::apply_weight_decay(const std::vector<size_t>& indices, double learning_rate) {
+void Optimizer::apply_weight_decay(const std::vector<size_t>& indices, double learning_rate, const Tensor& condition) {
   for (size_t i : indices) {
     const std::optional<double> weight_decay = weight_decay_for(i);
     if (!weight_decay) continue;
     Variable& v = trainable_[i];
     const double lr = Scalar(learning_rate, v.dtype()).value();
     const double wd = Scalar::cast(*weight_decay, v.dtype()).value();
-    v.assign(v.value() - v.value() * wd * lr);
+    Tensor decayed = v.value() - v.value() * wd * lr;
+    v.assign(condition.defined() ? ops::where(condition, decayed, v.value()) : decayed);
   }
 }
 

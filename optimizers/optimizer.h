@@ -134,6 +134,12 @@ class Optimizer {
   // clipping) and it has the variable's dtype, and is multiplied out otherwise. The result is apply()'s with
   // every gradient multiplied out, bit for bit.
   virtual void apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars);
+  // apply(grads, *vars) (vars null: apply(grads)) when `condition`, a 0-d bool tensor, is true; otherwise
+  // nothing changes, iterations included (how LossScaleOptimizer skips a step with non-finite gradients).
+  // Where the update fuses (fuses_update_steps) and needs no host step count (no schedule, EMA, gradient
+  // accumulation, clipping or loss_scale_factor), the condition gates the update on its device and is never
+  // read on the host, so a GPU step need not wait; otherwise it is read first. Not inside a traced function.
+  void apply_if(const Tensor& condition, const std::vector<Tensor>& grads, const std::vector<Variable>* vars = nullptr);
   // Creates the slot variables for `vars` (once; later calls do nothing).
   virtual void build(const std::vector<Variable>& vars);
   virtual bool built() const { return built_; }
@@ -197,6 +203,16 @@ class Optimizer {
   // the variable's dtype. The default multiplies them out and calls update_step.
   virtual void update_step_factored(const Tensor& a, const Tensor& b, Variable& variable, size_t index,
                                     double learning_rate);
+  // Whether update_steps_fused can update the indexed variables from `grads` (each in its variable's dtype, none
+  // factored): the subclass's one fused pass over all of them (PyTorch's fused optimizers). Default: never.
+  virtual bool fuses_update_steps(const std::vector<Tensor>& /*grads*/, const std::vector<size_t>& /*indices*/) {
+    return false;
+  }
+  // Every update_step of one update in one pass, where fuses_update_steps said so: `step` is current_step() as a
+  // 0-d int64 tensor (on the host, or the device's own count), and nothing changes unless `condition` (0-d bool)
+  // is true. The bits are update_step's, variable by variable.
+  virtual void update_steps_fused(const std::vector<Tensor>& grads, const std::vector<size_t>& indices,
+                                  double learning_rate, const Tensor& step, const Tensor& condition);
   // Runs once per update before the update steps (Keras: _backend_update_step; Nadam's u_product).
   virtual void before_update_steps(double /*learning_rate*/) {}
   // The decoupled weight decay of the index-th built variable for this update, or none to leave it alone
@@ -227,10 +243,15 @@ class Optimizer {
 
  private:
   std::vector<size_t> indices_of(const std::vector<Variable>& vars) const;
-  void apply_indexed(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices);
+  // condition: apply_if's (undefined: always update).
+  void apply_indexed(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices,
+                     const Tensor& condition = {});
+  // The gated update on the device (apply_if), when it fuses; false, having changed nothing, when it does not.
+  bool apply_gated(std::vector<Tensor>& grads, const std::vector<size_t>& indices, const Tensor& condition);
   bool clips_gradients() const;  // some clipping option is set and positive
   void clip_gradients(std::vector<Tensor>& grads) const;
-  void apply_weight_decay(const std::vector<size_t>& indices, double learning_rate);
+  // condition: as apply_if's (undefined: always).
+  void apply_weight_decay(const std::vector<size_t>& indices, double learning_rate, const Tensor& condition = {});
   void update_moving_averages(int64_t step);
   void overwrite_with_averages();
   double learning_rate_at(int64_t step) const;

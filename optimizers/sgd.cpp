@@ -1,6 +1,8 @@
 #include "optimizers/sgd.h"
 
+#include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/optimizer_ops.h"
 #include "optimizers/config_util.h"
 #include "optimizers/registry.h"
 #include "optimizers/scalar.h"
@@ -31,6 +33,36 @@ void SGD::update_step(const Tensor& g, Variable& var, size_t index, double learn
     var.assign(var.value() + (m.value() * momentum - g * lr));
   else
     var.assign(var.value() + m.value());
+}
+
+bool SGD::fuses_update_steps(const std::vector<Tensor>& grads, const std::vector<size_t>& indices) {
+  if (indices.empty()) return false;
+  const Variable& first = trainable_variables()[indices[0]];
+  if (!supports(OpId::apply_sgd_multi, first.device().type(), first.dtype())) return false;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    Variable var = trainable_variables()[indices[k]];  // a handle: exclusive_value looks at the value
+    if (var.device() != first.device() || var.dtype() != first.dtype() || grads[k].device() != first.device() ||
+        grads[k].dtype() != first.dtype())
+      return false;
+    // In place only: nothing else may hold the buffers.
+    if (!var.exclusive_value() || (momentum_ != 0 && !momentums_[indices[k]].exclusive_value())) return false;
+  }
+  return true;
+}
+
+void SGD::update_steps_fused(const std::vector<Tensor>& grads, const std::vector<size_t>& indices,
+                             double learning_rate, const Tensor& /*step*/, const Tensor& condition) {
+  std::vector<ops::SgdSlots> slots(indices.size());
+  for (size_t k = 0; k < indices.size(); ++k) {
+    Variable var = trainable_variables()[indices[k]];
+    Tensor* w = var.exclusive_value();
+    Tensor* m = momentum_ != 0 ? momentums_[indices[k]].exclusive_value() : nullptr;
+    EMBER_CHECK(w && (m || momentum_ == 0), Internal)
+        << name() << ": variable '" << var.name() << "' or its momentum gained another holder between the check and "
+        << "the update";
+    slots[k] = {*w, m ? *m : Tensor(), grads[k]};
+  }
+  ops::apply_sgd_multi_in_place(slots, condition, learning_rate, momentum_, nesterov_);
 }
 
 nlohmann::json SGD::get_config() const {

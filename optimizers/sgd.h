@@ -26,6 +26,11 @@ class SGD : public Optimizer {
  protected:
   void build_slots(const std::vector<Variable>& vars) override;
   void update_step(const Tensor& gradient, Variable& variable, size_t index, double learning_rate) override;
+  // One apply_sgd_multi pass over all variables: float32/float64, one device and dtype, and every variable and
+  // momentum held by nothing else (updated in place). The step count is not needed.
+  bool fuses_update_steps(const std::vector<Tensor>& grads, const std::vector<size_t>& indices) override;
+  void update_steps_fused(const std::vector<Tensor>& grads, const std::vector<size_t>& indices, double learning_rate,
+                          const Tensor& step, const Tensor& condition) override;
 
  private:
   double momentum_;

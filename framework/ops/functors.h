@@ -404,4 +404,28 @@ struct AdamStep {
   }
 };
 
+// Keras's SGD step, as its ops round: without momentum w = w - g lr; with it m = m momentum - g lr, then
+// w = w + (m momentum - g lr) (Nesterov) or w = w + m.
+struct SgdStep {
+  template <class T>
+  EMBER_HOST_DEVICE void operator()(T& w, T& m, T g, T learning_rate, T momentum, bool has_momentum,
+                                    bool nesterov) const {
+    if (!has_momentum) {
+      w = w - g * learning_rate;
+      return;
+    }
+    m = m * momentum - g * learning_rate;
+    w = nesterov ? w + (m * momentum - g * learning_rate) : w + m;
+  }
+};
+
+// Keras's Adam step size at step t (the count of updates before this one, plus 1), rounded in T at every
+// operation as its float32 (or float64) tensors round: lr sqrt(1 - beta_2^t) / (1 - beta_1^t).
+struct AdamStepSize {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T learning_rate, T beta_1, T beta_2, T t) const {
+    return learning_rate * EMBER_MATH(sqrt)(T(1) - EMBER_MATH(pow)(beta_2, t)) / (T(1) - EMBER_MATH(pow)(beta_1, t));
+  }
+};
+
 }  // namespace ember::functors

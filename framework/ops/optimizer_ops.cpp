@@ -1,6 +1,7 @@
 #include "framework/ops/optimizer_ops.h"
 
 #include <array>
+#include <set>
 #include <span>
 #include <string>
 
@@ -73,6 +74,89 @@ void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& ve
   }
   run_op(OpId::apply_adam_factored, inputs, adam_outputs("apply_adam_factored", inputs, names, /*in_place=*/true),
          AdamAttrs{alpha, 1 - beta_1, 1 - beta_2, epsilon});
+}
+
+void apply_adam_multi_in_place(const std::vector<AdamSlots>& slots, const Tensor& step, const Tensor& condition,
+                               double learning_rate, double beta_1, double beta_2, double epsilon) {
+  EMBER_CHECK(!slots.empty(), InvalidArgument) << "apply_adam_multi: no variables; expected at least one";
+  EMBER_CHECK(step.rank() == 0 && step.dtype() == DType::Int64, InvalidArgument)
+      << "apply_adam_multi: the step has shape " << step.shape() << " and dtype " << step.dtype()
+      << "; expected an int64 scalar";
+  EMBER_CHECK(condition.rank() == 0 && condition.dtype() == DType::Bool, InvalidArgument)
+      << "apply_adam_multi: the condition has shape " << condition.shape() << " and dtype " << condition.dtype()
+      << "; expected a bool scalar";
+  const DType dt = slots[0].variable.dtype();
+  const char* names[] = {"variable", "momentum", "velocity", "gradient"};
+  // The first input's dtype chooses the kernel: the variables come first, the step and the condition last.
+  std::vector<Tensor> inputs;
+  std::vector<OutputSpec> outputs;
+  std::set<const Storage*> updated;
+  for (size_t k = 0; k < slots.size(); ++k) {
+    const AdamSlots& s = slots[k];
+    const Tensor group[] = {s.variable, s.momentum, s.velocity, s.gradient};
+    for (int i = 0; i < 4; ++i) {
+      EMBER_CHECK(group[i].defined() && group[i].shape() == s.variable.shape() && group[i].dtype() == dt,
+                  InvalidArgument)
+          << "apply_adam_multi: variable " << k << "'s " << names[i] << " is "
+          << (group[i].defined() ? std::string(dtype_name(group[i].dtype())) + " " + group[i].shape().to_string()
+                                 : std::string("undefined"))
+          << ", expected the variable's shape " << s.variable.shape() << " and the first variable's dtype " << dt;
+      if (i < 3) {
+        EMBER_CHECK(updated.insert(group[i].storage().get()).second, InvalidArgument)
+            << "apply_adam_multi: variable " << k << "'s " << names[i]
+            << " shares its buffer with another updated tensor; an update in place needs separate buffers";
+        outputs.push_back({s.variable.shape(), dt, static_cast<int>(inputs.size())});
+      }
+      inputs.push_back(group[i]);
+    }
+  }
+  for (const AdamSlots& s : slots)
+    EMBER_CHECK(!updated.count(s.gradient.storage().get()), InvalidArgument)
+        << "apply_adam_multi: a gradient shares its buffer with an updated tensor; an update in place needs "
+        << "separate buffers";
+  inputs.push_back(step);
+  inputs.push_back(condition);
+  run_op(OpId::apply_adam_multi, inputs, outputs, MultiAdamAttrs{learning_rate, beta_1, beta_2, epsilon});
+}
+
+void apply_sgd_multi_in_place(const std::vector<SgdSlots>& slots, const Tensor& condition, double learning_rate,
+                              double momentum, bool nesterov) {
+  EMBER_CHECK(!slots.empty(), InvalidArgument) << "apply_sgd_multi: no variables; expected at least one";
+  EMBER_CHECK(condition.rank() == 0 && condition.dtype() == DType::Bool, InvalidArgument)
+      << "apply_sgd_multi: the condition has shape " << condition.shape() << " and dtype " << condition.dtype()
+      << "; expected a bool scalar";
+  const bool has_momentum = momentum != 0;
+  const DType dt = slots[0].variable.dtype();
+  const char* names[] = {"variable", "momentum", "gradient"};
+  std::vector<Tensor> inputs;  // the variables first: the first input's dtype chooses the kernel
+  std::vector<OutputSpec> outputs;
+  std::set<const Storage*> updated;
+  for (size_t k = 0; k < slots.size(); ++k) {
+    const SgdSlots& s = slots[k];
+    const Tensor group[] = {s.variable, s.momentum, s.gradient};
+    for (int i = 0; i < 3; ++i) {
+      if (i == 1 && !has_momentum) continue;
+      EMBER_CHECK(group[i].defined() && group[i].shape() == s.variable.shape() && group[i].dtype() == dt,
+                  InvalidArgument)
+          << "apply_sgd_multi: variable " << k << "'s " << names[i] << " is "
+          << (group[i].defined() ? std::string(dtype_name(group[i].dtype())) + " " + group[i].shape().to_string()
+                              : std::string("undefined"))
+          << ", expected the variable's shape " << s.variable.shape() << " and the first variable's dtype " << dt;
+      if (i < 2) {
+        EMBER_CHECK(updated.insert(group[i].storage().get()).second, InvalidArgument)
+            << "apply_sgd_multi: variable " << k << "'s " << names[i]
+            << " shares its buffer with another updated tensor; an update in place needs separate buffers";
+        outputs.push_back({s.variable.shape(), dt, static_cast<int>(inputs.size())});
+      }
+      inputs.push_back(group[i]);
+    }
+  }
+  for (const SgdSlots& s : slots)
+    EMBER_CHECK(!updated.count(s.gradient.storage().get()), InvalidArgument)
+        << "apply_sgd_multi: a gradient shares its buffer with an updated tensor; an update in place needs "
+        << "separate buffers";
+  inputs.push_back(condition);
+  run_op(OpId::apply_sgd_multi, inputs, outputs, MultiSgdAttrs{learning_rate, momentum, nesterov});
 }
 
 UnscaledGradient unscale_gradient(const Tensor& gradient, const Tensor& scale, const Tensor& finite) {

@@ -1,6 +1,8 @@
 #pragma once
 // Fused optimizer updates (TF: tf.raw_ops.ApplyAdam): one pass over a variable and its slots instead of a
 // dozen elementwise ops, for the optimizers' update_step. Not differentiable; they run outside tapes.
+#include <vector>
+
 #include "framework/core/tensor.h"
 
 namespace ember::ops {
@@ -18,6 +20,33 @@ AdamUpdate apply_adam(const Tensor& variable, const Tensor& momentum, const Tens
 // holds them exclusively (Variable::exclusive_value); the gradient must not share their storage.
 void apply_adam_in_place(Tensor& variable, Tensor& momentum, Tensor& velocity, const Tensor& gradient, double alpha,
                          double beta_1, double beta_2, double epsilon);
+
+// One variable of apply_adam_multi_in_place: its value and slots, updated in place, and its gradient.
+struct AdamSlots {
+  Tensor variable, momentum, velocity, gradient;
+};
+
+// apply_adam_in_place over several variables in one pass (one kernel launch per few dozen variables on a GPU,
+// PyTorch's fused Adam), with Keras's step size lr sqrt(1 - beta_2^t) / (1 - beta_1^t) made by the kernel from
+// `step` (0-d int64: the count of earlier updates, t = step + 1), and nothing changed unless `condition` (0-d
+// bool) is true. Both may live on the device, so that neither has to be read on the host: a skipped mixed
+// precision step stays on the GPU's queue. Every tensor has one float32/float64 dtype and one device, each
+// slot's four share a shape, and no two updated buffers are shared. The bits are apply_adam_in_place's with
+// alpha = Adam's step size on the host (optimizers::Adam), element for element.
+void apply_adam_multi_in_place(const std::vector<AdamSlots>& slots, const Tensor& step, const Tensor& condition,
+                               double learning_rate, double beta_1, double beta_2, double epsilon);
+
+// One variable of apply_sgd_multi_in_place: its value and momentum (undefined without momentum), updated in
+// place, and its gradient.
+struct SgdSlots {
+  Tensor variable, momentum, gradient;
+};
+
+// Keras's SGD step (functors::SgdStep) over several variables in one pass, in place, where `condition` (0-d bool,
+// on the host or the device) is true. `momentum` 0 means no momentum slots; otherwise every slot has one. The
+// dtype and device rules and the bits are apply_adam_multi_in_place's (the SGD ops', element for element).
+void apply_sgd_multi_in_place(const std::vector<SgdSlots>& slots, const Tensor& condition, double learning_rate,
+                              double momentum, bool nesterov);
 
 // At most this many rows in the factors of apply_adam_factored.
 constexpr int64_t kFactoredMaxRows = 8;

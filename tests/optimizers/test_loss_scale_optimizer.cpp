@@ -5,9 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
+#include <memory>
+#include <string>
 
 #include "framework/ember.h"
+#include "framework/ops/dispatch.h"
 #include "tests/optimizers/optimizer_fixtures.h"
 
 using namespace ember;
@@ -92,6 +97,172 @@ TEST_CASE("a skipped step leaves the inner optimizer untouched", "[optimizers][m
   size_t k = 0;
   for (const Variable& v : opt.inner_optimizer()->variables())
     if (v.dtype() == DType::Float32) CHECK(v.value().to_vector<float>() == inner_before[k++]);
+}
+
+namespace {
+
+// Three variables of dtype dt, and gradients for them step by step. Both are made once per (dtype, step) and
+// copied: a seeded random op gives new numbers on every call, as TF's does.
+std::vector<Variable> fused_test_variables(DType dt) {
+  static std::map<DType, std::vector<Tensor>> made;
+  if (!made.count(dt)) {
+    const std::vector<Shape> shapes{{5, 3}, {3}, {40000}};
+    for (size_t i = 0; i < shapes.size(); ++i)
+      made[dt].push_back(ops::cast(random::uniform(shapes[i], {.minval = -1, .maxval = 1, .seed = 7 + i}), dt)
+                             .to(Device::cpu()));
+  }
+  std::vector<Variable> vars;
+  for (size_t i = 0; i < made[dt].size(); ++i)
+    vars.emplace_back(made[dt][i].clone(), VariableOptions{.name = "v" + std::to_string(i)});
+  return vars;
+}
+
+std::vector<Tensor> fused_test_gradients(const std::vector<Variable>& vars, int step) {
+  static std::map<std::pair<DType, int>, std::vector<Tensor>> made;
+  const std::pair<DType, int> key{vars[0].dtype(), step};
+  if (!made.count(key))
+    for (size_t i = 0; i < vars.size(); ++i)
+      made[key].push_back(ops::cast(random::uniform(vars[i].shape(), {.minval = -1, .maxval = 1,
+                                                                       .seed = static_cast<uint64_t>(100 * step + i)}),
+                                    vars[i].dtype())
+                              .to(Device::cpu()));
+  return made[key];
+}
+
+// Counts the fused multi-variable updates run while installed.
+int g_fused_updates = 0;
+void count_fused(const OpRecord& r) {
+  if (r.op == OpId::apply_adam_multi || r.op == OpId::apply_sgd_multi) ++g_fused_updates;
+}
+struct FusedCounter {
+  int hook = add_op_hook(&count_fused);
+  FusedCounter() { g_fused_updates = 0; }
+  ~FusedCounter() { remove_op_hook(hook); }
+};
+
+void check_same_state(const optimizers::Optimizer& a, const std::vector<Variable>& va, const optimizers::Optimizer& b,
+                      const std::vector<Variable>& vb) {
+  for (size_t i = 0; i < va.size(); ++i) CHECK(same_bits(va[i].value(), vb[i].value()));
+  const std::vector<Variable> oa = a.variables(), ob = b.variables();
+  REQUIRE(oa.size() == ob.size());
+  for (size_t i = 0; i < oa.size(); ++i) {
+    INFO(oa[i].name());
+    CHECK(same_bits(oa[i].value(), ob[i].value()));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Adam's and SGD's one fused pass over all variables equals their steps variable by variable, bit for bit",
+          "[optimizers]") {
+  using namespace optimizers;
+  const std::vector<std::pair<std::string, std::function<OptimizerPtr()>>> makers{
+      {"Adam", [] { return std::make_shared<Adam>(AdamOptions{.learning_rate = 0.01}); }},
+      {"AdamW", [] { return std::make_shared<AdamW>(AdamWOptions{.learning_rate = 0.01}); }},
+      {"SGD", [] { return std::make_shared<SGD>(SGDOptions{.learning_rate = 0.01}); }},
+      {"SGD momentum", [] { return std::make_shared<SGD>(SGDOptions{.learning_rate = 0.01, .momentum = 0.9}); }},
+      {"SGD Nesterov",
+       [] { return std::make_shared<SGD>(SGDOptions{.learning_rate = 0.01, .momentum = 0.8, .nesterov = true}); }}};
+  for (DType dt : {DType::Float32, DType::Float64})
+    for (const auto& [name, make_opt] : makers) {
+      INFO(dtype_name(dt) << " " << name);
+      OptimizerPtr fused = make_opt(), each = make_opt();
+      std::vector<Variable> vf = fused_test_variables(dt), ve = fused_test_variables(dt);
+      for (int step = 0; step < 4; ++step) {
+        FusedCounter counter;
+        fused->apply(fused_test_gradients(vf, step), vf);
+        CHECK(g_fused_updates == 1);
+        // Holding the values keeps them from being updated in place: the optimizer then steps each on its own
+        // (the slots too: AdamW's weight decay gives the variables new values first).
+        each->build(ve);
+        std::vector<Tensor> held;
+        for (const Variable& v : ve) held.push_back(v.value());
+        for (const Variable& v : each->variables()) held.push_back(v.value());
+        each->apply(fused_test_gradients(ve, step), ve);
+        CHECK(g_fused_updates == 1);
+        CHECK(!same_bits(held[0], ve[0].value()));
+      }
+      check_same_state(*fused, vf, *each, ve);
+    }
+}
+
+TEST_CASE("apply_if applies on true and leaves everything, iterations included, on false", "[optimizers]") {
+  const optimizers::schedules::ExponentialDecay schedule(
+      {.initial_learning_rate = 0.01, .decay_steps = 2, .decay_rate = 0.5});
+  // Adam, AdamW and SGD gate their fused pass on the flag; a scheduled Adam reads it on the host: all behave alike.
+  const std::vector<std::function<optimizers::OptimizerPtr()>> makers{
+      [] { return std::make_shared<optimizers::Adam>(optimizers::AdamOptions{.learning_rate = 0.01}); },
+      [] { return std::make_shared<optimizers::AdamW>(optimizers::AdamWOptions{.learning_rate = 0.01}); },
+      [] { return std::make_shared<optimizers::SGD>(optimizers::SGDOptions{.learning_rate = 0.01, .momentum = 0.9}); },
+      [schedule] { return std::make_shared<optimizers::Adam>(optimizers::AdamOptions{.learning_rate = schedule}); }};
+  for (size_t m = 0; m < makers.size(); ++m) {
+    INFO("optimizer " << m);
+    optimizers::OptimizerPtr gated = makers[m](), plain = makers[m]();
+    std::vector<Variable> vg = fused_test_variables(DType::Float32), vp = fused_test_variables(DType::Float32);
+    const bool conditions[] = {true, false, true, true, false, true};
+    for (int step = 0; step < 6; ++step) {
+      FusedCounter counter;
+      gated->apply_if(Tensor::scalar<bool>(conditions[step]), fused_test_gradients(vg, step), &vg);
+      // The fixed-rate optimizers gate their fused pass (run on skipped steps too); the schedule reads the flag.
+      CHECK(g_fused_updates == (m < 3 || conditions[step] ? 1 : 0));
+      if (conditions[step]) plain->apply(fused_test_gradients(vp, step), vp);
+      check_same_state(*gated, vg, *plain, vp);
+    }
+    CHECK(gated->iterations().value().item<int64_t>() == 4);
+    CHECK(gated->learning_rate() == plain->learning_rate());
+  }
+  optimizers::Adam opt;
+  CHECK_THROWS_WITH(opt.apply_if(Tensor::scalar<float>(1), {Tensor::scalar<float>(1)}),
+                    Catch::Contains("expected a 0-d bool tensor"));
+}
+
+TEST_CASE("on a GPU, LossScaleOptimizer(AdamW) steps and skips without waiting, agreeing with the CPU",
+          "[cuda][optimizers][mixed_precision]") {
+  if (device_count(DeviceType::CUDA) == 0) {
+    WARN("no CUDA device (device_count(DeviceType::CUDA) == 0): skipped");
+    return;
+  }
+  const Device gpu = Device::cuda(0);
+  auto run = [&](Device device, bool count_waits) {
+    std::vector<Variable> made;
+    {
+      DeviceScope on_cpu(Device::cpu());  // the same numbers for both runs
+      made = fused_test_variables(DType::Float32);
+    }
+    DeviceScope on(device);
+    std::vector<Variable> vars;
+    for (const Variable& v : made) vars.emplace_back(v.value().to(device), VariableOptions{.name = v.name()});
+    mixed_precision::LossScaleOptimizer opt(optimizers::AdamW({.learning_rate = 0.01}),
+                                            {.initial_scale = 4, .dynamic_growth_steps = 2});
+    opt.build(vars);
+    const int64_t waits = count_waits ? allocator_for(gpu).host_synchronizations() : 0;
+    for (int step = 0; step < 6; ++step) {
+      std::vector<Tensor> grads;
+      {
+        DeviceScope on_cpu(Device::cpu());
+        grads = fused_test_gradients(made, step);
+      }
+      if (step == 2) grads[1] = grads[1] * std::numeric_limits<double>::infinity();  // skipped
+      for (Tensor& g : grads) g = g.to(device);
+      opt.apply(grads, vars);
+    }
+    if (count_waits) CHECK(allocator_for(gpu).host_synchronizations() == waits);
+    CHECK(opt.iterations().value().item<int64_t>() == 5);
+    std::vector<Tensor> out;
+    for (const Variable& v : opt.variables()) out.push_back(v.value().to(Device::cpu()));
+    return out;
+  };
+  const std::vector<Tensor> cpu = run(Device::cpu(), false), cuda = run(gpu, true);
+  REQUIRE(cpu.size() == cuda.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    INFO("optimizer variable " << i);
+    if (!is_floating(cpu[i].dtype())) {
+      CHECK(same_bits(cpu[i], cuda[i]));
+      continue;
+    }
+    // CUDA's powf may differ from the host's in the last bit of the step size.
+    CHECK(ops::reduce_all(ops::less_equal(ops::abs(cpu[i] - cuda[i]), ops::abs(cpu[i]) * 1e-5 + 1e-12)).item<bool>());
+  }
 }
 
 TEST_CASE("LossScaleOptimizer: custom-loop helpers, fixed scale, forwarding", "[optimizers][mixed_precision]") {

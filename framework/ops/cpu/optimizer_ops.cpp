@@ -68,6 +68,75 @@ void apply_adam_cpu(const KernelContext& ctx) {
 }
 EMBER_REGISTER_KERNEL(apply_adam, CPU, apply_adam_cpu, DType::Float32, DType::Float64);
 
+// apply_adam_multi: inputs (w, m, v, g) per variable, then the step and the condition; outputs (w, m, v) per variable, the
+// inputs' own buffers. The step size is made once, as Adam makes it on the host (AdamStepSize's float math is
+// optimizers::detail::Scalar's), and each variable runs apply_adam's loop.
+template <class T>
+void adam_multi_loop(const KernelContext& ctx) {
+  const size_t n_vars = ctx.outputs.size() / 3;
+  if (!*ctx.inputs[4 * n_vars + 1].data<bool>()) return;
+  const auto& a = std::get<MultiAdamAttrs>(ctx.attrs);
+  // Keras casts the betas to float32 tensors before the powers (Scalar::cast), and computes 1 - beta in Python.
+  const T t = static_cast<T>(*ctx.inputs[4 * n_vars].data<int64_t>() + 1);
+  const T alpha = functors::AdamStepSize{}(static_cast<T>(a.learning_rate), static_cast<T>(static_cast<float>(a.beta_1)),
+                                           static_cast<T>(static_cast<float>(a.beta_2)), t);
+  const T c1 = static_cast<T>(1 - a.beta_1), c2 = static_cast<T>(1 - a.beta_2), eps = static_cast<T>(a.epsilon);
+  for (size_t k = 0; k < n_vars; ++k) {
+    T* w = ctx.outputs[3 * k].data<T>();
+    T* m = ctx.outputs[3 * k + 1].data<T>();
+    T* v = ctx.outputs[3 * k + 2].data<T>();
+    const T* g = ctx.inputs[4 * k + 3].data<T>();
+    const int64_t n = ctx.outputs[3 * k].num_elements();
+    auto body = [=](int64_t b, int64_t e) { adam_span<T>(w, m, v, g, w, m, v, b, e, alpha, c1, c2, eps); };
+    if (n <= kParallelGrain)
+      body(0, n);
+    else
+      parallel_for(n, kParallelGrain, body);
+  }
+}
+
+void apply_adam_multi_cpu(const KernelContext& ctx) {
+  ctx.outputs[0].dtype() == DType::Float32 ? adam_multi_loop<float>(ctx) : adam_multi_loop<double>(ctx);
+}
+EMBER_REGISTER_KERNEL(apply_adam_multi, CPU, apply_adam_multi_cpu, DType::Float32, DType::Float64);
+
+// apply_sgd_multi: inputs (w, m, g) per variable, (w, g) without momentum, then the condition; outputs (w, m) or
+// (w) per variable, the inputs' own buffers.
+template <class T>
+void sgd_multi_loop(const KernelContext& ctx) {
+  if (!*ctx.inputs.back().data<bool>()) return;
+  const auto& a = std::get<MultiSgdAttrs>(ctx.attrs);
+  const bool has_momentum = a.momentum != 0, nesterov = a.nesterov;
+  const size_t group = has_momentum ? 3 : 2, n_vars = (ctx.inputs.size() - 1) / group;
+  // SGD's host scalars: the learning rate in T, the momentum cast to float32 first (Keras's ops.cast).
+  const T lr = static_cast<T>(a.learning_rate), momentum = static_cast<T>(static_cast<float>(a.momentum));
+  for (size_t k = 0; k < n_vars; ++k) {
+    T* w = ctx.outputs[(group - 1) * k].data<T>();
+    T* m = has_momentum ? ctx.outputs[2 * k + 1].data<T>() : nullptr;
+    const T* g = ctx.inputs[group * k + group - 1].data<T>();
+    const int64_t n = ctx.outputs[(group - 1) * k].num_elements();
+    auto body = [=](int64_t b, int64_t e) {
+      T unused = 0;
+#pragma GCC ivdep
+      for (int64_t i = b; i < e; ++i) {
+        T wi = w[i], mi = has_momentum ? m[i] : unused;
+        functors::SgdStep{}(wi, mi, g[i], lr, momentum, has_momentum, nesterov);
+        w[i] = wi;
+        if (has_momentum) m[i] = mi;
+      }
+    };
+    if (n <= kParallelGrain)
+      body(0, n);
+    else
+      parallel_for(n, kParallelGrain, body);
+  }
+}
+
+void apply_sgd_multi_cpu(const KernelContext& ctx) {
+  ctx.outputs[0].dtype() == DType::Float32 ? sgd_multi_loop<float>(ctx) : sgd_multi_loop<double>(ctx);
+}
+EMBER_REGISTER_KERNEL(apply_sgd_multi, CPU, apply_sgd_multi_cpu, DType::Float32, DType::Float64);
+
 // apply_adam_factored: the variable's rows split over the pool as matmul splits a small batch's products with
 // it (small_batch.h), so each thread updates the rows whose forward product it made. Element (i, j)'s gradient
 // is made in a register, K (the batch) a compile-time constant so the terms unroll and the columns vectorize:

@@ -8,6 +8,7 @@
 #include "framework/ops/cuda/cuda_runtime.h"
 #include "framework/ops/cuda/cuda_types.cuh"
 #include "framework/ops/cuda/optimizer_ops_launch.h"
+#include "framework/ops/functors.h"
 
 namespace ember::cuda {
 namespace {
@@ -68,6 +69,70 @@ __global__ void opt_adam_factored_kernel(T* w, T* m, T* v, const T* __restrict__
   }
 }
 
+// Up to kMultiAdamMaxVars variables of one apply_adam_multi launch, passed by value as a kernel parameter (under
+// 1 KiB; PyTorch's multi_tensor_apply does the same): their buffers and the running totals of their sizes.
+template <class T>
+struct AdamBatch {
+  T* w[kMultiAdamMaxVars];
+  T* m[kMultiAdamMaxVars];
+  T* v[kMultiAdamMaxVars];
+  const T* g[kMultiAdamMaxVars];
+  int64_t end[kMultiAdamMaxVars];  // end[k]: the elements of variables 0..k together
+  int count;
+};
+
+// One grid-stride loop over the batch's elements laid end to end; a thread's indices only grow, so the variable
+// it is in is found by moving forward. Each thread makes the step size itself (functors::AdamStepSize: a few
+// operations, no multiply-add to contract), rather than waiting on another kernel or a host value.
+template <class T>
+__global__ void opt_adam_multi_kernel(AdamBatch<T> b, const int64_t* __restrict__ step,
+                                      const bool* __restrict__ condition, T learning_rate, T beta_1, T beta_2, T c1,
+                                      T c2, T epsilon) {
+  if (!*condition) return;
+  const T alpha = functors::AdamStepSize{}(learning_rate, beta_1, beta_2, static_cast<T>(*step + 1));
+  int k = 0;
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, b.end[b.count - 1]) {
+    while (i >= b.end[k]) ++k;
+    const int64_t j = i - (k > 0 ? b.end[k - 1] : 0);
+    T wi = b.w[k][j], mi = b.m[k][j], vi = b.v[k][j];
+    adam_step_rn(b.g[k][j], wi, mi, vi, alpha, c1, c2, epsilon);
+    b.w[k][j] = wi;
+    b.m[k][j] = mi;
+    b.v[k][j] = vi;
+  }
+}
+
+// apply_sgd_multi's batch: as AdamBatch, with the momentum slots (null without momentum).
+template <class T>
+struct SgdBatch {
+  T* w[kMultiAdamMaxVars];
+  T* m[kMultiAdamMaxVars];
+  const T* g[kMultiAdamMaxVars];
+  int64_t end[kMultiAdamMaxVars];
+  int count;
+};
+
+// functors::SgdStep, operation for operation, with separately rounded arithmetic (no multiply-add contraction).
+template <class T>
+__global__ void opt_sgd_multi_kernel(SgdBatch<T> b, const bool* __restrict__ condition, T lr, T momentum,
+                                     bool has_momentum, bool nesterov) {
+  using R = OptRn;
+  if (!*condition) return;
+  int k = 0;
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, b.end[b.count - 1]) {
+    while (i >= b.end[k]) ++k;
+    const int64_t j = i - (k > 0 ? b.end[k - 1] : 0);
+    const T g = b.g[k][j], step = R::mul(g, lr);
+    if (!has_momentum) {
+      b.w[k][j] = R::sub(b.w[k][j], step);
+      continue;
+    }
+    const T m = R::sub(R::mul(b.m[k][j], momentum), step);
+    b.m[k][j] = m;
+    b.w[k][j] = nesterov ? R::add(b.w[k][j], R::sub(R::mul(m, momentum), step)) : R::add(b.w[k][j], m);
+  }
+}
+
 // unscale_gradient: *finite_out starts as *finite_in (unscale_flag_kernel, launched first on the stream), and a
 // thread that meets an infinity or a NaN clears it (every writer stores the same false).
 __global__ void unscale_flag_kernel(const bool* finite_in, bool* finite_out) { *finite_out = *finite_in; }
@@ -116,6 +181,56 @@ bool launch_apply_adam_factored(DT dt, void* w, void* m, void* v, const void* a,
         static_cast<T*>(w), static_cast<T*>(m), static_cast<T*>(v), static_cast<const T*>(a), static_cast<const T*>(b),
         k, rows, cols, static_cast<T>(alpha), static_cast<T>(one_minus_beta_1), static_cast<T>(one_minus_beta_2),
         static_cast<T>(epsilon));
+  });
+}
+
+bool launch_apply_adam_multi(DT dt, int count, void* const* w, void* const* m, void* const* v, const void* const* g,
+                             const int64_t* n, const int64_t* step, const bool* condition, double learning_rate,
+                             double beta_1, double beta_2, double epsilon, cudaStream_t stream) {
+  return with_float_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    // The coefficients in T as the CPU kernel rounds them: Keras casts the betas to float32 before the powers.
+    const T lr = static_cast<T>(learning_rate), b1 = static_cast<T>(static_cast<float>(beta_1)),
+            b2 = static_cast<T>(static_cast<float>(beta_2)), c1 = static_cast<T>(1 - beta_1),
+            c2 = static_cast<T>(1 - beta_2), eps = static_cast<T>(epsilon);
+    for (int k = 0; k < count;) {
+      AdamBatch<T> b{};
+      int64_t total = 0;
+      for (; k < count && b.count < kMultiAdamMaxVars; ++k) {
+        if (n[k] == 0) continue;
+        b.w[b.count] = static_cast<T*>(w[k]);
+        b.m[b.count] = static_cast<T*>(m[k]);
+        b.v[b.count] = static_cast<T*>(v[k]);
+        b.g[b.count] = static_cast<const T*>(g[k]);
+        total += n[k];
+        b.end[b.count++] = total;
+      }
+      if (b.count == 0) continue;
+      opt_adam_multi_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(b, step, condition, lr, b1, b2, c1, c2, eps);
+    }
+  });
+}
+
+bool launch_apply_sgd_multi(DT dt, int count, void* const* w, void* const* m, const void* const* g, const int64_t* n,
+                            const bool* condition, double learning_rate, double momentum, bool nesterov,
+                            cudaStream_t stream) {
+  return with_float_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    const T lr = static_cast<T>(learning_rate), mom = static_cast<T>(static_cast<float>(momentum));
+    for (int k = 0; k < count;) {
+      SgdBatch<T> b{};
+      int64_t total = 0;
+      for (; k < count && b.count < kMultiAdamMaxVars; ++k) {
+        if (n[k] == 0) continue;
+        b.w[b.count] = static_cast<T*>(w[k]);
+        b.m[b.count] = static_cast<T*>(m[k]);
+        b.g[b.count] = static_cast<const T*>(g[k]);
+        total += n[k];
+        b.end[b.count++] = total;
+      }
+      if (b.count == 0) continue;
+      opt_sgd_multi_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(b, condition, lr, mom, momentum != 0, nesterov);
+    }
   });
 }
 

@@ -769,6 +769,60 @@ void add_optimizer(Table& t) {
            ops::apply_adam_factored_in_place(w, m, v, in[3], in[4], 1e-3, 0.9, 0.999, 1e-7);
            return Outputs{w, m, v};
          }});
+  // Several variables in one pass, in place on copies, the step size made by the kernel from the step (on the
+  // device in the GPU run), applied and skipped.
+  for (const auto& [apply, large] : {std::pair<bool, bool>{true, false}, {true, true}, {false, false}})
+    t[OpId::apply_adam_multi].push_back(
+        {std::string(apply ? "applied" : "skipped") + (large ? " large" : ""),
+         [apply = apply, large = large](DType dt) {
+           Inputs in;
+           uint64_t seed = 301;
+           for (const Shape& s : std::vector<Shape>{{7}, {0}, large ? Shape{1031, 67} : Shape{3, 5}, {}})
+             for (Domain d : {Domain{-1, 1}, Domain{-0.1, 0.1}, Domain{0, 0.01}, Domain{-0.5, 0.5}})
+               in.push_back(make(s, dt, seed++, d));
+           in.push_back(Tensor::scalar<int64_t>(41, kCpu));
+           in.push_back(Tensor::scalar<bool>(apply, kCpu));
+           return in;
+         },
+         [](const Inputs& in, DType) {
+           std::vector<ops::AdamSlots> slots;
+           for (size_t k = 0; k + 2 < in.size(); k += 4)
+             slots.push_back({in[k].clone(), in[k + 1].clone(), in[k + 2].clone(), in[k + 3]});
+           ops::apply_adam_multi_in_place(slots, in[in.size() - 2], in.back(), 1e-3, 0.9, 0.999, 1e-7);
+           Outputs out;
+           for (const ops::AdamSlots& s : slots) out.insert(out.end(), {s.variable, s.momentum, s.velocity});
+           return out;
+         },
+         {DType::Float32, DType::Float64}, 1, /*grad=*/false});
+  // SGD over several variables, without and with momentum (plain and Nesterov), applied and skipped.
+  for (const auto& [momentum, nesterov, apply, large] :
+       {std::tuple<double, bool, bool, bool>{0, false, true, false}, {0.9, false, true, false}, {0.9, true, true, false},
+        {0.9, true, false, false}, {0.9, true, true, true}})
+    t[OpId::apply_sgd_multi].push_back(
+        {"momentum " + std::to_string(momentum) + (nesterov ? " nesterov" : "") + (apply ? "" : " skipped") +
+             (large ? " large" : ""),
+         [momentum = momentum, apply = apply, large = large](DType dt) {
+           Inputs in;
+           uint64_t seed = 331;
+           for (const Shape& s : std::vector<Shape>{{7}, {0}, large ? Shape{1031, 67} : Shape{3, 5}, {}})
+             for (int i = 0; i < (momentum != 0 ? 3 : 2); ++i) in.push_back(make(s, dt, seed++, Domain{-1, 1}));
+           in.push_back(Tensor::scalar<bool>(apply, kCpu));
+           return in;
+         },
+         [momentum = momentum, nesterov = nesterov](const Inputs& in, DType) {
+           const size_t group = momentum != 0 ? 3 : 2;
+           std::vector<ops::SgdSlots> slots;
+           for (size_t k = 0; k + 1 < in.size(); k += group)
+             slots.push_back({in[k].clone(), group == 3 ? in[k + 1].clone() : Tensor(), in[k + group - 1]});
+           ops::apply_sgd_multi_in_place(slots, in.back(), 1e-2, momentum, nesterov);
+           Outputs out;
+           for (const ops::SgdSlots& s : slots) {
+             out.push_back(s.variable);
+             if (s.momentum.defined()) out.push_back(s.momentum);
+           }
+           return out;
+         },
+         {DType::Float32, DType::Float64}, 1, /*grad=*/false});
   // Loss scaling's unscale and finite check: finite gradients, and one with an infinity (the flag clears).
   for (const Shape& s : std::vector<Shape>{{7}, {}, {0}, {1031, 67}})
     for (bool with_inf : {false, true})

@@ -179,3 +179,110 @@ TEST_CASE("unscale_gradient divides as ops::div and ands the gradient's finitene
   REQUIRE_THROWS_WITH(ops::unscale_gradient(ops::zeros({3}), Tensor::scalar<float>(2), ops::ones({1}, DType::Bool)),
                       Catch::Contains("unscale_gradient") && Catch::Contains("finite"));
 }
+
+TEST_CASE("apply_adam_multi_in_place equals apply_adam_in_place per variable, with Adam's host step size",
+          "[ops][optimizer]") {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    INFO("dtype " << dtype_name(dt));
+    const double lr = 0.00123, b1 = 0.9, b2 = 0.999, eps = 1e-7;
+    for (int64_t step : {int64_t{0}, int64_t{6}, int64_t{1234}}) {
+      INFO("step " << step);
+      // Adam's bias-corrected step size as the optimizer makes it on the host (Keras's float32 tensor math).
+      double alpha;
+      if (dt == DType::Float32) {
+        const float t = static_cast<float>(step + 1);
+        alpha = static_cast<float>(static_cast<float>(lr) * std::sqrt(1.0f - std::pow(0.999f, t))) /
+                (1.0f - std::pow(0.9f, t));
+        alpha = static_cast<float>(alpha);
+      } else {
+        const double t = static_cast<double>(step + 1);
+        alpha = lr * std::sqrt(1.0 - std::pow(static_cast<double>(0.999f), t)) /
+                (1.0 - std::pow(static_cast<double>(0.9f), t));
+      }
+      std::vector<ops::AdamSlots> slots;
+      std::vector<ops::AdamUpdate> expected;
+      uint64_t seed = 10;
+      for (int64_t n : {int64_t{7}, int64_t{0}, int64_t{100003}, int64_t{1}}) {
+        auto r = [&](double lo) {
+          return ops::cast(random::uniform({n}, {.minval = lo, .maxval = 1, .seed = seed++}), dt);
+        };
+        ops::AdamSlots s{r(-1), r(-1), r(0), r(-1)};
+        expected.push_back(ops::apply_adam(s.variable, s.momentum, s.velocity, s.gradient, alpha, b1, b2, eps));
+        slots.push_back(s);
+      }
+      // A skipped step changes nothing; the step and the flag may be on the host or the device.
+      std::vector<Tensor> before;
+      for (const ops::AdamSlots& s : slots) before.push_back(s.variable.clone());
+      ops::apply_adam_multi_in_place(slots, Tensor::scalar<int64_t>(step), Tensor::scalar<bool>(false), lr, b1, b2, eps);
+      for (size_t k = 0; k < slots.size(); ++k) CHECK(same_bits(slots[k].variable, before[k]));
+      ops::apply_adam_multi_in_place(slots, Tensor::scalar<int64_t>(step), Tensor::scalar<bool>(true), lr, b1, b2, eps);
+      for (size_t k = 0; k < slots.size(); ++k) {
+        INFO("variable " << k);
+        CHECK(same_bits(slots[k].variable, expected[k].variable));
+        CHECK(same_bits(slots[k].momentum, expected[k].momentum));
+        CHECK(same_bits(slots[k].velocity, expected[k].velocity));
+      }
+    }
+  }
+}
+
+TEST_CASE("apply_adam_multi_in_place refuses mismatched or shared tensors", "[ops][optimizer][errors]") {
+  const Tensor step = Tensor::scalar<int64_t>(0), yes = Tensor::scalar<bool>(true);
+  auto z = [](int64_t n, DType dt = DType::Float32) { return ops::zeros({n}, dt); };
+  CHECK_THROWS_WITH(ops::apply_adam_multi_in_place({}, step, yes, 0.1, 0.9, 0.999, 1e-7),
+                    Catch::Contains("no variables"));
+  CHECK_THROWS_WITH(ops::apply_adam_multi_in_place({{z(3), z(3), z(3), z(3)}}, Tensor::scalar<float>(0), yes, 0.1, 0.9,
+                                                   0.999, 1e-7),
+                    Catch::Contains("expected an int64 scalar"));
+  CHECK_THROWS_WITH(ops::apply_adam_multi_in_place({{z(3), z(3), z(3), z(3)}}, step, Tensor::scalar<float>(1), 0.1, 0.9,
+                                                   0.999, 1e-7),
+                    Catch::Contains("expected a bool scalar"));
+  CHECK_THROWS_WITH(ops::apply_adam_multi_in_place({{z(3), z(3), z(3), z(3)}, {z(2), z(2), z(2), z(2, DType::Float64)}},
+                                                   step, yes, 0.1, 0.9, 0.999, 1e-7),
+                    Catch::Contains("variable 1's gradient is float64") && Catch::Contains("dtype float32"));
+  const Tensor shared = z(3);
+  CHECK_THROWS_WITH(ops::apply_adam_multi_in_place({{shared, z(3), z(3), z(3)}, {z(3), shared, z(3), z(3)}}, step, yes,
+                                                   0.1, 0.9, 0.999, 1e-7),
+                    Catch::Contains("variable 1's momentum shares its buffer"));
+  CHECK_THROWS_WITH(ops::apply_adam_multi_in_place({{shared, z(3), z(3), shared}}, step, yes, 0.1, 0.9, 0.999, 1e-7),
+                    Catch::Contains("a gradient shares its buffer"));
+}
+
+TEST_CASE("apply_sgd_multi_in_place equals SGD's elementwise ops, with and without momentum", "[ops][optimizer]") {
+  for (DType dt : {DType::Float32, DType::Float64})
+    for (double momentum : {0.0, 0.9})
+      for (bool nesterov : {false, true}) {
+        INFO(dtype_name(dt) << " momentum " << momentum << (nesterov ? " nesterov" : ""));
+        const double lr = 0.0123, mom = static_cast<float>(momentum);  // SGD casts the momentum to float32 first
+        std::vector<ops::SgdSlots> slots;
+        std::vector<std::pair<Tensor, Tensor>> expected;  // (w, m)
+        uint64_t seed = 40;
+        for (int64_t n : {int64_t{7}, int64_t{0}, int64_t{100003}}) {
+          auto r = [&] { return ops::cast(random::uniform({n}, {.minval = -1, .maxval = 1, .seed = seed++}), dt); };
+          ops::SgdSlots s{r(), momentum != 0 ? r() : Tensor(), r()};
+          if (momentum == 0) {
+            expected.push_back({s.variable - s.gradient * lr, Tensor()});
+          } else {
+            Tensor m = s.momentum * mom - s.gradient * lr;
+            expected.push_back({nesterov ? s.variable + (m * mom - s.gradient * lr) : s.variable + m, m});
+          }
+          slots.push_back(s);
+        }
+        std::vector<Tensor> before;
+        for (const ops::SgdSlots& s : slots) before.push_back(s.variable.clone());
+        ops::apply_sgd_multi_in_place(slots, Tensor::scalar<bool>(false), lr, momentum, nesterov);
+        for (size_t k = 0; k < slots.size(); ++k) CHECK(same_bits(slots[k].variable, before[k]));
+        ops::apply_sgd_multi_in_place(slots, Tensor::scalar<bool>(true), lr, momentum, nesterov);
+        for (size_t k = 0; k < slots.size(); ++k) {
+          INFO("variable " << k);
+          CHECK(same_bits(slots[k].variable, expected[k].first));
+          if (momentum != 0) CHECK(same_bits(slots[k].momentum, expected[k].second));
+        }
+      }
+  const Tensor w = ops::zeros({3});
+  CHECK_THROWS_WITH(ops::apply_sgd_multi_in_place({{w, Tensor(), ops::zeros({3})}}, Tensor::scalar<bool>(true), 0.1,
+                                                  0.9, false),
+                    Catch::Contains("variable 0's momentum is undefined"));
+  CHECK_THROWS_WITH(ops::apply_sgd_multi_in_place({{w, Tensor(), w}}, Tensor::scalar<bool>(true), 0.1, 0, false),
+                    Catch::Contains("a gradient shares its buffer"));
+}
