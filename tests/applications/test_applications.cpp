@@ -75,6 +75,14 @@ Model build(const json& f, const std::string& weights = "") {
                                            .pooling = pooling,
                                            .classes = classes,
                                            .classifier_activation = activation};
+  if (model == "EfficientNetB0") return applications::EfficientNetB0(o);
+  if (model == "EfficientNetB1") return applications::EfficientNetB1(o);
+  if (model == "EfficientNetB2") return applications::EfficientNetB2(o);
+  if (model == "EfficientNetB3") return applications::EfficientNetB3(o);
+  if (model == "EfficientNetB4") return applications::EfficientNetB4(o);
+  if (model == "EfficientNetB5") return applications::EfficientNetB5(o);
+  if (model == "EfficientNetB6") return applications::EfficientNetB6(o);
+  if (model == "EfficientNetB7") return applications::EfficientNetB7(o);
   if (model == "ResNet50") return applications::ResNet50(o);
   if (model == "ResNet101") return applications::ResNet101(o);
   if (model == "ResNet152") return applications::ResNet152(o);
@@ -82,7 +90,8 @@ Model build(const json& f, const std::string& weights = "") {
   return applications::VGG16(o);
 }
 
-// The fixture's deterministic values (make_application_fixtures.py): element i of weight k.
+// The fixture's deterministic values (make_application_fixtures.py): element i of weight k, in float32 (cast to
+// the weight's dtype by the caller).
 Tensor det_values(const Shape& shape, int64_t k, double scale, double offset) {
   std::vector<float> v(static_cast<size_t>(shape.num_elements()));
   for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
@@ -182,7 +191,11 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want) 
 const char* const kCases[] = {"resnet50_top",        "resnet50_default",    "resnet50_notop",
                               "resnet101_avg",       "resnet152_max",       "vgg16_avg",
                               "vgg16_top",           "mobilenetv2_035_max", "mobilenetv2_050_top",
-                              "mobilenetv2_default", "mobilenetv2_140_notop"};
+                              "mobilenetv2_default", "mobilenetv2_140_notop", "efficientnetb0_avg",
+                              "efficientnetb0_top",  "efficientnetb0_default", "efficientnetb0_max",
+                              "efficientnetb1_notop", "efficientnetb2_default", "efficientnetb3_default",
+                              "efficientnetb4_avg",  "efficientnetb5_default", "efficientnetb6_default",
+                              "efficientnetb7_default"};
 
 }  // namespace
 
@@ -213,7 +226,8 @@ TEST_CASE("applications: Keras's names, shapes, layers, weights and outputs", "[
         INFO("weight " << k);
         CHECK(weights[k].name() == w[0]);
         REQUIRE(shape_to_json(weights[k].shape()) == w[1]);
-        values.push_back(det_values(weights[k].shape(), static_cast<int64_t>(k), w[2], w[3]));
+        // Normalization's count is int64 (its values, all 0, cast exactly).
+        values.push_back(ops::cast(det_values(weights[k].shape(), static_cast<int64_t>(k), w[2], w[3]), weights[k].dtype()));
       }
       m.set_weights(values);
 
@@ -306,6 +320,27 @@ TEST_CASE("applications: ResNet50 trains a batch of 2 at 64x64 on the CPU, in fl
   }
 }
 
+TEST_CASE("applications: EfficientNetB0 trains at 32x32, its drop connect active only while training", "[applications]") {
+  backend::clear_session();
+  random::set_seed(1);
+  Model model = applications::EfficientNetB0({.input_shape = {32, 32, 3}, .classes = 3});
+  const Tensor x = random::uniform({4, 32, 32, 3}, {.minval = 0, .maxval = 255, .seed = 2});
+  const Tensor y = Tensor::from_vector<int64_t>({0, 1, 2, 1}, {4});
+  // Inference is deterministic; training draws fresh Dropout masks each call (the top's and the blocks'
+  // per-sample ones), while its batch statistics are the same for the same batch.
+  CHECK(floats(model(x, false)) == floats(model(x, false)));
+  CHECK(floats(model(x, true)) != floats(model(x, true)));
+  model.compile({.optimizer = optimizers::SGD({.learning_rate = 0.01}), .loss = losses::SparseCategoricalCrossentropy()});
+  const std::vector<Tensor> before = model.get_weights();
+  const double loss = model.train_on_batch(x, y).at("loss");
+  CHECK(std::isfinite(loss));
+  CHECK(loss > 0);
+  // The kernels moved; the Normalization's mean, variance and count (weights 0 to 2, not trainable) did not.
+  const std::vector<Tensor> after = model.get_weights();
+  for (size_t i = 0; i < 3; ++i) CHECK(ops::reduce_all(ops::equal(before[i], after[i])).item<bool>());
+  CHECK(!ops::reduce_all(ops::equal(before[3], after[3])).item<bool>());
+}
+
 TEST_CASE("applications: bad arguments are clear errors", "[applications]") {
   using applications::ApplicationOptions;
   ember::testing::TempDir dir("applications_errors");
@@ -321,6 +356,11 @@ TEST_CASE("applications: bad arguments are clear errors", "[applications]") {
   CHECK_THROWS_WITH(applications::VGG16({.include_top = false, .pooling = "mean"}), Catch::Contains("'mean'"));
   CHECK_THROWS_AS(applications::VGG16({.classes = 0}), InvalidArgument);
   CHECK_THROWS_AS(applications::MobileNetV2({.alpha = 0}), InvalidArgument);
+  CHECK_THROWS_WITH(applications::EfficientNetB0({.weights = "imagenet"}), Catch::Contains("EfficientNetB0"));
+  CHECK_THROWS_AS(applications::EfficientNetB7({.weights = "imagenet"}), Unimplemented);
+  CHECK_THROWS_WITH(applications::EfficientNetB0({.include_top = false, .input_shape = {31, 64, 3}}),
+                    Catch::Contains("at least 32x32"));
+  CHECK_THROWS_WITH(applications::EfficientNetB0({.include_top = false, .pooling = "sum"}), Catch::Contains("'sum'"));
   CHECK_THROWS_AS(applications::MobileNetV2({.input_shape = {32, 32, 3}, .alpha = 0.35, .classifier_activation = "no_such"}),
                   InvalidArgument);
   // With a weights file, the top's activation must be softmax or none (Keras's validate_activation).
@@ -349,6 +389,8 @@ TEST_CASE("applications: preprocess_input matches Keras", "[applications]") {
   CHECK(floats(applications::vgg16::preprocess_input(x)) == f["vgg16"].get<std::vector<float>>());
   CHECK(floats(applications::mobilenet_v2::preprocess_input(x)) == f["mobilenet_v2"].get<std::vector<float>>());
   CHECK(floats(applications::mobilenet_v2::preprocess_input(x)) == f["mobilenet_v2_tensor"].get<std::vector<float>>());
+  // EfficientNet preprocesses inside the model: its preprocess_input passes the images through.
+  CHECK(floats(applications::efficientnet::preprocess_input(x)) == f["efficientnet"].get<std::vector<float>>());
   // One image (3-D) and integer pixels (made float32) work too.
   const Tensor image = ops::slice(x, {0, 0, 0, 0}, {1, 2, 2, 3});
   const Tensor pixels = ops::cast(image, DType::UInt8);
