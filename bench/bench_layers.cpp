@@ -1,10 +1,13 @@
-// Layer training-step speed on the CPU. MultiHeadAttention(8 heads, key_dim 64) as self-attention on (batch 8,
-// sequence 256, 512 features): one training step, forward under a GradientTape, the gradients of mean(y^2) with
-// respect to the eight weights, and an SGD update, in ms per step. Reference: the step's matmul FLOPs at the
-// float32 rate of ops::matmul 1024x1024x1024 measured in the same run, so speedup = how close the step comes to
-// that GEMM ceiling. bench/compare_pytorch_layers.py runs this program and measures
-// torch.nn.MultiheadAttention on the same step, printing both.
-// Usage: bench_layers [--json]   (2 intra-op threads)
+// Layer training-step speed on the CPU, one training step each: forward under a GradientTape, the gradients of
+// mean(y^2) with respect to the layer's weights, and an SGD update, in ms per step.
+//   mha_train_ms:  MultiHeadAttention(8 heads, key_dim 64) as self-attention on (batch 8, sequence 256, 512
+//                  features);
+//   lstm_train_ms: LSTM(256) over (batch 64, 100 steps, 128 features), y its last output.
+// Reference: the step's matmul FLOPs at the float32 rate of ops::matmul 1024x1024x1024 measured in the same run,
+// so speedup = how close the step comes to that GEMM ceiling. bench/compare_pytorch_layers.py runs this program
+// and measures torch.nn.MultiheadAttention and torch.nn.LSTM on the same steps, printing both.
+// Usage: bench_layers [--json] [--profile-lstm DIR]   (2 intra-op threads; --profile-lstm also prints the
+// profiler's top-ops table of a few LSTM steps and writes their trace under DIR)
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -20,6 +23,7 @@ namespace {
 
 constexpr int kThreads = 2;
 constexpr int64_t kBatch = 8, kSeq = 256, kWidth = 512, kHeads = 8;
+constexpr int64_t kLstmBatch = 64, kLstmSteps = 100, kLstmFeatures = 128, kLstmUnits = 256;
 
 template <class F>
 double seconds_per_call(int rounds, int reps, F&& fn) {
@@ -45,6 +49,33 @@ double mha_step_flops() {
   return 3.0 * (4.0 * proj + attn);
 }
 
+// Matmul FLOPs of one LSTM forward: per step, the input and recurrent products of all four gates; the backward
+// pass costs twice the forward.
+double lstm_step_flops() {
+  return 3.0 * 2.0 * kLstmBatch * kLstmSteps * (kLstmFeatures + kLstmUnits) * 4.0 * kLstmUnits;
+}
+
+// One SGD training step of mean(layer(x)^2).
+template <class Call>
+auto train_step(const std::vector<Variable>& vars, optimizers::SGD& sgd, Call&& call) {
+  return [&vars, &sgd, call] {
+    std::vector<Tensor> grads;
+    {
+      GradientTape tape;
+      Tensor loss = ops::reduce_mean(ops::square(call()));
+      grads = tape.gradient(loss, std::vector<Tensor>(vars.begin(), vars.end()));
+    }
+    sgd.apply(grads, vars);
+    keep_alive(vars[0].value().raw_data());
+  };
+}
+
+std::string flag_value(int argc, char** argv, const std::string& flag) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (argv[i] == flag) return argv[i + 1];
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,18 +91,24 @@ int main(int argc, char** argv) {
   optimizers::SGD sgd({.learning_rate = 0.01});
   mha({x, x});  // builds
   const std::vector<Variable> vars = mha.trainable_weights();
-  const double step = seconds_per_call(3, 3, [&] {
-    std::vector<Tensor> grads;
-    {
-      GradientTape tape;
-      Tensor loss = ops::reduce_mean(ops::square(mha({x, x}, true)));
-      grads = tape.gradient(loss, std::vector<Tensor>(vars.begin(), vars.end()));
-    }
-    sgd.apply(grads, vars);
-    keep_alive(vars[0].value().raw_data());
-  });
+  const double step = seconds_per_call(3, 3, train_step(vars, sgd, [&] { return mha({x, x}, true); }));
   // The reference: the step's matmul FLOPs at ops::matmul's 1024^3 rate (speedup < 1: time spent beyond them).
   const double bound = mha_step_flops() / (gemm * 1e9);
   print({"mha_train_ms", "ms", "matmul_bound_ms", step * 1e3, bound * 1e3, bound / step}, json);
+
+  layers::LSTM lstm(kLstmUnits);
+  const Tensor seq = random::uniform({kLstmBatch, kLstmSteps, kLstmFeatures}, {.minval = -1, .maxval = 1, .seed = 4});
+  lstm(seq);  // builds
+  const std::vector<Variable> lstm_vars = lstm.trainable_weights();
+  optimizers::SGD lstm_sgd({.learning_rate = 0.01});  // an optimizer is built for one set of variables
+  auto lstm_step = train_step(lstm_vars, lstm_sgd, [&] { return lstm(seq, true); });
+  const double lstm_s = seconds_per_call(3, 2, lstm_step);
+  const double lstm_bound = lstm_step_flops() / (gemm * 1e9);
+  print({"lstm_train_ms", "ms", "matmul_bound_ms", lstm_s * 1e3, lstm_bound * 1e3, lstm_bound / lstm_s}, json);
+
+  if (const std::string dir = flag_value(argc, argv, "--profile-lstm"); !dir.empty()) {
+    profiler::Profile p(dir, {.summary_rows = 25});
+    for (int i = 0; i < 3; ++i) lstm_step();
+  }
   return 0;
 }
