@@ -174,8 +174,13 @@ std::string conv(GraphBuilder& b, const LayerCall& c) {
   } else {
     y = add_conv(x, layer_weight(c.layer, "kernel"), bias, c.config.value("groups", int64_t{1}), false, name + "/Conv");
   }
+  // An elementwise activation runs before the transpose back, so that a following convolution or pooling
+  // layer finds its NCHW input already there (softmax, over the channels, runs after).
+  const std::string act = c.config.value("activation", std::string("linear"));
+  const bool elementwise = act != "softmax" && act != "log_softmax";
+  if (elementwise) y = activation(b, c, act, y);
   if (!cf) y = b.transpose(y, to_channels_last(spatial), name + "/to_nhwc");
-  return config_activation(b, c, y);
+  return elementwise ? y : activation(b, c, act, y);
 }
 
 // MaxPooling1D/2D/3D, AveragePooling1D/2D/3D.

@@ -88,10 +88,34 @@ Model activations() {
   return Sequential(std::move(entries));
 }
 
-const std::vector<std::pair<std::string, std::function<Model()>>>& export_cases() {
-  static const std::vector<std::pair<std::string, std::function<Model()>>> all = {
+// A Sequential inside a functional model, after two convolutions that share their transposes.
+Model nested() {
+  auto head = std::make_shared<Sequential>(
+      std::vector<SequentialEntry>{layers::Input({3, 3, 4}), layers::Flatten(), layers::Dense(3)},
+      ModelOptions{.name = "head"});
+  Tensor x = layers::Input({6, 6, 2});
+  Tensor h = layers::Conv2D(3, 2, {.activation = "relu"})(x);
+  h = layers::Conv2D(4, 2, {.activation = "tanh"})(h);
+  h = layers::MaxPooling2D(2, {.strides = 1})(h);
+  return Model(x, (*head)(h));
+}
+
+// A model Python Keras saved (tests/fixtures/checkpoints/), with its own weights.
+std::function<Model()> saved_by_keras(const std::string& file) {
+  return [file] { return models::load_model(testing::fixture_path("checkpoints/" + file).string(), {.compile = false}); };
+}
+
+struct ExportCase {
+  std::string name;
+  std::function<Model()> make;
+  bool fixed_weights = true;  // false: keep the weights the model comes with
+};
+
+const std::vector<ExportCase>& export_cases() {
+  static const std::vector<ExportCase> all = {
       {"mlp", mlp}, {"cnn", cnn}, {"merges", merges}, {"embedding", embedding}, {"misc", misc},
-      {"activations", activations}};
+      {"activations", activations}, {"nested", nested}, {"keras_cnn", saved_by_keras("cnn.keras"), false},
+      {"keras_functional", saved_by_keras("functional.keras"), false}};
   return all;
 }
 
@@ -102,11 +126,12 @@ TEST_CASE("exported models give ONNX Runtime's outputs", "[onnx]") {
   // make_onnx_fixtures.py runs ONNX Runtime on the files this test writes into EMBER_ONNX_FIXTURE_DIR.
   const char* keep = std::getenv("EMBER_ONNX_FIXTURE_DIR");
   const nlohmann::json fixtures = keep ? nlohmann::json() : testing::load_json_fixture("onnx/onnx_runtime.json");
-  for (const auto& [name, make] : export_cases()) {
+  for (const ExportCase& c : export_cases()) {
+    const std::string& name = c.name;
     SECTION(name) {
       backend::clear_session();
-      Model model = make();
-      fill_weights(model);
+      Model model = c.make();
+      if (c.fixed_weights) fill_weights(model);
       const std::string path = dir.file(name + ".onnx");
       ember::onnx::export_model(model, path, {.opset = 17});
       ::onnx::checker::check_model(path);  // the file as written
@@ -156,6 +181,16 @@ TEST_CASE("an exported file names the model's inputs and outputs", "[onnx]") {
   std::ifstream in2(dir.file("mlp.onnx"), std::ios::binary);
   REQUIRE(p2.ParseFromIstream(&in2));
   for (const ::onnx::NodeProto& n : p2.graph().node()) CHECK(n.op_type() != "Dropout");
+  // Consecutive convolutions and pooling stay in NCHW: one transpose in, one out.
+  backend::clear_session();
+  Model convs = nested();
+  ember::onnx::export_model(convs, dir.file("nested.onnx"));
+  ::onnx::ModelProto p3;
+  std::ifstream in3(dir.file("nested.onnx"), std::ios::binary);
+  REQUIRE(p3.ParseFromIstream(&in3));
+  int transposes = 0;
+  for (const ::onnx::NodeProto& n : p3.graph().node()) transposes += n.op_type() == "Transpose";
+  CHECK(transposes == 2);
 }
 
 TEST_CASE("a layer without an ONNX form is Unimplemented and leaves no file", "[onnx]") {
