@@ -17,6 +17,7 @@
 #include "framework/graph/tensor_array.h"
 #include "framework/model/activations.h"
 #include "framework/model/callbacks/callbacks.h"
+#include "framework/export/onnx.h"
 #include "framework/model/initializers.h"
 #include "framework/model/layer.h"
 #include "framework/model/model.h"
