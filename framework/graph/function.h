@@ -18,14 +18,16 @@
 #include <vector>
 
 #include "framework/autodiff/variable.h"
+#include "framework/core/logging.h"
 #include "framework/core/tensor.h"
 #include "framework/graph/executor.h"
+#include "framework/graph/specialize.h"
 #include "framework/graph/structure.h"
 #include "framework/graph/trace.h"
 
 namespace ember {
 
-// The type of a function input (TF: tf.TensorSpec): its shape and dtype.
+// The type of a function input (TF: tf.TensorSpec): its shape and dtype; a dimension of -1 is unknown (None).
 struct TensorSpec {
   TensorSpec(Shape shape, DType dtype = DType::Float32, std::string name = {})
       : shape(std::move(shape)), dtype(dtype), name(std::move(name)) {}
@@ -39,10 +41,15 @@ struct FunctionOptions {
   // Fuse chains of elementwise ops into one pass over the data each (XLA's loop fusion; on the CPU, float32 and
   // bool chains), with the unfused ops' bits. See docs/graph_mode.md.
   bool jit_compile = false;
-  // One trace for every size of a dimension. Not implemented yet: true is refused.
+  // After a call traces for shapes that differ from an earlier trace's only in some dimensions, those
+  // dimensions are unknown: that trace serves every size of them (TF's reduce_retracing).
   bool reduce_retracing = false;
-  // Pins the tensor inputs' types: a call with others is an InvalidArgument naming the argument.
+  // Pins the tensor inputs' types: a call with others is an InvalidArgument naming the argument. Dimensions
+  // of -1 are unknown: one trace serves every size of them.
   std::optional<std::vector<TensorSpec>> input_signature{};
+  // The first dimension of every tensor argument (of rank 1 or more) is unknown from the first call, as a
+  // dataset's batch dimension is: fit's steps, so that an epoch's last, partial batch does not trace again.
+  bool unknown_batch_dimension = false;
   std::string name = "function";
 };
 
@@ -69,6 +76,9 @@ namespace detail {
 struct CallSignature {
   std::string key;
   std::vector<Tensor> tensors;
+  std::vector<std::pair<size_t, size_t>> dims_at;  // per tensor: where its dimensions are in the key
+  // The key without the tensors' dimensions.
+  std::string shapeless() const;
 
   void add(const Tensor& t);
   void add(const std::vector<Tensor>& ts);
@@ -101,6 +111,15 @@ struct CallSignature {
   }
 };
 
+// How a call that no concrete function takes is served: by a graph made for its sizes from a trace with
+// unknown dimensions (`cf`), or by a trace, which generalises over the dimensions `pattern` marks -1 (at `size`)
+// when it is not empty.
+struct CallPlan {
+  std::shared_ptr<ConcreteFunction> cf;
+  std::vector<Shape> pattern;
+  int64_t size = 0;
+};
+
 // The non-template state of a Function: its concrete functions, counters and the retracing warning.
 class FunctionCore {
  public:
@@ -110,15 +129,30 @@ class FunctionCore {
   std::shared_ptr<ConcreteFunction> find(const std::string& key, bool count_call = true);
   // input_signature's check of a call's tensors.
   void check_signature(const std::vector<Tensor>& tensors) const;
-  std::shared_ptr<ConcreteFunction> add(const std::string& key, const std::vector<Tensor>& inputs, graph::Graph graph,
-                                        bool count_call = true);
+  // For a call find() missed: a concrete function made from a generalised trace, or what to trace.
+  CallPlan plan(const CallSignature& sig);
+  // Records the generalised trace for `plan` (nullptr: the traces at other sizes were not alike, so each shape
+  // traces).
+  void add_template(const CallSignature& sig, const CallPlan& plan, std::shared_ptr<const graph::ShapeTemplate> t);
+  std::shared_ptr<ConcreteFunction> add(const CallSignature& sig, graph::Graph graph, bool count_call = true);
   int tracing_count() const;
   std::vector<std::shared_ptr<ConcreteFunction>> concrete_functions() const;
 
  private:
+  struct Entry {
+    std::string key, shapeless;
+    std::vector<Shape> shapes;
+    std::shared_ptr<ConcreteFunction> cf;
+  };
+  struct Generalised {
+    std::string shapeless;
+    std::vector<Shape> pattern;  // -1: unknown
+    std::shared_ptr<const graph::ShapeTemplate> graphs;
+  };
   FunctionOptions options_;
   mutable std::mutex mu_;
-  std::vector<std::pair<std::string, std::shared_ptr<ConcreteFunction>>> cache_;
+  std::vector<Entry> cache_;
+  std::vector<Generalised> generalised_;
   int tracing_count_ = 0;
   std::vector<char> recent_;  // the last calls: 1 where the call traced
   int warnings_ = 0;
@@ -152,6 +186,31 @@ A&& placeholder_of(A&& a) {
   return std::forward<A>(a);
 }
 
+// A probe trace's arguments (see ShapeTemplate): each tensor a tensor of zeros of the probe's shape, in order;
+// anything else the call's own argument.
+template <class A>
+using probe_arg_t = std::conditional_t<
+    std::is_same_v<std::remove_cvref_t<A>, Tensor>, Tensor,
+    std::conditional_t<std::is_same_v<std::remove_cvref_t<A>, std::vector<Tensor>>, std::vector<Tensor>,
+                       std::remove_reference_t<A>&>>;
+Tensor probe_tensor(const Tensor& like, const std::vector<Shape>& shapes, size_t& k);
+template <class A>
+probe_arg_t<A> probe_arg(A& a, const std::vector<Shape>& shapes, size_t& k) {
+  using T = std::remove_cvref_t<A>;
+  if constexpr (std::is_same_v<T, Tensor>) {
+    return probe_tensor(a, shapes, k);
+  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    std::vector<Tensor> out;
+    for (const Tensor& t : a) out.push_back(probe_tensor(t, shapes, k));
+    return out;
+  } else {
+    return a;
+  }
+}
+// The sizes a generalising trace probes at: the two smallest from 2 up other than the call's.
+std::vector<int64_t> probe_sizes(int64_t size);
+std::vector<Shape> shapes_at(const std::vector<Shape>& pattern, int64_t size);
+
 }  // namespace detail
 
 // A traced function: call it like the callable it wraps.
@@ -173,22 +232,34 @@ class Function {
     (sig.add(args), ...);
     core_->check_signature(sig.tensors);
     const std::string& key = sig.key;
-    if (auto cf = core_->find(key)) {
+    std::shared_ptr<ConcreteFunction> cf = core_->find(key);
+    detail::CallPlan plan;
+    if (!cf) {
+      plan = core_->plan(sig);
+      cf = plan.cf;
+    }
+    if (cf) {
       std::vector<Tensor> outs = (*cf)(sig.tensors);
       if constexpr (!std::is_void_v<R>) return detail::unflatten<R>(std::move(outs));
       else return;
     }
-    graph::Trace trace(core_->options().name);
-    // Braced initialisation evaluates in order: the graph's inputs follow the arguments.
-    std::tuple<detail::traced_arg_t<Args&&>...> traced{detail::trace_arg(trace, std::forward<Args>(args))...};
-    if constexpr (std::is_void_v<R>) {
-      std::apply(fn_, std::move(traced));
-      core_->add(key, sig.tensors, trace.finish({}));
-    } else {
-      R result = std::apply(fn_, std::move(traced));
-      core_->add(key, sig.tensors, trace.finish(detail::flatten(result)));
-      return result;
+    std::optional<R_or_none<R>> result;
+    graph::Graph graph;
+    {
+      graph::Trace trace(core_->options().name);
+      // Braced initialisation evaluates in order: the graph's inputs follow the arguments.
+      std::tuple<detail::traced_arg_t<Args&&>...> traced{detail::trace_arg(trace, std::forward<Args>(args))...};
+      if constexpr (std::is_void_v<R>) {
+        std::apply(fn_, std::move(traced));
+        graph = trace.finish({});
+      } else {
+        result.emplace(std::apply(fn_, std::move(traced)));
+        graph = trace.finish(detail::flatten(*result));
+      }
     }
+    if (!plan.pattern.empty()) core_->add_template(sig, plan, generalise(graph, plan, args...));
+    core_->add(sig, std::move(graph));
+    if constexpr (!std::is_void_v<R>) return std::move(*result);
   }
 
   // How many times the callable was traced (TF: experimental_get_tracing_count).
@@ -219,10 +290,54 @@ class Function {
     std::tuple<detail::traced_arg_t<Args&&>...> traced{detail::trace_arg(trace, std::forward<Args>(args))...};
     if constexpr (std::is_void_v<R>) {
       std::apply(fn_, std::move(traced));
-      return *core_->add(sig.key, sig.tensors, trace.finish({}), /*count_call=*/false);
+      return *core_->add(sig, trace.finish({}), /*count_call=*/false);
     } else {
       R result = std::apply(fn_, std::move(traced));
-      return *core_->add(sig.key, sig.tensors, trace.finish(detail::flatten(result)), /*count_call=*/false);
+      return *core_->add(sig, trace.finish(detail::flatten(result)), /*count_call=*/false);
+    }
+  }
+
+  template <class R>
+  using R_or_none = std::conditional_t<std::is_void_v<R>, char, R>;
+
+  // A trace that generalises over the unknown dimensions of plan.pattern: `traced`, traced at plan.size, and dry
+  // probe traces at two other sizes, on tensors of zeros, are made into one ShapeTemplate (nullptr when the
+  // traces are not alike, or a probe cannot run: then each shape traces).
+  template <class... Args>
+  std::shared_ptr<const graph::ShapeTemplate> generalise(const graph::Graph& traced, const detail::CallPlan& plan,
+                                                         Args&... args) {
+    using Traced = std::tuple<detail::traced_arg_t<detail::probe_arg_t<Args>&>...>;
+    if constexpr (!requires(Traced t) { std::apply(fn_, std::move(t)); }) {
+      return nullptr;
+    } else {
+      using R = decltype(std::apply(fn_, std::declval<Traced>()));
+      std::vector<graph::Graph> graphs{traced};
+      std::vector<int64_t> sizes{plan.size};
+      for (int64_t size : detail::probe_sizes(plan.size)) {
+        const std::vector<Shape> shapes = detail::shapes_at(plan.pattern, size);
+        try {
+          size_t k = 0;
+          std::tuple<detail::probe_arg_t<Args>...> zeros{detail::probe_arg(args, shapes, k)...};
+          graph::Trace trace(core_->options().name, /*dry=*/true);
+          graph::detail::ProbeScope probe;
+          Traced in = std::apply([&](auto&... z) { return Traced{detail::trace_arg(trace, z)...}; }, zeros);
+          if constexpr (std::is_void_v<R>) {
+            std::apply(fn_, std::move(in));
+            graphs.push_back(trace.finish({}));
+          } else {
+            R result = std::apply(fn_, std::move(in));
+            graphs.push_back(trace.finish(detail::flatten(result)));
+          }
+        } catch (...) {  // a host call that returns tensors, or code that refuses this size: trace per shape
+          return nullptr;
+        }
+        sizes.push_back(size);
+      }
+      std::string why;
+      auto t = graph::ShapeTemplate::make(graphs, sizes, &why);
+      if (!t)
+        logging::debug("ember::function '" + core_->options().name + "': traces once per shape, since " + why);
+      return t;
     }
   }
 

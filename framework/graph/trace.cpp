@@ -8,6 +8,7 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/trace_hooks.h"
+#include "framework/graph/specialize.h"
 #include "framework/ops/random.h"
 
 namespace ember::graph {
@@ -254,6 +255,7 @@ SuspendTracing::~SuspendTracing() { install(static_cast<Trace::Impl*>(saved_)); 
 std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
                                            bool gradient_triples, bool run_now) {
   std::vector<Tensor> outputs;
+  if (run_now && detail::probing()) throw detail::ProbeStopped{};
   if (run_now) {
     SuspendTracing suspend;
     outputs = fn(inputs);
@@ -302,6 +304,14 @@ Graph Trace::finish(const std::vector<Tensor>& outputs) {
 }
 
 namespace detail {
+
+namespace {
+thread_local bool t_probing = false;
+}  // namespace
+
+ProbeScope::ProbeScope() : saved_(t_probing) { t_probing = true; }
+ProbeScope::~ProbeScope() { t_probing = saved_; }
+bool probing() { return t_probing; }
 
 namespace {
 
