@@ -30,12 +30,12 @@ struct CompiledSteps {
   std::vector<std::string> train_names, test_names;
   Function<Step> train{
       [this](Model& m, const data::Element& b, uint64_t) { return values(m.train_step(b), train_names); },
-      {.jit_compile = jit, .name = "train_step"}};
+      {.jit_compile = jit, .unknown_batch_dimension = true, .name = "train_step"}};
   Function<Step> test{
       [this](Model& m, const data::Element& b, uint64_t) { return values(m.test_step(b), test_names); },
-      {.jit_compile = jit, .name = "test_step"}};
+      {.jit_compile = jit, .unknown_batch_dimension = true, .name = "test_step"}};
   Function<Step> predict{[](Model& m, const data::Element& b, uint64_t) { return m.predict_step(b); },
-                         {.jit_compile = jit, .name = "predict_step"}};
+                         {.jit_compile = jit, .unknown_batch_dimension = true, .name = "predict_step"}};
 
   // Several steps in one function (compile's steps_per_execution; Keras: multi_step_on_iterator): their
   // batches flattened into one list, and the number of steps, so that a shorter last group traces once more.

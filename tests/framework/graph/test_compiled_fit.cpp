@@ -47,7 +47,7 @@ History train(Sequential& m, const Data& d, bool run_eagerly) {
              .metrics = {"accuracy"},
              .run_eagerly = run_eagerly});
   random::set_seed(99);  // the same shuffles and dropout masks either way
-  // 50 samples at batch 16: the last batch of each epoch is partial (its own trace).
+  // 50 samples at batch 16: the last batch of each epoch is partial (a graph made from the full batches' trace).
   return m.fit(d.x, d.y, {.batch_size = 16, .epochs = 3, .verbose = 0, .validation_split = 0.2});
 }
 
@@ -88,7 +88,7 @@ struct CountingModel : Sequential {
 };
 }  // namespace
 
-TEST_CASE("fit traces a model's own train_step once per batch shape; run_eagerly runs it every step",
+TEST_CASE("fit traces a model's own train_step once for every batch size; run_eagerly runs it every step",
           "[function][fit]") {
   const Data d = data_for({12}, 40);
   for (bool eagerly : {false, true}) {
@@ -98,9 +98,16 @@ TEST_CASE("fit traces a model's own train_step once per batch shape; run_eagerly
     m.add(layers::Dense(4));
     m.compile({.optimizer = "sgd", .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                .run_eagerly = eagerly});
-    // 40 samples at batch 16: two full batches and one of 8, for 2 epochs.
+    // 40 samples at batch 16: two full batches and one of 8, for 2 epochs. Traced, the step's batch dimension
+    // is unknown: one trace (with its two probes at other batch sizes) serves the last, partial batch too.
     m.fit(d.x, d.y, {.batch_size = 16, .epochs = 2, .verbose = 0});
-    CHECK(m.traced == (eagerly ? 6 : 2));
+    CHECK(m.traced == (eagerly ? 6 : 3));
+    if (!eagerly) {
+      const auto traced = detail::traced_train_functions(m);
+      REQUIRE(traced.size() == 2);  // batch 16, and the graph made for batch 8 from it
+      CHECK(traced[0]->input_specs()[0].shape == Shape{16, 12});
+      CHECK(traced[1]->input_specs()[0].shape == Shape{8, 12});
+    }
     CHECK(m.get_compile_config().at("run_eagerly") == eagerly);
   }
 }
