@@ -62,11 +62,10 @@ Tensor probe_tensor(const Tensor& like, const std::vector<Shape>& shapes, size_t
   return t.device() == like.device() ? t : t.to(like.device());
 }
 
-std::vector<int64_t> probe_sizes(int64_t size) {
-  std::vector<int64_t> out;
-  for (int64_t m = 2; out.size() < 2; ++m)
-    if (m != size) out.push_back(m);
-  return out;
+std::vector<int64_t> probe_sizes(int64_t traced, int64_t size) {
+  int64_t m = 2;
+  while (m == traced || m == size) ++m;
+  return {size, m};
 }
 
 std::vector<Shape> shapes_at(const std::vector<Shape>& pattern, int64_t size) {
@@ -156,6 +155,7 @@ CallPlan FunctionCore::plan(const CallSignature& sig) {
     if (g.shapeless != shapeless) continue;
     const std::optional<int64_t> size = size_in(g.pattern, sig.tensors);
     if (!size) continue;
+    if (g.traced) return {.pattern = g.pattern, .size = *size, .base = g.traced, .base_size = g.traced_size};
     if (!g.graphs) return {};
     std::optional<graph::Graph> specialised = g.graphs->specialize(*size);
     if (!specialised) return {};
@@ -167,7 +167,7 @@ CallPlan FunctionCore::plan(const CallSignature& sig) {
     for (const Tensor& t : sig.tensors) shapes.push_back(t.shape());
     cache_.push_back({sig.key, shapeless, std::move(shapes), cf});
     note_call(false);
-    return {cf, {}, 0};
+    return {.cf = cf};
   }
   // No generalised trace takes the call: which dimensions its trace leaves unknown.
   std::vector<Shape> pattern;
@@ -197,13 +197,25 @@ CallPlan FunctionCore::plan(const CallSignature& sig) {
   }
   const std::optional<int64_t> size = size_in(pattern, sig.tensors);
   if (!size) return {};
-  return {nullptr, std::move(pattern), *size};
+  return {.pattern = std::move(pattern), .size = *size};
 }
 
-void FunctionCore::add_template(const CallSignature& sig, const CallPlan& plan,
-                                std::shared_ptr<const graph::ShapeTemplate> t) {
+void FunctionCore::add_generalised(const CallSignature& sig, const CallPlan& plan, const graph::Graph& traced) {
+  auto copy = std::make_shared<const graph::Graph>(traced);
   std::lock_guard<std::mutex> lock(mu_);
-  generalised_.push_back({sig.shapeless(), plan.pattern, std::move(t)});
+  generalised_.push_back({sig.shapeless(), plan.pattern, std::move(copy), plan.size, nullptr});
+}
+
+void FunctionCore::set_template(const CallSignature& sig, const CallPlan& plan,
+                                std::shared_ptr<const graph::ShapeTemplate> t) {
+  const std::string shapeless = sig.shapeless();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Generalised& g : generalised_) {
+    if (g.shapeless != shapeless || g.pattern != plan.pattern || g.traced != plan.base) continue;
+    g.traced.reset();
+    g.graphs = std::move(t);
+    return;
+  }
 }
 
 void FunctionCore::check_signature(const std::vector<Tensor>& tensors) const {

@@ -112,12 +112,15 @@ struct CallSignature {
 };
 
 // How a call that no concrete function takes is served: by a graph made for its sizes from a trace with
-// unknown dimensions (`cf`), or by a trace, which generalises over the dimensions `pattern` marks -1 (at `size`)
-// when it is not empty.
+// unknown dimensions (`cf`); by probing that trace first (`base`, its graph as traced at `base_size`, when no
+// call of another size came yet); or by a trace, which generalises over the dimensions `pattern` marks -1 (at
+// `size`) when it is not empty.
 struct CallPlan {
   std::shared_ptr<ConcreteFunction> cf;
   std::vector<Shape> pattern;
   int64_t size = 0;
+  std::shared_ptr<const graph::Graph> base;
+  int64_t base_size = 0;
 };
 
 // The non-template state of a Function: its concrete functions, counters and the retracing warning.
@@ -129,11 +132,14 @@ class FunctionCore {
   std::shared_ptr<ConcreteFunction> find(const std::string& key, bool count_call = true);
   // input_signature's check of a call's tensors.
   void check_signature(const std::vector<Tensor>& tensors) const;
-  // For a call find() missed: a concrete function made from a generalised trace, or what to trace.
+  // For a call find() missed: a concrete function made from a generalised trace, or what to probe or trace.
   CallPlan plan(const CallSignature& sig);
-  // Records the generalised trace for `plan` (nullptr: the traces at other sizes were not alike, so each shape
+  // Records the trace `plan` asked for as generalised over plan.pattern, to be probed when a call of another size
+  // comes.
+  void add_generalised(const CallSignature& sig, const CallPlan& plan, const graph::Graph& traced);
+  // Records what probing plan.base gave (nullptr: the traces at other sizes were not alike, so each shape
   // traces).
-  void add_template(const CallSignature& sig, const CallPlan& plan, std::shared_ptr<const graph::ShapeTemplate> t);
+  void set_template(const CallSignature& sig, const CallPlan& plan, std::shared_ptr<const graph::ShapeTemplate> t);
   std::shared_ptr<ConcreteFunction> add(const CallSignature& sig, graph::Graph graph, bool count_call = true);
   int tracing_count() const;
   std::vector<std::shared_ptr<ConcreteFunction>> concrete_functions() const;
@@ -147,7 +153,9 @@ class FunctionCore {
   struct Generalised {
     std::string shapeless;
     std::vector<Shape> pattern;  // -1: unknown
-    std::shared_ptr<const graph::ShapeTemplate> graphs;
+    std::shared_ptr<const graph::Graph> traced;  // until probed: the graph as traced, at traced_size
+    int64_t traced_size = 0;
+    std::shared_ptr<const graph::ShapeTemplate> graphs;  // once probed; nullptr: each shape traces
   };
   FunctionOptions options_;
   mutable std::mutex mu_;
@@ -207,8 +215,9 @@ probe_arg_t<A> probe_arg(A& a, const std::vector<Shape>& shapes, size_t& k) {
     return a;
   }
 }
-// The sizes a generalising trace probes at: the two smallest from 2 up other than the call's.
-std::vector<int64_t> probe_sizes(int64_t size);
+// The sizes a generalised trace at `traced` is probed at for a call at `size`: that size, and the smallest from 2
+// up other than both.
+std::vector<int64_t> probe_sizes(int64_t traced, int64_t size);
 std::vector<Shape> shapes_at(const std::vector<Shape>& pattern, int64_t size);
 
 }  // namespace detail
@@ -236,6 +245,10 @@ class Function {
     detail::CallPlan plan;
     if (!cf) {
       plan = core_->plan(sig);
+      if (plan.base) {  // the first call of another size than a generalised trace's: probe that trace now
+        core_->set_template(sig, plan, generalise(plan, args...));
+        plan = core_->plan(sig);
+      }
       cf = plan.cf;
     }
     if (cf) {
@@ -257,7 +270,7 @@ class Function {
         graph = trace.finish(detail::flatten(*result));
       }
     }
-    if (!plan.pattern.empty()) core_->add_template(sig, plan, generalise(graph, plan, args...));
+    if (!plan.pattern.empty()) core_->add_generalised(sig, plan, graph);
     core_->add(sig, std::move(graph));
     if constexpr (!std::is_void_v<R>) return std::move(*result);
   }
@@ -300,20 +313,19 @@ class Function {
   template <class R>
   using R_or_none = std::conditional_t<std::is_void_v<R>, char, R>;
 
-  // A trace that generalises over the unknown dimensions of plan.pattern: `traced`, traced at plan.size, and dry
-  // probe traces at two other sizes, on tensors of zeros, are made into one ShapeTemplate (nullptr when the
-  // traces are not alike, or a probe cannot run: then each shape traces).
+  // A trace generalised over the unknown dimensions of plan.pattern (plan.base, traced at plan.base_size) and
+  // dry probe traces at two other sizes (the call's, plan.size, and a small one), on tensors of zeros, made into
+  // one ShapeTemplate (nullptr when the traces are not alike, or a probe cannot run: then each shape traces).
   template <class... Args>
-  std::shared_ptr<const graph::ShapeTemplate> generalise(const graph::Graph& traced, const detail::CallPlan& plan,
-                                                         Args&... args) {
+  std::shared_ptr<const graph::ShapeTemplate> generalise(const detail::CallPlan& plan, Args&... args) {
     using Traced = std::tuple<detail::traced_arg_t<detail::probe_arg_t<Args>&>...>;
     if constexpr (!requires(Traced t) { std::apply(fn_, std::move(t)); }) {
       return nullptr;
     } else {
       using R = decltype(std::apply(fn_, std::declval<Traced>()));
-      std::vector<graph::Graph> graphs{traced};
-      std::vector<int64_t> sizes{plan.size};
-      for (int64_t size : detail::probe_sizes(plan.size)) {
+      std::vector<graph::Graph> graphs{*plan.base};
+      std::vector<int64_t> sizes{plan.base_size};
+      for (int64_t size : detail::probe_sizes(plan.base_size, plan.size)) {
         const std::vector<Shape> shapes = detail::shapes_at(plan.pattern, size);
         try {
           size_t k = 0;
@@ -329,6 +341,8 @@ class Function {
             graphs.push_back(trace.finish(detail::flatten(result)));
           }
         } catch (...) {  // a host call that returns tensors, or code that refuses this size: trace per shape
+          logging::debug("ember::function '" + core_->options().name + "': traces once per shape, since a probe "
+                         "trace at another size stopped (a host call returning tensors, or an error)");
           return nullptr;
         }
         sizes.push_back(size);

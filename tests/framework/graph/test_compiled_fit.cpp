@@ -99,7 +99,7 @@ TEST_CASE("fit traces a model's own train_step once for every batch size; run_ea
     m.compile({.optimizer = "sgd", .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
                .run_eagerly = eagerly});
     // 40 samples at batch 16: two full batches and one of 8, for 2 epochs. Traced, the step's batch dimension
-    // is unknown: one trace (with its two probes at other batch sizes) serves the last, partial batch too.
+    // is unknown: one trace serves the last, partial batch too (after two dry probe traces at its first one).
     m.fit(d.x, d.y, {.batch_size = 16, .epochs = 2, .verbose = 0});
     CHECK(m.traced == (eagerly ? 6 : 3));
     if (!eagerly) {
