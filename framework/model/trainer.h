@@ -144,8 +144,8 @@ struct CompileOptions {
   // ops' bits. "auto" and false run the traced graph as it is.
   JitCompile jit_compile = "auto";
   // Run train_step, test_step and predict_step eagerly, op by op (to debug them). false: fit, evaluate and
-  // predict run each as an ember::function, traced once per batch shape and then replayed, as Keras on
-  // TensorFlow runs them as tf.functions; a model's own train_step override is traced too.
+  // predict run each as an ember::function, traced once with the batch dimension unknown and then replayed, as
+  // Keras on TensorFlow runs them as tf.functions; a model's own train_step override is traced too.
   bool run_eagerly = false;
   // Batches per execution (Keras 3): fit, evaluate and predict run this many steps in one call of one traced
   // function, and call the batch hooks of the callbacks once per call: on_*_batch_begin with the first
