@@ -179,15 +179,7 @@ void Optimizer::update_step_factored(const Tensor& a, const Tensor& b, Variable&
 void Optimizer::apply(const std::vector<Tensor>& grads) {
   if (grads.empty()) return;
   if (apply_as_traced_node(grads, [this](const std::vector<Tensor>& g) { apply(g); })) return;
-  EMBER_CHECK(built_, FailedPrecondition)
-      << name_ << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
-      << "list of variables. Call build(trainable_variables) first.";
-  EMBER_CHECK(grads.size() == trainable_.size(), InvalidArgument)
-      << name_ << ".apply: received a list of " << grads.size() << " gradients, but the optimizer is tracking "
-      << trainable_.size() << " trainable variables";
-  std::vector<size_t> indices(grads.size());
-  for (size_t i = 0; i < indices.size(); ++i) indices[i] = i;
-  apply_indexed(unfactored(grads), indices);
+  apply_indexed(unfactored(grads), indices_of_all(grads.size()));
 }
 
 void Optimizer::apply_if(const Tensor& condition, const std::vector<Tensor>& grads, const std::vector<Variable>* vars) {
@@ -206,20 +198,24 @@ void Optimizer::apply_if(const Tensor& condition, const std::vector<Tensor>& gra
     return;
   }
   if (grads.empty()) return;
-  EMBER_CHECK(built_, FailedPrecondition)
-      << name_ << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
-      << "list of variables. Call build(trainable_variables) first.";
-  EMBER_CHECK(grads.size() == trainable_.size(), InvalidArgument)
-      << name_ << ".apply: received a list of " << grads.size() << " gradients, but the optimizer is tracking "
-      << trainable_.size() << " trainable variables";
-  std::vector<size_t> indices(grads.size());
-  for (size_t i = 0; i < indices.size(); ++i) indices[i] = i;
-  apply_indexed(unfactored(grads), indices, condition);
+  apply_indexed(unfactored(grads), indices_of_all(grads.size()), condition);
 }
 
 void Optimizer::update_steps_fused(const std::vector<Tensor>&, const std::vector<size_t>&, double, const Tensor&,
                                    const Tensor&) {
   throw make_error<Internal>(name_, ": update_steps_fused called, but fuses_update_steps never says yes");
+}
+
+std::vector<size_t> Optimizer::indices_of_all(size_t n) const {
+  EMBER_CHECK(built_, FailedPrecondition)
+      << name_ << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
+      << "list of variables. Call build(trainable_variables) first.";
+  EMBER_CHECK(n == trainable_.size(), InvalidArgument)
+      << name_ << ".apply: received a list of " << n << " gradients, but the optimizer is tracking "
+      << trainable_.size() << " trainable variables";
+  std::vector<size_t> indices(n);
+  for (size_t i = 0; i < n; ++i) indices[i] = i;
+  return indices;
 }
 
 std::vector<size_t> Optimizer::indices_of(const std::vector<Variable>& vars) const {

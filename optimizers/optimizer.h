@@ -243,6 +243,9 @@ class Optimizer {
 
  private:
   std::vector<size_t> indices_of(const std::vector<Variable>& vars) const;
+  // Every tracked variable's index, for `n` gradients given without variables (apply(grads), apply_if):
+  // FailedPrecondition before build, InvalidArgument when n is not the number of trainable variables.
+  std::vector<size_t> indices_of_all(size_t n) const;
   // condition: apply_if's (undefined: always update).
   void apply_indexed(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices,
                      const Tensor& condition = {});
