@@ -8,12 +8,15 @@
 // busy moment of the machine or a warm cache favours none; speedup = eager / function (or / jit).
 // Memory: the CPU allocator's peak bytes during one CNN step (absolute, and above what was in use before it),
 // with one model alive at a time.
-// Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory] [--rounds N]
+// Profiler: the eager MLP step at batch 1 (the most ops per second: the profiler's worst case) and the CNN step,
+// recorded by the profiler against not, in interleaved rounds; overhead = on / off - 1.
+// Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|profiler] [--rounds N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -195,10 +198,45 @@ void memory_rows(bool json) {
   std::fflush(stdout);
 }
 
+// The profiler's cost while it records: the same eager step with it on and off, each round alternating which
+// goes first; each recorded round is one profile (start, steps, stop writing its trace, no table printed).
+void profiler_rows(int rounds, bool json) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ember_bench_function_profile";
+  if (!json) std::printf("%-22s %10s %12s %9s\n", "profiler, eager step", "off us", "on us", "overhead");
+  for (const Case& c : kCases) {
+    if (c.name != "mlp_b1" && c.name != "cnn_b128") continue;
+    Trainee t(c.kind);
+    const Batches b(c.kind, c.batch);
+    auto step = step_of(t);
+    int next = 0;
+    run_steps(step, b, kWarmup, next);
+    std::vector<double> off_us, on_us;
+    for (int r = 0; r < rounds; ++r) {
+      for (int k = 0; k < 2; ++k) {
+        if ((r + k) % 2 == 0) {
+          off_us.push_back(run_steps(step, b, c.steps, next) / c.steps * 1e6);
+        } else {
+          profiler::start(dir.string(), {.print_summary = false});
+          on_us.push_back(run_steps(step, b, c.steps, next) / c.steps * 1e6);
+          profiler::stop();
+        }
+      }
+    }
+    const double off = median(off_us), on = median(on_us);
+    if (json) {
+      print({"profiler_on_" + c.name, "us/step", "profiler off", on, off, off / on}, json);
+    } else {
+      std::printf("%-22s %10.1f %12.1f %8.1f%%\n", ("profiler_" + c.name).c_str(), off, on, (on / off - 1) * 100);
+      std::fflush(stdout);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 int usage(const char* problem) {
   std::fprintf(stderr,
-               "bench_function: %s\nusage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory] "
-               "[--rounds N]\n",
+               "bench_function: %s\nusage: bench_function [--json] "
+               "[--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|profiler] [--rounds N]\n",
                problem);
   return 2;
 }
@@ -214,9 +252,9 @@ int main(int argc, char** argv) {
       json = true;
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
-      bool known = only == "memory";
+      bool known = only == "memory" || only == "profiler";
       for (const Case& c : kCases) known = known || only == c.name;
-      if (!known) return usage(("--only got '" + only + "', expected a case or memory").c_str());
+      if (!known) return usage(("--only got '" + only + "', expected a case, memory or profiler").c_str());
     } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       rounds = std::atoi(argv[++i]);
       if (rounds < 1) return usage("--rounds takes a count of at least 1");
@@ -237,6 +275,7 @@ int main(int argc, char** argv) {
       step_rows(c, rounds, json);
     }
     if (only.empty() || only == "memory") memory_rows(json);
+    if (only.empty() || only == "profiler") profiler_rows(rounds, json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_function: %s\n", e.what());
     return 1;
