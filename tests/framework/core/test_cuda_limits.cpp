@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "framework/ember.h"
+#include "tests/support/self_child.h"
 
 using namespace ember;
 
@@ -21,20 +22,7 @@ bool has_gpu() { return device_count(DeviceType::CUDA) > 0; }
 
 // This executable's hidden case `name` under `env` (a shell prefix): its stdout and stderr together.
 std::string limits_child(const std::string& env, const std::string& name) {
-  std::vector<char> self(4096);
-  const ssize_t n = readlink("/proc/self/exe", self.data(), self.size() - 1);
-  REQUIRE(n > 0);
-  self[static_cast<size_t>(n)] = '\0';
-  FILE* pipe = popen(("env -u TF_FORCE_GPU_ALLOW_GROWTH " + env + " '" + std::string(self.data()) + "' '" + name +
-                      "' 2>&1")
-                         .c_str(),
-                     "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buf[512];
-  while (size_t got = fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
-  CHECK(pclose(pipe) == 0);
-  return out;
+  return ember::testing::run_self_case("env -u TF_FORCE_GPU_ALLOW_GROWTH " + env, name);
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

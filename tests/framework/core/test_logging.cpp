@@ -12,23 +12,13 @@
 #include <vector>
 
 #include "framework/core/logging.h"
+#include "tests/support/self_child.h"
 
 namespace {
 
 // Runs this executable's hidden "logging child" case under `env` (a shell prefix) and returns its stderr.
 std::string log_child(const std::string& env) {
-  std::vector<char> self(4096);
-  const ssize_t n = readlink("/proc/self/exe", self.data(), self.size() - 1);
-  REQUIRE(n > 0);
-  self[static_cast<size_t>(n)] = '\0';
-  const std::string cmd = "env -u EMBER_LOG_LEVEL " + env + " '" + self.data() + "' 'logging child' 2>&1 >/dev/null";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buf[512];
-  while (size_t got = fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
-  CHECK(pclose(pipe) == 0);
-  return out;
+  return ember::testing::run_self_case("env -u EMBER_LOG_LEVEL " + env, "logging child", "2>&1 >/dev/null");
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

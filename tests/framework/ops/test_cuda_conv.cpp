@@ -13,6 +13,7 @@
 
 #include "framework/ember.h"
 #include "tests/support/tensor_testing.h"
+#include "tests/support/self_child.h"
 
 using namespace ember;
 
@@ -24,19 +25,7 @@ constexpr Device kGpu = Device::cuda(0);
 bool has_gpu() { return device_count(DeviceType::CUDA) > 0; }
 
 // This executable's "cuda conv child" case under `env` (a shell prefix): its stdout and stderr together.
-std::string conv_child(const std::string& env) {
-  std::vector<char> self(4096);
-  const ssize_t n = readlink("/proc/self/exe", self.data(), self.size() - 1);
-  REQUIRE(n > 0);
-  self[static_cast<size_t>(n)] = '\0';
-  FILE* pipe = popen((env + " '" + std::string(self.data()) + "' 'cuda conv child' 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buf[512];
-  while (size_t got = fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
-  CHECK(pclose(pipe) == 0);
-  return out;
-}
+std::string conv_child(const std::string& env) { return ember::testing::run_self_case(env, "cuda conv child"); }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
