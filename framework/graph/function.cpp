@@ -151,7 +151,8 @@ CallPlan FunctionCore::plan(const CallSignature& sig) {
     if (g.shapeless != shapeless) continue;
     const std::optional<int64_t> size = size_in(g.pattern, sig.tensors);
     if (!size) continue;
-    if (g.traced) return {.pattern = g.pattern, .size = *size, .base = g.traced, .base_size = g.traced_size};
+    if (g.traced)
+      return {.cf = nullptr, .pattern = g.pattern, .size = *size, .base = g.traced, .base_size = g.traced_size};
     if (!g.graphs) return {};
     std::optional<graph::Graph> specialised = g.graphs->specialize(*size);
     if (!specialised) return {};
@@ -163,7 +164,7 @@ CallPlan FunctionCore::plan(const CallSignature& sig) {
     for (const Tensor& t : sig.tensors) shapes.push_back(t.shape());
     cache_.push_back({sig.key, shapeless, std::move(shapes), cf});
     note_call(false);
-    return {.cf = cf};
+    return {.cf = cf, .pattern = {}, .size = 0, .base = nullptr, .base_size = 0};
   }
   // No generalised trace takes the call: which dimensions its trace leaves unknown.
   std::vector<Shape> pattern;
@@ -193,7 +194,7 @@ CallPlan FunctionCore::plan(const CallSignature& sig) {
   }
   const std::optional<int64_t> size = size_in(pattern, sig.tensors);
   if (!size) return {};
-  return {.pattern = std::move(pattern), .size = *size};
+  return {.cf = nullptr, .pattern = std::move(pattern), .size = *size, .base = nullptr, .base_size = 0};
 }
 
 void FunctionCore::add_generalised(const CallSignature& sig, const CallPlan& plan, const graph::Graph& traced) {
