@@ -15,6 +15,7 @@
 
 #include "framework/core/thread_count.h"
 #include "framework/ember.h"
+#include "tests/support/self_child.h"
 
 using namespace ember;
 using ember::detail::default_intra_op_threads;
@@ -35,19 +36,7 @@ int default_from(const std::map<std::string, std::string>& env, int hardware, st
 // Runs this executable's hidden "pool size child" case under `env` (a shell prefix such as "A=1 B=2") and
 // returns its stdout and stderr.
 std::string run_child(const std::string& env) {
-  std::vector<char> self(4096);
-  const ssize_t n = readlink("/proc/self/exe", self.data(), self.size() - 1);
-  REQUIRE(n > 0);
-  self[static_cast<size_t>(n)] = '\0';
-  const std::string cmd = "env -u EMBER_NUM_THREADS -u OMP_NUM_THREADS " + env + " '" + self.data() +
-                          "' 'pool size child' 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buf[512];
-  while (size_t got = fread(buf, 1, sizeof buf, pipe)) out.append(buf, got);
-  CHECK(pclose(pipe) == 0);
-  return out;
+  return ember::testing::run_self_case("env -u EMBER_NUM_THREADS -u OMP_NUM_THREADS " + env, "pool size child");
 }
 
 std::string pool_line(int threads) { return "pool=" + std::to_string(threads) + ";"; }
