@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "applications/applications.h"
+#include "apps/tensorboard_flags.h"
 
 namespace ember::image_folder_app {
 
@@ -26,6 +27,7 @@ struct Flags {
   std::string precision = "float32";
   uint32_t seed = 42;
   std::string checkpoint;
+  apps::TensorBoardFlags tensorboard;
   int verbose = 1;
 };
 
@@ -65,6 +67,7 @@ int run(const Flags& f, std::ostream& out) {
   std::vector<callbacks::CallbackArg> cbs = {timer};
   if (!f.checkpoint.empty())
     cbs.push_back(callbacks::ModelCheckpoint(f.checkpoint, {.verbose = f.verbose > 0 ? 1 : 0}));
+  apps::add_tensorboard_callback(f.tensorboard, cbs);
   const data::Dataset train_ds = train.prefetch(data::AUTOTUNE), validation_ds = validation.prefetch(data::AUTOTUNE);
   model.fit(train_ds, {.epochs = f.epochs, .verbose = f.verbose, .callbacks = cbs, .validation_data = validation_ds});
   Logs scores = model.evaluate(validation_ds, {.verbose = 0});
@@ -140,6 +143,7 @@ int train_image_folder_main(int argc, const char* const* argv, std::ostream& out
       ->capture_default_str();
   app.add_option("--seed", f.seed, "Seed of the split, shuffling, weights and augmentation")->capture_default_str();
   app.add_option("--checkpoint", f.checkpoint, "Save the model here after every epoch (.keras or .h5)");
+  apps::add_tensorboard_flags(app, f.tensorboard);
   app.add_option("--verbose", f.verbose, "0 silent, 1 progress bar, 2 one line per epoch")->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -1,8 +1,8 @@
 #pragma once
 // train_image_folder's work, apart from its main() so tests can run it in-process: trains a small CNN or an
 // applications model on a folder of class subfolders (data::image_dataset_from_directory), with
-// augmentation, a dtype policy and checkpoints, and prints `val_accuracy=<0..1> val_loss=<x>
-// seconds_per_epoch=<s>` as its last line.
+// augmentation, a dtype policy, checkpoints and TensorBoard logs (with profiles), and prints
+// `val_accuracy=<0..1> val_loss=<x> seconds_per_epoch=<s>` as its last line.
 #include <ostream>
 
 #include "framework/ember.h"

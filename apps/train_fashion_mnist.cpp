@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/fashion_mnist.h"
+#include "apps/tensorboard_flags.h"
 #include "framework/ember.h"
 
 using namespace ember;
@@ -29,8 +30,7 @@ struct Flags {
   std::string precision = "float32";
   std::string device = device_count(DeviceType::CUDA) > 0 ? "gpu" : "cpu";  // TF's placement: a GPU when present
   uint64_t seed = 42;
-  std::string logdir;
-  std::vector<int64_t> profile;  // training batches to profile: N or START,STOP
+  apps::TensorBoardFlags tensorboard;
   std::string checkpoint;
   bool resume = false;
   int threads = 0;
@@ -73,12 +73,7 @@ int run(const Flags& f) {
 
   auto timer = std::make_shared<EpochTimer>();
   std::vector<callbacks::CallbackArg> cbs = {timer};
-  if (!f.logdir.empty()) {
-    callbacks::ProfileBatch profile;
-    if (f.profile.size() == 1) profile = {f.profile[0]};
-    if (f.profile.size() == 2) profile = {f.profile[0], f.profile[1]};
-    cbs.push_back(callbacks::TensorBoard(f.logdir, {.profile_batch = profile}));
-  }
+  apps::add_tensorboard_callback(f.tensorboard, cbs);
   if (!f.checkpoint.empty()) {
     // The model after every epoch (loadable by models::load_model and by Python Keras), and the training
     // state (optimizer, epoch, random generator) beside it for --resume.
@@ -117,14 +112,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--device", f.device, "cpu or gpu (default: gpu when one is visible)")->check(CLI::IsMember({"cpu", "gpu"}))->capture_default_str();
   app.add_option("--seed", f.seed, "Seed of weights, shuffling and dropout")->capture_default_str();
-  CLI::Option* logdir = app.add_option("--logdir", f.logdir, "Write TensorBoard event files here");
-  app.add_option("--profile", f.profile,
-                 "Profile training batch N (from 1), or batches START,STOP, into --logdir's train/plugins/profile/ "
-                 "(a Chrome trace; prints the ops that took the time)")
-      ->delimiter(',')
-      ->expected(1, 2)
-      ->check(CLI::PositiveNumber)
-      ->needs(logdir);
+  apps::add_tensorboard_flags(app, f.tensorboard);
   app.add_option("--checkpoint", f.checkpoint,
                  "Save the model here after every epoch (.keras or .h5), and the training state in PATH.train_state/");
   app.add_flag("--resume", f.resume, "Continue from the training state of --checkpoint (the last finished epoch)")

@@ -1,8 +1,10 @@
 // apps/train_image_folder, run in-process on the committed folder of tiny images (three classes): it trains
 // with augmentation, saves a checkpoint that loads back, runs an applications model under mixed_bfloat16,
-// and reports bad input as an error.
+// writes TensorBoard logs with a profile, and reports bad input as an error.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,6 +58,35 @@ TEST_CASE("train_image_folder runs an applications model under mixed_bfloat16", 
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Contains("val_loss="));
+}
+
+TEST_CASE("train_image_folder --logdir writes TensorBoard logs and --profile a trace of those batches", "[apps][profiler]") {
+  backend::clear_session();
+  testing::TempDir dir("train_image_folder_logs");
+  const std::string logdir = (dir.path() / "logs").string();
+  std::ostringstream table;  // the profiler prints its table to std::cout
+  std::streambuf* saved = std::cout.rdbuf(table.rdbuf());
+  Run r;
+  try {
+    r = run({kImages, "--image-size", "16,16", "--batch-size", "4", "--epochs", "1", "--no-augment", "--verbose", "0",
+             "--logdir", logdir, "--profile", "2"});
+  } catch (...) {
+    std::cout.rdbuf(saved);
+    throw;
+  }
+  std::cout.rdbuf(saved);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(table.str(), Contains("Profile: "));
+  int events = 0, traces = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(logdir)) {
+    const std::string name = e.path().filename().string();
+    events += name.starts_with("events.out.tfevents.") && e.path().parent_path().filename() == "train";
+    traces += name.ends_with(".trace.json.gz") && e.path().string().find("/train/plugins/profile/") != std::string::npos;
+  }
+  CHECK(events == 1);
+  CHECK(traces == 1);
+  CHECK(run({kImages, "--profile", "2"}).status != 0);  // --profile needs --logdir
 }
 
 TEST_CASE("train_image_folder reports bad input as an error", "[apps]") {
