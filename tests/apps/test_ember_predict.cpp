@@ -264,6 +264,37 @@ TEST_CASE("ember_predict reads IDX files and PNG images in the model's input sha
   CHECK(max_diff(parse_csv(from_idx.out), ops::concat({half, half}, 0)) < 1e-5);
 }
 
+TEST_CASE("ember_predict reads JPEG files with the channels of the model's input", "[apps][predict]") {
+  TempDir dir("predict_jpeg");
+  const std::string jpg = pfix("rgb.jpg");
+  const Tensor pixels = ops::cast(io::decode_image(jpg, 3), DType::Float32);
+  random::set_seed(5);
+  Sequential model({layers::Input(pixels.shape()), layers::Flatten(), layers::Dense(3)});
+  const std::string path = dir.file("rgb_model.keras");
+  model.save(path);
+  const PredictRun r = predict_cli({path, jpg, jpg});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const Tensor one = model.predict(ops::reshape(pixels, {1, pixels.shape()[0], pixels.shape()[1], 3}), {.verbose = 0});
+  CHECK(max_diff(parse_csv(r.out), ops::concat({one, one}, 0)) < 1e-4);
+}
+
+TEST_CASE("ember_predict --device gpu gives the CPU's predictions, or says no GPU is visible", "[apps][predict][cuda]") {
+  TempDir dir("predict_gpu");
+  io::H5Group io_file = io::H5File::open_read(ckpt("mlp_io.h5")).root();
+  const std::string x = dir.file("x.npy");
+  io::write_npy(x, io_file.read_dataset("x0"));
+  const PredictRun r = predict_cli({ckpt("mlp.keras"), x, "--device", "gpu"});
+  if (device_count(DeviceType::CUDA) == 0) {
+    CHECK(r.status == 1);
+    CHECK_THAT(r.err, Contains("--device gpu") && Contains("no CUDA GPU is visible"));
+    return;
+  }
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(max_diff(parse_csv(r.out), io_file.read_dataset("y")) < 1e-4);
+}
+
 TEST_CASE("ember_predict explains bad models, inputs and flags", "[apps][predict]") {
   TempDir dir("predict_errors");
   const std::string x6 = dir.file("x6.npy");
