@@ -78,8 +78,8 @@ struct Block {
 };
 
 // Blocks read past, for threads to reuse: a profile's blocks are touched (faulted in) once, not every
-// session. Up to kPooledBlocks stay after stop().
-constexpr size_t kPooledBlocks = 512;
+// session. Up to kPooledBlocks (16 MiB) stay after stop().
+constexpr size_t kPooledBlocks = 256;
 std::mutex g_pool_mu;
 std::vector<Block*>& pool() {
   static auto* blocks = new std::vector<Block*>;  // never destroyed, as the registry
@@ -147,6 +147,9 @@ std::optional<Session>& session() {
   return s;
 }
 
+thread_local ThreadBuffer* t_buffer = nullptr;
+thread_local bool t_ended = false;
+
 ThreadBuffer* register_this_thread() {
   auto buffer = std::make_unique<ThreadBuffer>();
   buffer->write_block = buffer->read_block = take_block();
@@ -158,19 +161,23 @@ ThreadBuffer* register_this_thread() {
     registry().push_back(std::move(buffer));
   }
   // The registry keeps the buffer after its thread ends, so that a pipeline worker's records are written; the
-  // next drain frees it.
+  // next drain frees it. What the thread runs after this mark (other thread-locals' destructors) is not recorded.
   struct ExitMark {
     ThreadBuffer* b;
-    ~ExitMark() { b->exited.store(true, std::memory_order_release); }
+    ~ExitMark() {
+      b->exited.store(true, std::memory_order_release);
+      t_buffer = nullptr;
+      t_ended = true;
+    }
   };
   thread_local ExitMark mark{b};
   return b;
 }
 
-ThreadBuffer& this_thread_buffer() {
-  thread_local ThreadBuffer* buffer = nullptr;
-  if (!buffer) buffer = register_this_thread();
-  return *buffer;
+// This thread's buffer, registered at its first record; none once the thread's end has been marked.
+ThreadBuffer* this_thread_buffer() {
+  if (!t_buffer && !t_ended) t_buffer = register_this_thread();
+  return t_buffer;
 }
 
 // Room for a record of `bytes` (a multiple of 8, at most a block) at the end of the thread's stream.
@@ -185,8 +192,16 @@ unsigned char* reserve(ThreadBuffer& b, size_t bytes) {
   return b.write_block->bytes + b.write_pos;
 }
 
-void publish(ThreadBuffer& b, size_t bytes) {
-  b.write_pos += bytes;
+// A record of `bytes` at the end of the thread's stream, for the caller to fill in and publish().
+Record& add_record(ThreadBuffer& b, size_t bytes) {
+  Record* r = new (reserve(b, bytes)) Record;
+  r->size = static_cast<uint32_t>(bytes);
+  return *r;
+}
+
+// Makes the thread's last record visible to readers.
+void publish(ThreadBuffer& b, const Record& r) {
+  b.write_pos += r.size;
   b.published.store(++b.written, std::memory_order_release);
 }
 
@@ -566,11 +581,9 @@ void record_op(const char* name, std::span<const Tensor> inputs, std::span<const
     if (kept == kMaxShapes) break;
     keep(t);
   }
-  ThreadBuffer& b = this_thread_buffer();
-  const size_t size = sizeof(Record) + num_dims * sizeof(int64_t);
-  unsigned char* at = reserve(b, size);
-  Record* r = new (at) Record;
-  r->size = static_cast<uint32_t>(size);
+  ThreadBuffer* const b = this_thread_buffer();
+  if (!b) return;
+  Record* const r = &add_record(*b, sizeof(Record) + num_dims * sizeof(int64_t));
   r->name = name;
   r->start_ns = start_ns;
   r->end_ns = end_ns;
@@ -582,7 +595,7 @@ void record_op(const char* name, std::span<const Tensor> inputs, std::span<const
   r->num_outputs = static_cast<int8_t>(kept - num_inputs);
   r->total_inputs = static_cast<int16_t>(std::min<size_t>(inputs.size(), 32767));
   r->total_outputs = static_cast<int16_t>(std::min<size_t>(outputs.size(), 32767));
-  int64_t* dims = std::launder(reinterpret_cast<int64_t*>(at + sizeof(Record)));
+  int64_t* dims = std::launder(reinterpret_cast<int64_t*>(reinterpret_cast<unsigned char*>(r) + sizeof(Record)));
   for (int i = 0; i < kept; ++i) {
     r->ranks[i] = ranks[i];
     if (shapes[i] && ranks[i] <= kMaxRank) dims = std::copy(shapes[i]->begin(), shapes[i]->end(), dims);
@@ -595,7 +608,7 @@ void record_op(const char* name, std::span<const Tensor> inputs, std::span<const
     r->device_type = first->device().type();
     r->device_index = first->device().index();
   }
-  publish(b, size);
+  publish(*b, *r);
 }
 
 }  // namespace detail
@@ -604,7 +617,8 @@ bool active() noexcept { return detail::recording(); }
 
 void start(const std::string& logdir, ProfilerOptions options) {
   EMBER_CHECK(!logdir.empty(), InvalidArgument) << "profiler.start: logdir is empty; give the folder to write into";
-  const int tid = this_thread_buffer().tid;
+  const ThreadBuffer* self = this_thread_buffer();
+  const int tid = self ? self->tid : 0;
   std::lock_guard<std::mutex> lock(g_mu);
   EMBER_CHECK(!session(), FailedPrecondition)
       << "profiler.start: the profiler is already running (into " << session()->logdir
@@ -675,19 +689,17 @@ Trace::~Trace() {
   if (start_ns_ < 0 || !detail::recording()) return;
   const int64_t end_ns = detail::now_ns();
   const size_t name_length = static_name_ ? 0 : std::min(name_.size(), kMaxNameLength);
-  const size_t size = sizeof(Record) + (name_length + 7) / 8 * 8;
-  ThreadBuffer& b = this_thread_buffer();
-  unsigned char* at = reserve(b, size);
-  Record* r = new (at) Record;
-  r->size = static_cast<uint32_t>(size);
-  r->name = static_name_;
-  r->name_length = static_cast<uint32_t>(name_length);
-  std::memcpy(at + sizeof(Record), name_.data(), name_length);
-  r->start_ns = start_ns_;
-  r->end_ns = end_ns;
-  r->has_step = step_num_.has_value();
-  r->value = step_num_.value_or(0);
-  publish(b, size);
+  ThreadBuffer* const b = this_thread_buffer();
+  if (!b) return;
+  Record& r = add_record(*b, sizeof(Record) + (name_length + 7) / 8 * 8);
+  r.name = static_name_;
+  r.name_length = static_cast<uint32_t>(name_length);
+  std::memcpy(reinterpret_cast<unsigned char*>(&r) + sizeof(Record), name_.data(), name_length);
+  r.start_ns = start_ns_;
+  r.end_ns = end_ns;
+  r.has_step = step_num_.has_value();
+  r.value = step_num_.value_or(0);
+  publish(*b, r);
 }
 
 }  // namespace ember::profiler

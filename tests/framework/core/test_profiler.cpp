@@ -1,14 +1,17 @@
 // The profiler: what a profile records (ops at the dispatch point, eager and replayed; Trace spans; the
-// data pipeline's stages; fit's steps through TensorBoard's profile_batch), the file it writes (gzip'd
-// Chrome trace-event JSON under plugins/profile/<run>/), the printed table, and misuse.
+// data pipeline's stages; fit's steps through TensorBoard's profile_batch; other threads'; long profiles whole),
+// the file it writes (gzip'd Chrome trace-event JSON under plugins/profile/<run>/), the printed table, its clock,
+// and misuse.
 #include <catch2/catch.hpp>
 #include <zlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "framework/ember.h"
@@ -290,4 +293,96 @@ TEST_CASE("TensorBoard: profile_batch profiles exactly those training steps into
 
   CHECK_THROWS_AS(callbacks::TensorBoard("logs", {.profile_batch = -1}), InvalidArgument);
   CHECK_THROWS_WITH(callbacks::TensorBoard("logs", {.profile_batch = {5, 2}}), Contains("profile_batch"));
+}
+
+TEST_CASE("profiler: a long profile keeps every record in order, with its shapes and names", "[profiler]") {
+  testing::TempDir dir("profiler");
+  const Tensor v = ops::zeros({3}), m = ops::zeros({2, 5}), r7 = ops::zeros({1, 1, 1, 1, 1, 1, 2});
+  const std::vector<Tensor> six = {ops::zeros({1}), ops::zeros({2}), ops::zeros({3}),
+                                   ops::zeros({4}), ops::zeros({5}), ops::zeros({6})};
+  const std::string long_name(5000, 'x');
+  constexpr int kOps = 4000;  // some hundreds of KiB of records: many of a thread's blocks
+  profiler::start(dir.path().string(), {.print_summary = false});
+  const int64_t t0 = profiler::detail::now_ns();
+  for (int i = 0; i < kOps; ++i) {
+    const Tensor ins[] = {m, v};
+    profiler::detail::record_op("fake_op", ins, std::span<const Tensor>(&m, 1), t0 + i, t0 + i + 1, i, i % 2 == 1);
+  }
+  profiler::detail::record_op("six_in", six, std::span<const Tensor>(&v, 1), t0, t0 + 1, 0, false);
+  const Tensor odd[] = {r7, Tensor()};
+  profiler::detail::record_op("odd_shapes", odd, {}, t0, t0 + 1, 0, false);
+  { profiler::Trace quoted(std::string("a \"quoted\"\\name"), 3); }
+  { profiler::Trace longest(long_name); }
+  const json trace = read_trace(profiler::stop());
+
+  const std::vector<json> fakes = events_named(trace, "fake_op");
+  REQUIRE(fakes.size() == kOps);
+  for (int i = 0; i < kOps; ++i) {
+    INFO("record " << i);
+    CHECK(fakes[i]["args"]["bytes_allocated"] == i);
+    CHECK(fakes[i]["args"]["inputs"] == "[2,5] [3]");
+    CHECK(fakes[i]["args"]["outputs"] == "[2,5]");
+    CHECK(fakes[i]["args"].contains("nested") == (i % 2 == 1));
+    if (fakes[i]["args"]["bytes_allocated"] != i || fakes[i]["args"]["inputs"] != "[2,5] [3]") break;
+  }
+  // Four inputs shown (a slot is the first output's), the rest as "...": TF's shape summaries stop too.
+  const std::vector<json> six_in = events_named(trace, "six_in");
+  REQUIRE(six_in.size() == 1);
+  CHECK(six_in[0]["args"]["inputs"] == "[1] [2] [3] [4] ...");
+  CHECK(six_in[0]["args"]["outputs"] == "[3]");
+  const std::vector<json> odd_shapes = events_named(trace, "odd_shapes");
+  REQUIRE(odd_shapes.size() == 1);
+  CHECK(odd_shapes[0]["args"]["inputs"] == "rank 7 []");  // past rank 6 a shape is its rank; undefined: []
+  CHECK(odd_shapes[0]["args"]["outputs"] == "");
+  const std::vector<json> quoted = events_named(trace, "a \"quoted\"\\name");
+  REQUIRE(quoted.size() == 1);
+  CHECK(quoted[0]["args"]["step_num"] == 3);
+  CHECK(events_named(trace, long_name.substr(0, 4096)).size() == 1);  // a name is cut at 4096 characters
+}
+
+TEST_CASE("profiler: a thread's records are written after it ends, on a track of its own", "[profiler]") {
+  testing::TempDir dir("profiler");
+  const Tensor a = ops::ones({2, 2});
+  profiler::start(dir.path().string(), {.print_summary = false});
+  std::thread worker([&a] {
+    profiler::Trace span("worker span");
+    ops::matmul(a, a);
+  });
+  worker.join();
+  ops::add(a, a);
+  const json first = read_trace(profiler::stop());
+  const std::vector<json> spans = events_named(first, "worker span");
+  const std::vector<json> adds = events_named(first, "add");
+  REQUIRE(spans.size() == 1);
+  REQUIRE(adds.size() == 1);
+  CHECK(spans[0]["tid"] != adds[0]["tid"]);
+  const std::vector<json> matmuls = events_named(first, "matmul");
+  REQUIRE(matmuls.size() == 1);
+  CHECK(inside(matmuls[0], spans[0]));
+
+  // The next profile has the main thread's records only.
+  profiler::start(dir.path().string(), {.print_summary = false});
+  ops::add(a, a);
+  const json second = read_trace(profiler::stop());
+  CHECK(events_named(second, "worker span").empty());
+  CHECK(events_named(second, "add").size() == 1);
+}
+
+TEST_CASE("profiler: spans last as long as the steady clock says", "[profiler]") {
+  // The profiler's clock may be the CPU's counter scaled to nanoseconds: a span around a sleep lasts at least the
+  // sleep (and not wildly longer: the scale is right).
+  testing::TempDir dir("profiler");
+  profiler::start(dir.path().string(), {.print_summary = false});
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    profiler::Trace span("sleep");
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  const double steady_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  const json trace = read_trace(profiler::stop());
+  const std::vector<json> spans = events_named(trace, "sleep");
+  REQUIRE(spans.size() == 1);
+  CHECK(spans[0]["dur"].get<double>() >= 29000);
+  CHECK(spans[0]["dur"].get<double>() <= steady_us * 1.01 + 1);
+  CHECK(spans[0]["ts"].get<double>() >= 0);
 }
