@@ -279,7 +279,8 @@ TEST_CASE("ember_predict reads JPEG files with the channels of the model's input
   CHECK(max_diff(parse_csv(r.out), ops::concat({one, one}, 0)) < 1e-4);
 }
 
-TEST_CASE("ember_predict --device gpu gives the CPU's predictions, or says no GPU is visible", "[apps][predict][cuda]") {
+TEST_CASE("ember_predict --device gpu gives the CPU's predictions, or says no GPU is visible",
+          "[apps][predict][cuda]") {
   TempDir dir("predict_gpu");
   io::H5Group io_file = io::H5File::open_read(ckpt("mlp_io.h5")).root();
   const std::string x = dir.file("x.npy");

@@ -60,7 +60,8 @@ TEST_CASE("train_image_folder runs an applications model under mixed_bfloat16", 
   CHECK_THAT(r.out, Contains("val_loss="));
 }
 
-TEST_CASE("train_image_folder --logdir writes TensorBoard logs and --profile a trace of those batches", "[apps][profiler]") {
+TEST_CASE("train_image_folder --logdir writes TensorBoard logs and --profile a trace of those batches",
+          "[apps][profiler]") {
   backend::clear_session();
   testing::TempDir dir("train_image_folder_logs");
   const std::string logdir = (dir.path() / "logs").string();
@@ -82,7 +83,8 @@ TEST_CASE("train_image_folder --logdir writes TensorBoard logs and --profile a t
   for (const auto& e : std::filesystem::recursive_directory_iterator(logdir)) {
     const std::string name = e.path().filename().string();
     events += name.starts_with("events.out.tfevents.") && e.path().parent_path().filename() == "train";
-    traces += name.ends_with(".trace.json.gz") && e.path().string().find("/train/plugins/profile/") != std::string::npos;
+    traces += name.ends_with(".trace.json.gz") &&
+              e.path().string().find("/train/plugins/profile/") != std::string::npos;
   }
   CHECK(events == 1);
   CHECK(traces == 1);
