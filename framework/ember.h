@@ -24,6 +24,7 @@
 #include "framework/model/regularizers.h"
 #include "framework/ops/array.h"
 #include "framework/ops/attention.h"
+#include "framework/ops/batch_norm.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/custom_op.h"
 #include "framework/ops/elementwise.h"

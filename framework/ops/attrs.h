@@ -167,6 +167,15 @@ struct FusedAttentionAttrs {
   }
 };
 
+// fused_batch_norm and its gradient: what follows the normalization in the same pass (cuDNN's
+// cudnnBatchNormOps_t): nothing, relu, or the addition of a side input (a residual) and relu.
+enum class BatchNormOps : uint8_t { Bn, BnRelu, BnAddRelu };
+struct BatchNormAttrs {
+  double epsilon = 1e-3;
+  BatchNormOps ops = BatchNormOps::Bn;
+  bool operator==(const BatchNormAttrs& o) const { return detail::same_bits(epsilon, o.epsilon) && ops == o.ops; }
+};
+
 // apply_adam: Keras's Adam step with the bias correction folded into alpha; the coefficients are rounded
 // to the variable's dtype before use, exactly as the unfused ops would round their scalars.
 struct AdamAttrs {
@@ -211,7 +220,7 @@ using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, Ar
                            TransposeAttrs, AxisAttrs, StridedSliceAttrs, GatherAttrs, SegmentAttrs, OneHotAttrs,
                            PadAttrs, TileAttrs, CreationAttrs, RandomAttrs, Conv2DAttrs, Pool2DAttrs, AdamAttrs,
                            AffineTransformAttrs, CustomOpAttrs, FusedAttentionAttrs, MultiAdamAttrs,
-                           MultiSgdAttrs>;
+                           MultiSgdAttrs, BatchNormAttrs>;
 
 // The name users know an op by, in messages and the profiler: a custom op's registered name, else the table's.
 const char* op_name(OpId op, const Attrs& attrs);

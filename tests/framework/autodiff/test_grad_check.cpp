@@ -291,6 +291,26 @@ void add_nn(Table& t) {
   fa.push_back({"causal, more queries than keys", qkv(1, 7, 4, 2, 3, 2, 188), attention({.scale = 0.7, .is_causal = true})});
   fa.push_back({"70 queries, 130 keys", qkv(1, 70, 130, 1, 2, 2, 191), attention({})});
   fa.push_back({"70 queries, 130 keys, causal", qkv(1, 70, 130, 1, 2, 2, 194), attention({.is_causal = true})});
+  // The fused batch norm: x, scale, offset (and the side input) all get their gradient; the relu's kinks lie far
+  // from these values.
+  auto bn = [](BatchNormOps f) {
+    return [f](const Inputs& in) {
+      const std::optional<Tensor> side = f == BatchNormOps::BnAddRelu ? std::optional<Tensor>(in[3]) : std::nullopt;
+      return ops::fused_batch_norm(in[0], in[1], in[2], 1e-3, f, side)[0];
+    };
+  };
+  auto bn_inputs = [](const Shape& s, bool side, uint32_t seed) {
+    return [=] {
+      const Shape c{s[s.rank() - 1]};
+      Inputs in{any64(s, seed), any64(c, seed + 1), any64(c, seed + 2)};
+      if (side) in.push_back(any64(s, seed + 3));
+      return in;
+    };
+  };
+  auto& fbn = t[OpId::fused_batch_norm];
+  fbn.push_back({"[3,2,2,4]", bn_inputs({3, 2, 2, 4}, false, 196), bn(BatchNormOps::Bn)});
+  fbn.push_back({"[5,3] relu", bn_inputs({5, 3}, false, 200), bn(BatchNormOps::BnRelu)});
+  fbn.push_back({"[2,3,2,3] add, relu", bn_inputs({2, 3, 2, 3}, true, 204), bn(BatchNormOps::BnAddRelu)});
   auto xent = [](const Inputs& in) { return ops::sparse_softmax_cross_entropy_with_logits(in[1], in[0]); };
   t[OpId::sparse_softmax_cross_entropy_with_logits].push_back(
       {"[3,4], int64 labels", [] { return Inputs{any64({3, 4}, 183), i64({3, 0, 2}, {3})}; }, xent});
@@ -460,7 +480,8 @@ TEST_CASE("grad check: second-order gradients through nested tapes", "[autodiff]
                                           OpId::sigmoid, OpId::softplus, OpId::pow, OpId::reduce_mean,
                                           OpId::matmul, OpId::softmax, OpId::log_softmax,
                                           OpId::sparse_softmax_cross_entropy_with_logits, OpId::conv2d,
-                                          OpId::max_pool2d, OpId::gather, OpId::fused_attention};
+                                          OpId::max_pool2d, OpId::gather, OpId::fused_attention,
+                                          OpId::fused_batch_norm};
   for (OpId op : ops_to_check) {
     const Case& c = table().at(op).front();
     Inputs in = c.inputs();

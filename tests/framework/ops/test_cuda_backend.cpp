@@ -617,6 +617,51 @@ void add_nn(Table& t) {
          },
          att_dtypes, 4, false});
   }
+  // Fused batch norm (cuDNN's NHWC batch norm on CUDA): the output and the statistics (not the saved state, which
+  // only CUDA keeps), and the backward from them; a rank-2 input and one past cuDNN's persistent kernels' blocks.
+  struct Bn {
+    std::string name;
+    Shape shape;
+    BatchNormOps fusion;
+  };
+  const std::vector<Bn> bns = {{"[4,5,6,8]", {4, 5, 6, 8}, BatchNormOps::Bn},
+                               {"[4,5,6,8] relu", {4, 5, 6, 8}, BatchNormOps::BnRelu},
+                               {"[4,5,6,8] add, relu", {4, 5, 6, 8}, BatchNormOps::BnAddRelu},
+                               {"[33,20]", {33, 20}, BatchNormOps::Bn},
+                               {"[32,14,14,64] add, relu", {32, 14, 14, 64}, BatchNormOps::BnAddRelu}};
+  const std::vector<DType> bn_dtypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
+  for (const Bn& b : bns) {
+    const bool add = b.fusion == BatchNormOps::BnAddRelu;
+    // x, scale, offset[, side], then dy for the backward.
+    auto bn_in = [b, add](bool with_dy) {
+      return [b, add, with_dy](DType dt) {
+        const Shape c{b.shape[b.shape.rank() - 1]};
+        const DType sd = dt == DType::Float64 ? DType::Float64 : DType::Float32;
+        Inputs in{make(b.shape, dt, 251), make(c, sd, 252), make(c, sd, 253)};
+        if (add) in.push_back(make(b.shape, dt, 254));
+        if (with_dy) in.push_back(make(b.shape, dt, 255));
+        return in;
+      };
+    };
+    auto forward = [b, add](const Inputs& in) {
+      const std::optional<Tensor> side = add ? std::optional<Tensor>(in[3]) : std::nullopt;
+      return ops::fused_batch_norm(in[0], in[1], in[2], 1e-3, b.fusion, side);
+    };
+    t[OpId::fused_batch_norm].push_back({b.name, bn_in(false),
+                                         [forward](const Inputs& in, DType) {
+                                           const std::vector<Tensor> r = forward(in);
+                                           return Outputs{r[0], r[1], r[2], r[3]};
+                                         },
+                                         bn_dtypes, 4});
+    t[OpId::fused_batch_norm_grad].push_back(
+        {b.name, bn_in(true),
+         [b, forward](const Inputs& in, DType) {
+           const std::vector<Tensor> r = forward(in);
+           const std::optional<Tensor> y = b.fusion != BatchNormOps::Bn ? std::optional<Tensor>(r[0]) : std::nullopt;
+           return ops::fused_batch_norm_grad(in.back(), in[0], in[1], in[2], r[1], r[3], r[4], 1e-3, b.fusion, y);
+         },
+         bn_dtypes, 8, false});
+  }
   for (OpId op : {OpId::softmax, OpId::log_softmax}) {
     auto sm = [op](int64_t axis) {
       return unary_fn([op, axis](const Tensor& x) { return op == OpId::softmax ? ops::softmax(x, axis) : ops::log_softmax(x, axis); });
@@ -967,8 +1012,10 @@ struct CpuOnly {
   DType dtype;
   const char* reason;
 };
-// Empty today: every CPU (op, dtype) has a CUDA kernel (integer matmul runs on a direct kernel).
-const std::vector<CpuOnly> kCpuOnly = {};
+// Integer matmul runs on a direct kernel; batch norm has no float64 kernel in cuDNN's NHWC batch norm.
+const std::vector<CpuOnly> kCpuOnly = {
+    {OpId::fused_batch_norm, DType::Float64, "cuDNN's NHWC batch norm takes no float64 (BatchNormalization composes it)"},
+    {OpId::fused_batch_norm_grad, DType::Float64, "cuDNN's NHWC batch norm takes no float64"}};
 
 bool cpu_only(OpId op, DType dt) {
   for (const CpuOnly& e : kCpuOnly)
