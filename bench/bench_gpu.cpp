@@ -15,7 +15,11 @@
 //   float32's step time / the policy's). bench/compare_pytorch_gpu.py measures the same in PyTorch.
 // Without a GPU it says "no GPU: skipped" (on stderr with --json) and exits 0. All groups finish in well
 // under 2 minutes on an H200; scripts/gpu_check.sh runs resnet50 on its own under its own time limit.
-// Usage: bench_gpu [--json] [--only GROUP[,GROUP...]]   (groups: seeds, matmul, dispatch, train, resnet50)
+// - batch_norm: one training-mode batch norm, forward and backward, at ResNet-50's widest shape (128, 56, 56,
+//   256) in float16 and float32: ops::fused_batch_norm (cuDNN) against the ops BatchNormalization composes on
+//   the CPU (speedup = composed time / fused);
+// Usage: bench_gpu [--json] [--only GROUP[,GROUP...]]   (groups: seeds, matmul, dispatch, train, batch_norm,
+// resnet50)
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -247,6 +251,54 @@ void train_rows(bool json) {
   }
 }
 
+// ----------------------------------------------------------------------------------------------- batch_norm
+
+// Milliseconds of one training-mode batch norm, forward and backward (the gradients of x, gamma and beta from a
+// given dy), of an x of `shape` and dtype dt on the GPU: fused (ops::fused_batch_norm, cuDNN) or composed as
+// BatchNormalization composes it elsewhere (float32 statistics, x cast to float32 and the output back).
+double batch_norm_ms(const Shape& shape, DType dt, bool fused) {
+  DeviceScope on(kGpu);
+  const Shape c{shape[3]};
+  const Tensor x = ops::cast(random::normal(shape), dt), dy = ops::cast(random::normal(shape), dt);
+  const Tensor gamma = random::normal(c), beta = random::normal(c);
+  const std::vector<int64_t> axes = {0, 1, 2};
+  auto step = [&] {
+    GradientTape tape;
+    for (const Tensor& t : {x, gamma, beta}) tape.watch(t);
+    Tensor y;
+    if (fused) {
+      y = ops::fused_batch_norm(x, gamma, beta, 1e-3)[0];
+    } else {
+      const Tensor xs = ops::cast(x, DType::Float32);
+      const Tensor mean = ops::reduce_mean(xs, axes, true);
+      const Tensor var = ops::reduce_mean(ops::squared_difference(xs, ops::stop_gradient(mean)), axes, true);
+      const Tensor inv = ops::rsqrt(var + 1e-3) * gamma;
+      y = ops::cast(xs * inv + (beta - mean * inv), dt);
+    }
+    const std::vector<Tensor> g = tape.gradient(y, std::vector<Tensor>{x, gamma, beta}, {.output_gradients = {dy}});
+    keep_alive(&g);
+  };
+  for (int i = 0; i < 3; ++i) step();
+  sync_gpu();
+  constexpr int kSteps = 10;
+  return 1e3 / kSteps * best_seconds(3, [&] {
+    for (int i = 0; i < kSteps; ++i) step();
+    sync_gpu();
+  });
+}
+
+// ResNet-50's widest batch norm at batch 128 (conv2 block outputs): cuDNN's fused kernels against the composed
+// ops, in float16 (mixed precision) and float32.
+void batch_norm_rows(bool json) {
+  const Shape shape{128, 56, 56, 256};
+  for (DType dt : {DType::Float16, DType::Float32}) {
+    const double composed = batch_norm_ms(shape, dt, false), fused = batch_norm_ms(shape, dt, true);
+    print({std::string("batch_norm_") + dtype_name(dt) + "_fused_vs_composed", "ms", "composed", fused, composed,
+           composed / fused},
+          json);
+  }
+}
+
 // ------------------------------------------------------------------------------------------------- resnet50
 
 constexpr int64_t kResnetBatch = 128;
@@ -303,11 +355,11 @@ int main(int argc, char** argv) {
     if (arg == "--json") json = true;
     else if (arg == "--only" && i + 1 < argc) only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_gpu [--json] [--only GROUP[,GROUP...]] (groups: seeds, matmul, dispatch, train, resnet50)\n");
+      std::fprintf(stderr, "usage: bench_gpu [--json] [--only GROUP[,GROUP...]] (groups: seeds, matmul, dispatch, train, batch_norm, resnet50)\n");
       return 2;
     }
   }
-  const std::vector<std::string> groups = {"seeds", "matmul", "dispatch", "train", "resnet50"};
+  const std::vector<std::string> groups = {"seeds", "matmul", "dispatch", "train", "batch_norm", "resnet50"};
   std::vector<std::string> selected;  // --only's comma-separated groups; empty: all
   for (size_t at = 0; !only.empty() && at <= only.size();) {
     const size_t comma = std::min(only.find(',', at), only.size());
@@ -334,6 +386,7 @@ int main(int argc, char** argv) {
     if (wanted("matmul")) matmul_rows(json);
     if (wanted("dispatch")) dispatch_rows(json);
     if (wanted("train")) train_rows(json);
+    if (wanted("batch_norm")) batch_norm_rows(json);
     if (wanted("resnet50")) resnet50_rows(json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpu: %s\n", e.what());
