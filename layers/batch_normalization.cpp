@@ -3,6 +3,8 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/config_reader.h"
 #include "framework/ops/array.h"
+#include "framework/ops/batch_norm.h"
+#include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 
@@ -56,6 +58,17 @@ void BatchNormalization::check_input_shape(const std::vector<Shape>& shapes) con
 Tensor BatchNormalization::call(const Tensor& x, bool training) {
   const int64_t rank = x.rank(), axis = positive_axis(rank);
   const DType dt = stats_dtype(x.dtype());
+  const bool train = training && trainable();
+  if (train && ops::fused_batch_norm_applies(x.device().type(), x.dtype(), x.shape(), axis)) {
+    // One op (cuDNN's NHWC batch norm) that reads a float16/bfloat16 x as it is, with the values of the ops below
+    // (within float32 rounding) and the same moving statistics.
+    const Shape c{x.shape()[axis]};
+    const Tensor scale = options_.scale ? as_dtype(gamma_, dt) : ops::ones(c, dt);
+    const Tensor offset = options_.center ? as_dtype(beta_, dt) : ops::zeros(c, dt);
+    const std::vector<Tensor> r = ops::fused_batch_norm(x, scale, offset, options_.epsilon);
+    update_moving_statistics(r[1], r[2]);
+    return as_dtype(r[0], compute_dtype());
+  }
   const Tensor xs = as_dtype(x, dt);
   // Per-feature vectors reshaped to broadcast against x: (1, ..., C, ..., 1).
   Shape bshape(std::vector<int64_t>(static_cast<size_t>(rank), 1));
@@ -63,21 +76,15 @@ Tensor BatchNormalization::call(const Tensor& x, bool training) {
   auto feature = [&](const Tensor& v) { return ops::reshape(as_dtype(v, dt), bshape); };
 
   Tensor mean, variance;
-  if (training && trainable()) {
+  if (train) {
     std::vector<int64_t> axes;
     for (int64_t i = 0; i < rank; ++i)
       if (i != axis) axes.push_back(i);
     // tf.nn.moments: the variance's mean is cut from the tape (its gradient there is zero anyway).
     mean = ops::reduce_mean(xs, axes, true);
     variance = ops::reduce_mean(ops::squared_difference(xs, ops::stop_gradient(mean)), axes, true);
-    {
-      NoRecordScope no_record;  // state updates are not part of the gradient
-      const Shape c{bshape[axis]};
-      const double m = options_.momentum;
-      Tensor mm = as_dtype(moving_mean_.value(), dt), mv = as_dtype(moving_variance_.value(), dt);
-      moving_mean_.assign(as_dtype(mm * m + ops::reshape(mean, c) * (1.0 - m), moving_mean_.dtype()));
-      moving_variance_.assign(as_dtype(mv * m + ops::reshape(variance, c) * (1.0 - m), moving_variance_.dtype()));
-    }
+    const Shape c{bshape[axis]};
+    update_moving_statistics(ops::reshape(mean, c), ops::reshape(variance, c));
   } else {
     mean = feature(moving_mean_.value());
     variance = feature(moving_variance_.value());
@@ -87,6 +94,15 @@ Tensor BatchNormalization::call(const Tensor& x, bool training) {
   if (options_.scale) inv = inv * feature(gamma_);
   Tensor shift = options_.center ? feature(beta_) - mean * inv : -(mean * inv);
   return as_dtype(xs * inv + shift, compute_dtype());
+}
+
+void BatchNormalization::update_moving_statistics(const Tensor& mean, const Tensor& variance) {
+  NoRecordScope no_record;  // state updates are not part of the gradient
+  const DType dt = mean.dtype();
+  const double m = options_.momentum;
+  Tensor mm = as_dtype(moving_mean_.value(), dt), mv = as_dtype(moving_variance_.value(), dt);
+  moving_mean_.assign(as_dtype(mm * m + mean * (1.0 - m), moving_mean_.dtype()));
+  moving_variance_.assign(as_dtype(mv * m + variance * (1.0 - m), moving_variance_.dtype()));
 }
 
 Shape BatchNormalization::compute_output_shape(const Shape& input_shape) {

@@ -30,7 +30,9 @@ struct BatchNormalizationOptions {
 // training = true on a trainable layer: batch mean and biased variance over every axis but `axis`;
 // moving = moving * momentum + batch * (1 - momentum), assigned outside any tape. Otherwise, and always
 // when the layer is frozen (trainable = false, as Keras 3), the moving statistics. Half inputs are
-// normalised in float32 (Keras: result_type(x, float32)) and the output cast back.
+// normalised in float32 (Keras: result_type(x, float32)) and the output cast back. A training step on a GPU
+// runs it as one op, ops::fused_batch_norm (cuDNN's NHWC batch norm, which reads half inputs as they are), where
+// ops::fused_batch_norm_applies says so; the graph compiler may fuse a following relu (and a residual add) into it.
 class BatchNormalization : public Layer {
   EMBER_LAYER(BatchNormalization)
   explicit BatchNormalization(BatchNormalizationOptions options = {});
@@ -50,6 +52,8 @@ class BatchNormalization : public Layer {
 
  private:
   int64_t positive_axis(int64_t rank) const;
+  // moving = moving * momentum + batch * (1 - momentum) for the batch's mean and biased variance, shape (C,).
+  void update_moving_statistics(const Tensor& mean, const Tensor& variance);
 
   BatchNormalizationOptions options_;
   Variable gamma_, beta_, moving_mean_, moving_variance_;

@@ -43,6 +43,7 @@ void optimize(Graph& g, OptimizeOptions options) {
   fold_constants(g);
   eliminate_common_subexpressions(g);
   fold_kernel_gradients(g);
+  fuse_batch_norm_relu(g);
   eliminate_dead_code(g);
   cache_variable_casts(g);
   move_relu_grad_before_pool_grad(g);

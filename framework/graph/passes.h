@@ -30,6 +30,10 @@ void cache_variable_casts(Graph& g);
 // (NaN windows aside), so that a fused conv-relu's output x dies at the pooling gradient, which may write into it.
 void move_relu_grad_before_pool_grad(Graph& g);
 
+// Moves a relu after a fused_batch_norm, and an add of a residual before that relu, into the batch norm and its
+// gradient (cuDNN's BN_ACTIVATION and BN_ADD_ACTIVATION), where nothing else reads what they made.
+void fuse_batch_norm_relu(Graph& g);
+
 // Lets elementwise ops write their output into an input that dies there (same shape, dtype and device, its
 // buffer held by no variable, input, constant or other live value).
 void write_in_place(Graph& g);
