@@ -14,12 +14,14 @@
 // with z's gradient reading dz (the same values as ds: relu's mask applied to da). The relu's mask is read from
 // a, which is positive exactly where the sum was. Two activation-sized passes (the add or relu and relu_grad)
 // and the buffers of y and s go. Only where nothing else reads y, s or ds, z is made before the batch norm by an
-// op or is an input (the read moves earlier), and the readers of ds other than the backward come after it. The
-// replaced nodes are left without readers for dead-code elimination.
+// op or is an input (the read moves earlier), the readers of ds other than the backward come after it, and the
+// device's kernel takes the fusion (ops::fused_batch_norm_fuses). The replaced nodes are left without readers for
+// dead-code elimination.
 #include <algorithm>
 #include <vector>
 
 #include "framework/graph/passes.h"
+#include "framework/ops/batch_norm.h"
 
 namespace ember::graph {
 
@@ -72,6 +74,7 @@ void BnFusion::fuse(int bn) {
   const Device device = fwd.device;
   const int y = fwd.outputs[0];
   const Value y_value = value(y);
+  if (!ops::fused_batch_norm_fuses(device.type(), y_value.dtype, y_value.shape[y_value.shape.rank() - 1])) return;
   auto is_relu_of = [&](int k, int v) {
     return k >= 0 && node(k).op == OpId::relu && node(k).inputs[0] == v && node(k).specs[0].dtype == y_value.dtype &&
            node(k).specs[0].shape == y_value.shape && node(k).device == device;

@@ -8,6 +8,7 @@
 
 #include "framework/core/error.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/elementwise.h"
 
 namespace ember::ops {
 
@@ -64,6 +65,11 @@ std::vector<Tensor> fused_batch_norm(const Tensor& x, const Tensor& scale, const
   bn_check_operands(kOp, x, {{"scale", &scale}, {"offset", &offset}}, epsilon);
   bn_check_like_x(kOp, x, side, fusion == BatchNormOps::BnAddRelu, "a side input", fusion);
   const Device device = x.device();
+  if (fusion != BatchNormOps::Bn && !fused_batch_norm_fuses(device.type(), x.dtype(), x.shape()[x.rank() - 1])) {
+    std::vector<Tensor> r = fused_batch_norm(x, scale, offset, epsilon);
+    r[0] = relu(side ? r[0] + *side : r[0]);
+    return r;
+  }
   const detail::BatchNormSavedBytesFn saved = g_saved_bytes[static_cast<int>(device.type())];
   const int64_t saved_bytes = saved ? saved(device.index(), x.shape(), x.dtype(), fusion) : 0;
   const Shape c{x.shape()[x.rank() - 1]};
@@ -84,6 +90,12 @@ std::vector<Tensor> fused_batch_norm_grad(const Tensor& dy, const Tensor& x, con
   EMBER_CHECK(saved.rank() == 1 && saved.dtype() == DType::UInt8, InvalidArgument)
       << kOp << ": expected the forward's saved state (uint8 of rank 1), got " << saved.shape() << " "
       << dtype_name(saved.dtype());
+  if (fusion != BatchNormOps::Bn && !fused_batch_norm_fuses(x.device().type(), x.dtype(), x.shape()[x.rank() - 1])) {
+    const Tensor g = relu_grad(dy, *y);
+    std::vector<Tensor> r = fused_batch_norm_grad(g, x, scale, offset, mean, inv_std, saved, epsilon);
+    if (fusion == BatchNormOps::BnAddRelu) r.push_back(g);
+    return r;
+  }
   const Shape c{x.shape()[x.rank() - 1]};
   const DType sd = bn_stats_dtype(x.dtype());
   std::vector<OutputSpec> specs = {{x.shape(), x.dtype()}, {c, sd}, {c, sd}};
@@ -91,6 +103,10 @@ std::vector<Tensor> fused_batch_norm_grad(const Tensor& dy, const Tensor& x, con
   std::vector<Tensor> inputs = {dy, x, scale, offset, mean, inv_std, saved};
   if (y) inputs.push_back(*y);
   return run_op(OpId::fused_batch_norm_grad, inputs, specs, BatchNormAttrs{epsilon, fusion});
+}
+
+bool fused_batch_norm_fuses(DeviceType device, DType dtype, int64_t channels) {
+  return device == DeviceType::CPU || (dtype == DType::Float16 && channels % 4 == 0);
 }
 
 bool fused_batch_norm_applies(DeviceType device, DType dtype, const Shape& shape, int64_t axis) {

@@ -29,6 +29,12 @@ std::vector<Tensor> fused_batch_norm_grad(const Tensor& dy, const Tensor& x, con
                                           double epsilon, BatchNormOps fusion = BatchNormOps::Bn,
                                           const std::optional<Tensor>& y = {});
 
+// Whether a device's fused_batch_norm kernels take the BnRelu and BnAddRelu fusions in one pass: the CPU's
+// always; cuDNN's for float16 with a channel count that is a multiple of 4 (its NHWC semi-persistent kernel; TF's
+// _FusedBatchNormEx has the same rule). Elsewhere fused_batch_norm and its gradient compute those fusions as Bn
+// followed by the add and relu ops (and relu_grad before the backward), and the graph compiler does not fuse.
+bool fused_batch_norm_fuses(DeviceType device, DType dtype, int64_t channels);
+
 // Whether BatchNormalization's training step runs fused_batch_norm rather than composing it from reductions and
 // elementwise ops: on a CUDA device (cuDNN's NHWC kernels, which read float16/bfloat16 activations as they are),
 // for a float16, bfloat16 or float32 input of rank >= 2 normalized over its last axis (`axis` >= 0), with sizes
