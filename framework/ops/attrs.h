@@ -197,23 +197,22 @@ struct CustomOpAttrs {
   bool operator==(const CustomOpAttrs&) const = default;
 };
 
-// apply_adam_multi: Keras's Adam hyperparameters as given; the kernel makes the step size from the step count.
+// apply_adam_multi: Keras's Adam hyperparameters as given; the kernel makes the step size from the step count and
+// the learning rate, which are tensors.
 struct MultiAdamAttrs {
-  double learning_rate = 0, beta_1 = 0, beta_2 = 0, epsilon = 0;
+  double beta_1 = 0, beta_2 = 0, epsilon = 0;
   bool operator==(const MultiAdamAttrs& o) const {
-    return detail::same_bits(learning_rate, o.learning_rate) && detail::same_bits(beta_1, o.beta_1) &&
-           detail::same_bits(beta_2, o.beta_2) && detail::same_bits(epsilon, o.epsilon);
+    return detail::same_bits(beta_1, o.beta_1) && detail::same_bits(beta_2, o.beta_2) &&
+           detail::same_bits(epsilon, o.epsilon);
   }
 };
 
-// apply_sgd_multi: Keras's SGD hyperparameters; without momentum the variables have no momentum slot.
+// apply_sgd_multi: Keras's SGD hyperparameters (the learning rate is a tensor); without momentum the variables have
+// no momentum slot.
 struct MultiSgdAttrs {
-  double learning_rate = 0, momentum = 0;
+  double momentum = 0;
   bool nesterov = false;
-  bool operator==(const MultiSgdAttrs& o) const {
-    return detail::same_bits(learning_rate, o.learning_rate) && detail::same_bits(momentum, o.momentum) &&
-           nesterov == o.nesterov;
-  }
+  bool operator==(const MultiSgdAttrs& o) const { return detail::same_bits(momentum, o.momentum) && nesterov == o.nesterov; }
 };
 
 using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, ArgReduceAttrs, MatMulAttrs, ShapeAttrs,

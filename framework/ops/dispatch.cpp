@@ -31,10 +31,12 @@ std::atomic<OpHook> g_hooks[kMaxHooks];
 std::atomic<int> g_hook_count{0};
 std::mutex g_hooks_mu;
 
-// The device an op runs on: the inputs' (they must agree, 0-d CPU scalars excepted), else `fallback`.
-Device resolve_device(const char* op, std::span<const Tensor> inputs, Device fallback) {
+// The device an op runs on: the inputs' (they must agree, 0-d CPU scalars excepted), else `fallback`. Inputs
+// must be defined, except where `optional_inputs` (see takes_undefined_inputs).
+Device resolve_device(const char* op, std::span<const Tensor> inputs, Device fallback, bool optional_inputs) {
   const Tensor* anchor = nullptr;
   for (const Tensor& t : inputs) {
+    if (!t.defined() && optional_inputs) continue;
     EMBER_CHECK(t.defined(), InvalidArgument) << op << ": an input tensor is undefined";
     if (t.rank() == 0 && t.device().is_cpu()) continue;
     if (!anchor) {
@@ -121,7 +123,9 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
   const char* const name = op_name(op, attrs);  // a custom op's own name
   for (const Tensor& t : inputs)
     if (t.defined() && t.is_symbolic()) t.check_concrete(name);
-  Device device = resolve_device(name, inputs, fallback);
+  // apply_adam_multi takes each gradient whole or as two factors, the other parts undefined.
+  const bool optional_inputs = op == OpId::apply_adam_multi;
+  Device device = resolve_device(name, inputs, fallback, optional_inputs);
   const KernelEntry& k = entry(op, device.type());
   EMBER_CHECK(k.fn, Unimplemented) << name << ": no kernel is registered for device " << device;
   // The dtype a kernel is chosen by: the first input's, or the output's for creation ops.
@@ -169,7 +173,7 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
     std::span<const Tensor> kernel_inputs = inputs;
     if (!device.is_cpu()) {
       for (size_t i = 0; i < inputs.size(); ++i) {
-        if (inputs[i].device() == device) continue;
+        if (!inputs[i].defined() || inputs[i].device() == device) continue;
         if (moved.empty()) moved.assign(inputs.begin(), inputs.end());
         moved[i] = device_scalar(inputs[i], device);
       }

@@ -41,6 +41,17 @@ std::vector<Tensor> run_adam(const std::array<Tensor, 4>& inputs, bool in_place,
                 AdamAttrs{alpha, 1 - beta_1, 1 - beta_2, epsilon});
 }
 
+// A fused update's learning rate: a float32 or float64 scalar.
+void check_learning_rate(const char* op, const Tensor& learning_rate) {
+  EMBER_CHECK(learning_rate.defined() && learning_rate.rank() == 0 &&
+                  (learning_rate.dtype() == DType::Float32 || learning_rate.dtype() == DType::Float64),
+              InvalidArgument)
+      << op << ": the learning rate has shape "
+      << (learning_rate.defined() ? learning_rate.shape().to_string() : std::string("undefined")) << " and dtype "
+      << (learning_rate.defined() ? dtype_name(learning_rate.dtype()) : "none")
+      << "; expected a float32 or float64 scalar";
+}
+
 }  // namespace
 
 AdamUpdate apply_adam(const Tensor& variable, const Tensor& momentum, const Tensor& velocity, const Tensor& gradient,
@@ -76,8 +87,8 @@ void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& ve
          AdamAttrs{alpha, 1 - beta_1, 1 - beta_2, epsilon});
 }
 
-void apply_adam_multi_in_place(const std::vector<AdamSlots>& slots, const Tensor& step, const Tensor& condition,
-                               double learning_rate, double beta_1, double beta_2, double epsilon) {
+UpdateOperands adam_multi_operands(const std::vector<AdamSlots>& slots, const Tensor& step, const Tensor& condition,
+                                   const Tensor& learning_rate) {
   EMBER_CHECK(!slots.empty(), InvalidArgument) << "apply_adam_multi: no variables; expected at least one";
   EMBER_CHECK(step.rank() == 0 && step.dtype() == DType::Int64, InvalidArgument)
       << "apply_adam_multi: the step has shape " << step.shape() << " and dtype " << step.dtype()
@@ -85,51 +96,82 @@ void apply_adam_multi_in_place(const std::vector<AdamSlots>& slots, const Tensor
   EMBER_CHECK(condition.rank() == 0 && condition.dtype() == DType::Bool, InvalidArgument)
       << "apply_adam_multi: the condition has shape " << condition.shape() << " and dtype " << condition.dtype()
       << "; expected a bool scalar";
+  check_learning_rate("apply_adam_multi", learning_rate);
   const DType dt = slots[0].variable.dtype();
   const char* names[] = {"variable", "momentum", "velocity", "gradient"};
-  // The first input's dtype chooses the kernel: the variables come first, the step and the condition last.
-  std::vector<Tensor> inputs;
-  std::vector<OutputSpec> outputs;
+  auto describe = [](const Tensor& t) {
+    return t.defined() ? std::string(dtype_name(t.dtype())) + " " + t.shape().to_string() : std::string("undefined");
+  };
+  UpdateOperands ops;
   std::set<const Storage*> updated;
   for (size_t k = 0; k < slots.size(); ++k) {
     const AdamSlots& s = slots[k];
+    const bool factored = !s.gradient.defined() && (s.a.defined() || s.b.defined());
     const Tensor group[] = {s.variable, s.momentum, s.velocity, s.gradient};
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < (factored ? 3 : 4); ++i) {
       EMBER_CHECK(group[i].defined() && group[i].shape() == s.variable.shape() && group[i].dtype() == dt,
                   InvalidArgument)
-          << "apply_adam_multi: variable " << k << "'s " << names[i] << " is "
-          << (group[i].defined() ? std::string(dtype_name(group[i].dtype())) + " " + group[i].shape().to_string()
-                                 : std::string("undefined"))
+          << "apply_adam_multi: variable " << k << "'s " << names[i] << " is " << describe(group[i])
           << ", expected the variable's shape " << s.variable.shape() << " and the first variable's dtype " << dt;
-      if (i < 3) {
-        EMBER_CHECK(updated.insert(group[i].storage().get()).second, InvalidArgument)
-            << "apply_adam_multi: variable " << k << "'s " << names[i]
-            << " shares its buffer with another updated tensor; an update in place needs separate buffers";
-        outputs.push_back({s.variable.shape(), dt, static_cast<int>(inputs.size())});
-      }
-      inputs.push_back(group[i]);
     }
+    if (factored) {
+      const Shape& v = s.variable.shape();
+      EMBER_CHECK(s.a.defined() && s.b.defined() && s.a.dtype() == dt && s.b.dtype() == dt && v.rank() == 2 &&
+                      s.a.rank() == 2 && s.b.rank() == 2 && s.a.shape()[0] == s.b.shape()[0] && s.a.shape()[0] >= 1 &&
+                      (s.a.shape()[0] <= kFactoredMaxRows || dt == DType::Float32) && s.a.shape()[1] == v[0] &&
+                      s.b.shape()[1] == v[1],
+                  InvalidArgument)
+          << "apply_adam_multi: variable " << k << "'s gradient factors are " << describe(s.a) << " and "
+          << describe(s.b) << " for a variable of shape " << v << "; expected " << dt << " (k, "
+          << (v.rank() == 2 ? v[0] : -1) << ") and (k, " << (v.rank() == 2 ? v[1] : -1) << ") with 1 <= k"
+          << (dt == DType::Float32 ? "" : " <= " + std::to_string(kFactoredMaxRows) + " (more in float32 only)");
+    } else {
+      EMBER_CHECK(!s.a.defined() && !s.b.defined(), InvalidArgument)
+          << "apply_adam_multi: variable " << k << " has both a gradient and its factors; expected one of them";
+    }
+    for (int i = 0; i < 3; ++i) {
+      EMBER_CHECK(updated.insert(group[i].storage().get()).second, InvalidArgument)
+          << "apply_adam_multi: variable " << k << "'s " << names[i]
+          << " shares its buffer with another updated tensor; an update in place needs separate buffers";
+      ops.outputs.push_back({s.variable.shape(), dt, static_cast<int>(ops.updated.size())});
+      ops.updated.push_back(group[i]);
+    }
+    ops.inputs.insert(ops.inputs.end(), {s.gradient, s.a, s.b});
   }
   for (const AdamSlots& s : slots)
-    EMBER_CHECK(!updated.count(s.gradient.storage().get()), InvalidArgument)
-        << "apply_adam_multi: a gradient shares its buffer with an updated tensor; an update in place needs "
-        << "separate buffers";
-  inputs.push_back(step);
-  inputs.push_back(condition);
-  run_op(OpId::apply_adam_multi, inputs, outputs, MultiAdamAttrs{learning_rate, beta_1, beta_2, epsilon});
+    for (const Tensor* g : {&s.gradient, &s.a, &s.b})
+      EMBER_CHECK(!g->defined() || !updated.count(g->storage().get()), InvalidArgument)
+          << "apply_adam_multi: a gradient shares its buffer with an updated tensor; an update in place needs "
+          << "separate buffers";
+  ops.inputs.insert(ops.inputs.end(), {step, condition, learning_rate});
+  return ops;
 }
 
-void apply_sgd_multi_in_place(const std::vector<SgdSlots>& slots, const Tensor& condition, double learning_rate,
-                              double momentum, bool nesterov) {
+void apply_adam_multi_in_place(const std::vector<AdamSlots>& slots, const Tensor& step, const Tensor& condition,
+                               const Tensor& learning_rate, double beta_1, double beta_2, double epsilon) {
+  UpdateOperands o = adam_multi_operands(slots, step, condition, learning_rate);
+  // The updated tensors first: the first input's dtype chooses the kernel.
+  o.updated.insert(o.updated.end(), o.inputs.begin(), o.inputs.end());
+  run_op(OpId::apply_adam_multi, o.updated, o.outputs, MultiAdamAttrs{beta_1, beta_2, epsilon});
+}
+
+void apply_adam_multi_in_place(const std::vector<AdamSlots>& slots, const Tensor& step, const Tensor& condition,
+                               double learning_rate, double beta_1, double beta_2, double epsilon) {
+  apply_adam_multi_in_place(slots, step, condition, Tensor::scalar<double>(learning_rate, Device::cpu()), beta_1, beta_2,
+                            epsilon);
+}
+
+UpdateOperands sgd_multi_operands(const std::vector<SgdSlots>& slots, const Tensor& condition,
+                                  const Tensor& learning_rate, double momentum) {
   EMBER_CHECK(!slots.empty(), InvalidArgument) << "apply_sgd_multi: no variables; expected at least one";
   EMBER_CHECK(condition.rank() == 0 && condition.dtype() == DType::Bool, InvalidArgument)
       << "apply_sgd_multi: the condition has shape " << condition.shape() << " and dtype " << condition.dtype()
       << "; expected a bool scalar";
+  check_learning_rate("apply_sgd_multi", learning_rate);
   const bool has_momentum = momentum != 0;
   const DType dt = slots[0].variable.dtype();
   const char* names[] = {"variable", "momentum", "gradient"};
-  std::vector<Tensor> inputs;  // the variables first: the first input's dtype chooses the kernel
-  std::vector<OutputSpec> outputs;
+  UpdateOperands ops;
   std::set<const Storage*> updated;
   for (size_t k = 0; k < slots.size(); ++k) {
     const SgdSlots& s = slots[k];
@@ -146,17 +188,31 @@ void apply_sgd_multi_in_place(const std::vector<SgdSlots>& slots, const Tensor& 
         EMBER_CHECK(updated.insert(group[i].storage().get()).second, InvalidArgument)
             << "apply_sgd_multi: variable " << k << "'s " << names[i]
             << " shares its buffer with another updated tensor; an update in place needs separate buffers";
-        outputs.push_back({s.variable.shape(), dt, static_cast<int>(inputs.size())});
+        ops.outputs.push_back({s.variable.shape(), dt, static_cast<int>(ops.updated.size())});
+        ops.updated.push_back(group[i]);
       }
-      inputs.push_back(group[i]);
     }
+    ops.inputs.push_back(s.gradient);
   }
   for (const SgdSlots& s : slots)
     EMBER_CHECK(!updated.count(s.gradient.storage().get()), InvalidArgument)
         << "apply_sgd_multi: a gradient shares its buffer with an updated tensor; an update in place needs "
         << "separate buffers";
-  inputs.push_back(condition);
-  run_op(OpId::apply_sgd_multi, inputs, outputs, MultiSgdAttrs{learning_rate, momentum, nesterov});
+  ops.inputs.insert(ops.inputs.end(), {condition, learning_rate});
+  return ops;
+}
+
+void apply_sgd_multi_in_place(const std::vector<SgdSlots>& slots, const Tensor& condition, const Tensor& learning_rate,
+                              double momentum, bool nesterov) {
+  UpdateOperands o = sgd_multi_operands(slots, condition, learning_rate, momentum);
+  // The updated tensors first: the first input's dtype chooses the kernel.
+  o.updated.insert(o.updated.end(), o.inputs.begin(), o.inputs.end());
+  run_op(OpId::apply_sgd_multi, o.updated, o.outputs, MultiSgdAttrs{momentum, nesterov});
+}
+
+void apply_sgd_multi_in_place(const std::vector<SgdSlots>& slots, const Tensor& condition, double learning_rate,
+                              double momentum, bool nesterov) {
+  apply_sgd_multi_in_place(slots, condition, Tensor::scalar<double>(learning_rate, Device::cpu()), momentum, nesterov);
 }
 
 UnscaledGradient unscale_gradient(const Tensor& gradient, const Tensor& scale, const Tensor& finite) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "framework/core/tensor.h"
+#include "framework/ops/dispatch.h"
 
 namespace ember::ops {
 
@@ -21,20 +22,46 @@ AdamUpdate apply_adam(const Tensor& variable, const Tensor& momentum, const Tens
 void apply_adam_in_place(Tensor& variable, Tensor& momentum, Tensor& velocity, const Tensor& gradient, double alpha,
                          double beta_1, double beta_2, double epsilon);
 
-// One variable of apply_adam_multi_in_place: its value and slots, updated in place, and its gradient.
+// One variable of apply_adam_multi_in_place: its value and slots, updated in place, and its gradient: whole, or
+// (on the CPU) as the factors a (k, rows) and b (k, cols) of a rows x cols gradient a^T @ b (the gradient then
+// undefined), a Dense kernel's x^T @ dy. Up to kFactoredMaxRows rows, as apply_adam_factored_in_place takes them;
+// more in float32, where each thread makes its rows of the product with oneDNN's sgemm, a block of rows at a time
+// that the update reads while it is in the core's cache, and no pass writes the whole product out. The product's
+// bits are those matmul gives (oneDNN's sgemm does not split the inner dimension, so its rows do not depend on
+// how they are split; tests/framework/ops/test_optimizer_ops.cpp checks it).
 struct AdamSlots {
   Tensor variable, momentum, velocity, gradient;
+  Tensor a{}, b{};
 };
 
-// apply_adam_in_place over several variables in one pass (one kernel launch per few dozen variables on a GPU,
-// PyTorch's fused Adam), with Keras's step size lr sqrt(1 - beta_2^t) / (1 - beta_1^t) made by the kernel from
-// `step` (0-d int64: the count of earlier updates, t = step + 1), and nothing changed unless `condition` (0-d
-// bool) is true. Both may live on the device, so that neither has to be read on the host: a skipped mixed
-// precision step stays on the GPU's queue. Every tensor has one float32/float64 dtype and one device, each
-// slot's four share a shape, and no two updated buffers are shared. The bits are apply_adam_in_place's with
-// alpha = Adam's step size on the host (optimizers::Adam), element for element.
+// apply_adam_in_place over several variables in one pass (one parallel region on the CPU, one kernel launch per
+// few dozen variables on a GPU: PyTorch's fused Adam), with Keras's step size lr sqrt(1 - beta_2^t) / (1 - beta_1^t)
+// made by the kernel from `step` (0-d int64: the count of earlier updates, t = step + 1) and `learning_rate` (0-d
+// float32 or float64, rounded to the variables' dtype), and nothing changed unless `condition` (0-d bool) is true.
+// All three may live on the device, so that none has to be read on the host: a skipped mixed precision step
+// stays on the GPU's queue, and a traced step reads the optimizer's variables when it runs. Every tensor has one
+// float32/float64 dtype and one device, each slot's four share a shape, and no two updated buffers are shared.
+// The bits are apply_adam_in_place's (apply_adam_factored_in_place's for factors) with alpha = Adam's step size
+// on the host (optimizers::Adam), element for element.
+void apply_adam_multi_in_place(const std::vector<AdamSlots>& slots, const Tensor& step, const Tensor& condition,
+                               const Tensor& learning_rate, double beta_1, double beta_2, double epsilon);
+// The same with a learning rate from the host.
 void apply_adam_multi_in_place(const std::vector<AdamSlots>& slots, const Tensor& step, const Tensor& condition,
                                double learning_rate, double beta_1, double beta_2, double epsilon);
+
+// A fused multi-variable update's operands, for an optimizer that records it in a traced function
+// (graph::update_variables): the op's inputs are the `updated` tensors, whose buffers its outputs are (one output
+// each, in order), then `inputs`.
+struct UpdateOperands {
+  std::vector<Tensor> updated, inputs;
+  std::vector<OutputSpec> outputs;
+};
+
+// apply_adam_multi's operands for `slots`, checked as apply_adam_multi_in_place checks them: updated, each
+// variable's value, momentum and velocity; inputs, each gradient as the triple (gradient, a, b), then the step,
+// the condition and the learning rate.
+UpdateOperands adam_multi_operands(const std::vector<AdamSlots>& slots, const Tensor& step, const Tensor& condition,
+                                   const Tensor& learning_rate);
 
 // One variable of apply_sgd_multi_in_place: its value and momentum (undefined without momentum), updated in
 // place, and its gradient.
@@ -43,10 +70,19 @@ struct SgdSlots {
 };
 
 // Keras's SGD step (functors::SgdStep) over several variables in one pass, in place, where `condition` (0-d bool,
-// on the host or the device) is true. `momentum` 0 means no momentum slots; otherwise every slot has one. The
-// dtype and device rules and the bits are apply_adam_multi_in_place's (the SGD ops', element for element).
+// on the host or the device) is true, with `learning_rate` (0-d float32 or float64, on the host or the device)
+// rounded to the variables' dtype. `momentum` 0 means no momentum slots; otherwise every slot has one. The dtype
+// and device rules and the bits are apply_adam_multi_in_place's (the SGD ops', element for element).
+void apply_sgd_multi_in_place(const std::vector<SgdSlots>& slots, const Tensor& condition, const Tensor& learning_rate,
+                              double momentum, bool nesterov);
+// The same with a learning rate from the host.
 void apply_sgd_multi_in_place(const std::vector<SgdSlots>& slots, const Tensor& condition, double learning_rate,
                               double momentum, bool nesterov);
+// apply_sgd_multi's operands, checked as apply_sgd_multi_in_place checks them: updated, each variable's value
+// and momentum (without momentum, its value alone); inputs, the gradients, then the condition and the learning
+// rate.
+UpdateOperands sgd_multi_operands(const std::vector<SgdSlots>& slots, const Tensor& condition,
+                                  const Tensor& learning_rate, double momentum);
 
 // At most this many rows in the factors of apply_adam_factored.
 constexpr int64_t kFactoredMaxRows = 8;

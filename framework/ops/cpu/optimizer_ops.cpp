@@ -1,8 +1,14 @@
 // CPU kernels of the fused optimizer updates: one pass over the variable, its slots and the gradient.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <cmath>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.h>
 
 #include "framework/core/parallel.h"
 #include "framework/ops/cpu/small_batch.h"
@@ -34,12 +40,84 @@ void adam_span(const T* w, const T* m, const T* v, const T* g, T* w_out, T* m_ou
   }
 }
 
+// The learning rate tensor of a fused update (float32 or float64, checked by the front ends), as a double.
+double learning_rate_of(const Tensor& lr) {
+  return lr.dtype() == DType::Float32 ? static_cast<double>(*lr.data<float>()) : *lr.data<double>();
+}
+
 // AdamAttrs' coefficients rounded to T: alpha, 1 - beta_1, 1 - beta_2, epsilon.
 template <class T>
 std::array<T, 4> coefficients(const KernelContext& ctx) {
   const auto& a = std::get<AdamAttrs>(ctx.attrs);
   return {static_cast<T>(a.alpha), static_cast<T>(a.one_minus_beta_1), static_cast<T>(a.one_minus_beta_2),
           static_cast<T>(a.epsilon)};
+}
+
+// apply_adam_factored: the variable's rows split over the pool as matmul splits a small batch's products with
+// it (small_batch.h), so each thread updates the rows whose forward product it made. Element (i, j)'s gradient
+// is made in a register, K (the batch) a compile-time constant so the terms unroll and the columns vectorize:
+// the first term rounded, then one fma per further term.
+template <class T, int K>
+void adam_factored_rows(const T* a, const T* b, T* w, T* m, T* v, int64_t rows, int64_t cols, int64_t begin,
+                        int64_t end, T alpha, T c1, T c2, T eps) {
+  for (int64_t i = begin; i < end; ++i) {
+    T ap[K];
+    for (int p = 0; p < K; ++p) ap[p] = a[p * rows + i];
+    T* wr = w + i * cols;
+    T* mr = m + i * cols;
+    T* vr = v + i * cols;
+#pragma GCC ivdep
+    for (int64_t j = 0; j < cols; ++j) {
+      T g = ap[0] * b[j];
+      for (int p = 1; p < K; ++p) g = std::fma(ap[p], b[p * cols + j], g);
+      T wi = wr[j], mi = mr[j], vi = vr[j];
+      functors::AdamStep{}(wi, mi, vi, g, alpha, c1, c2, eps);
+      wr[j] = wi;
+      mr[j] = mi;
+      vr[j] = vi;
+    }
+  }
+}
+
+
+// Rows [begin, end) of apply_adam_factored for factors of k rows (1 to ops::kFactoredMaxRows, checked by the front
+// ends).
+template <class T>
+void adam_factored_span(const T* a, const T* b, T* w, T* m, T* v, int64_t k, int64_t rows, int64_t cols, int64_t begin,
+                        int64_t end, T alpha, T c1, T c2, T eps) {
+  static_assert(ops::kFactoredMaxRows == 8, "a case per row count");
+  switch (k) {
+    case 1: return adam_factored_rows<T, 1>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+    case 2: return adam_factored_rows<T, 2>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+    case 3: return adam_factored_rows<T, 3>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+    case 4: return adam_factored_rows<T, 4>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+    case 5: return adam_factored_rows<T, 5>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+    case 6: return adam_factored_rows<T, 6>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+    case 7: return adam_factored_rows<T, 7>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+    case 8: return adam_factored_rows<T, 8>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+    default: break;
+  }
+}
+
+// Rows of the product a^T @ b that apply_adam_multi makes at a time for a factored gradient of more than
+// ops::kFactoredMaxRows rows: 128 KiB of 256 float32 columns, read back by the update from the core's L2 cache,
+// in few enough sgemm calls that their overhead stays small.
+constexpr int64_t kProductBlockRows = 128;
+
+// Rows [begin, end) of apply_adam_multi's update from factors of k > ops::kFactoredMaxRows rows (float32): each
+// block of rows of the product made by dnnl_sgemm on this thread, as matmul makes it, into `block` (at least
+// kProductBlockRows x cols), then updated from there. Returns dnnl_sgemm's first failure.
+dnnl_status_t adam_product_rows(const float* a, const float* b, float* w, float* m, float* v, int64_t k, int64_t rows,
+                                int64_t cols, int64_t begin, int64_t end, float alpha, float c1, float c2, float eps,
+                                float* block) {
+  for (int64_t r = begin; r < end; r += kProductBlockRows) {
+    const int64_t n = std::min(kProductBlockRows, end - r);
+    const dnnl_status_t s = dnnl_sgemm('T', 'N', n, cols, k, 1.0f, a + r, rows, b, cols, 0.0f, block, cols);
+    if (s != dnnl_success) return s;
+    const int64_t at = r * cols;
+    adam_span<float>(w + at, m + at, v + at, block, w + at, m + at, v + at, 0, n * cols, alpha, c1, c2, eps);
+  }
+  return dnnl_success;
 }
 
 template <class T>
@@ -68,31 +146,77 @@ void apply_adam_cpu(const KernelContext& ctx) {
 }
 EMBER_REGISTER_KERNEL(apply_adam, CPU, apply_adam_cpu, DType::Float32, DType::Float64);
 
-// apply_adam_multi: inputs (w, m, v, g) per variable, then the step and the condition; outputs (w, m, v) per variable, the
-// inputs' own buffers. The step size is made once, as Adam makes it on the host (AdamStepSize's float math is
-// optimizers::detail::Scalar's), and each variable runs apply_adam's loop.
+// apply_adam_multi: inputs (w, m, v) per variable, then (g, a, b) per variable (the gradient whole, or its factors
+// a^T @ b), then the step, the condition and the learning rate; outputs (w, m, v) per variable, the inputs' own
+// buffers. The step size is made once, as Adam makes it on the host (AdamStepSize's float math is
+// optimizers::detail::Scalar's). Each variable is split as apply_adam (by elements) or apply_adam_factored (by
+// rows) splits it alone, and all of them run in one parallel region: chunk t of every variable on thread t, so a
+// thread keeps the rows it made in the forward pass and the pool is woken once per update, not once per variable.
 template <class T>
 void adam_multi_loop(const KernelContext& ctx) {
-  const size_t n_vars = ctx.outputs.size() / 3;
-  if (!*ctx.inputs[4 * n_vars + 1].data<bool>()) return;
+  const size_t n_vars = (ctx.inputs.size() - 3) / 6;
+  const Tensor* grads = ctx.inputs.data() + 3 * n_vars;
+  if (!*ctx.inputs[6 * n_vars + 1].data<bool>()) return;
   const auto& a = std::get<MultiAdamAttrs>(ctx.attrs);
+  const double lr = learning_rate_of(ctx.inputs[6 * n_vars + 2]);
   // Keras casts the betas to float32 tensors before the powers (Scalar::cast), and computes 1 - beta in Python.
-  const T t = static_cast<T>(*ctx.inputs[4 * n_vars].data<int64_t>() + 1);
-  const T alpha = functors::AdamStepSize{}(static_cast<T>(a.learning_rate), static_cast<T>(static_cast<float>(a.beta_1)),
+  const T t = static_cast<T>(*ctx.inputs[6 * n_vars].data<int64_t>() + 1);
+  const T alpha = functors::AdamStepSize{}(static_cast<T>(lr), static_cast<T>(static_cast<float>(a.beta_1)),
                                            static_cast<T>(static_cast<float>(a.beta_2)), t);
   const T c1 = static_cast<T>(1 - a.beta_1), c2 = static_cast<T>(1 - a.beta_2), eps = static_cast<T>(a.epsilon);
-  for (size_t k = 0; k < n_vars; ++k) {
-    T* w = ctx.outputs[3 * k].data<T>();
-    T* m = ctx.outputs[3 * k + 1].data<T>();
-    T* v = ctx.outputs[3 * k + 2].data<T>();
-    const T* g = ctx.inputs[4 * k + 3].data<T>();
-    const int64_t n = ctx.outputs[3 * k].num_elements();
-    auto body = [=](int64_t b, int64_t e) { adam_span<T>(w, m, v, g, w, m, v, b, e, alpha, c1, c2, eps); };
-    if (n <= kParallelGrain)
-      body(0, n);
-    else
-      parallel_for(n, kParallelGrain, body);
+  struct Part {
+    T *w, *m, *v;
+    const T *g, *a, *b;  // g, or the factors a (k, rows) and b (k, cols)
+    int64_t n, rows, cols, k, chunks;
+  };
+  std::vector<Part> parts(n_vars);
+  int64_t chunks = 1;
+  for (size_t i = 0; i < n_vars; ++i) {
+    Part& p = parts[i];
+    p.w = ctx.outputs[3 * i].data<T>();
+    p.m = ctx.outputs[3 * i + 1].data<T>();
+    p.v = ctx.outputs[3 * i + 2].data<T>();
+    p.n = ctx.outputs[3 * i].num_elements();
+    const bool factored = !grads[3 * i].defined();
+    p.g = factored ? nullptr : grads[3 * i].data<T>();
+    p.a = factored ? grads[3 * i + 1].data<T>() : nullptr;
+    p.b = factored ? grads[3 * i + 2].data<T>() : nullptr;
+    p.rows = factored ? ctx.outputs[3 * i].shape()[0] : 0;
+    p.cols = factored ? ctx.outputs[3 * i].shape()[1] : 0;
+    p.k = factored ? grads[3 * i + 1].shape()[0] : 0;
+    // apply_adam's and apply_adam_factored's splits, as each would make it alone.
+    p.chunks = p.n <= kParallelGrain ? 1 : factored ? parallel_chunks(p.rows, cpu::kSplitMinRows)
+                                                    : parallel_chunks(p.n, kParallelGrain);
+    chunks = std::max(chunks, p.chunks);
   }
+  int64_t product_cols = 0;  // the widest product made a block at a time
+  for (const Part& p : parts)
+    if (!p.g && p.k > ops::kFactoredMaxRows) product_cols = std::max(product_cols, p.cols);
+  std::atomic<dnnl_status_t> status{dnnl_success};
+  // A product on this thread alone runs on it alone (in the pool's region, oneDNN does anyway).
+  std::optional<ScopedOpenMPThreads> one_thread;
+  if (chunks == 1 && product_cols > 0) one_thread.emplace(1);
+  parallel_for_chunks(chunks, 1, [&](int64_t chunk, int64_t, int64_t) {
+    std::vector<T> block(static_cast<size_t>(kProductBlockRows * product_cols));
+    for (const Part& p : parts) {
+      if (chunk >= p.chunks) continue;
+      if (p.g) {
+        adam_span<T>(p.w, p.m, p.v, p.g, p.w, p.m, p.v, p.n * chunk / p.chunks, p.n * (chunk + 1) / p.chunks, alpha,
+                     c1, c2, eps);
+        continue;
+      }
+      const int64_t begin = p.rows * chunk / p.chunks, end = p.rows * (chunk + 1) / p.chunks;
+      if (p.k <= ops::kFactoredMaxRows) {
+        adam_factored_span<T>(p.a, p.b, p.w, p.m, p.v, p.k, p.rows, p.cols, begin, end, alpha, c1, c2, eps);
+      } else if constexpr (std::is_same_v<T, float>) {  // the front end allows more rows in float32 only
+        const dnnl_status_t s = adam_product_rows(p.a, p.b, p.w, p.m, p.v, p.k, p.rows, p.cols, begin, end, alpha,
+                                                  c1, c2, eps, block.data());
+        if (s != dnnl_success) status.store(s);
+      }
+    }
+  });
+  EMBER_CHECK(status.load() == dnnl_success, Internal)
+      << "apply_adam_multi: dnnl_sgemm failed with oneDNN status " << status.load();
 }
 
 void apply_adam_multi_cpu(const KernelContext& ctx) {
@@ -100,21 +224,21 @@ void apply_adam_multi_cpu(const KernelContext& ctx) {
 }
 EMBER_REGISTER_KERNEL(apply_adam_multi, CPU, apply_adam_multi_cpu, DType::Float32, DType::Float64);
 
-// apply_sgd_multi: inputs (w, m, g) per variable, (w, g) without momentum, then the condition; outputs (w, m) or
-// (w) per variable, the inputs' own buffers.
+// apply_sgd_multi: inputs (w, m) per variable, (w) without momentum, then the gradients, the condition and the
+// learning rate; outputs (w, m) or (w) per variable, the inputs' own buffers.
 template <class T>
 void sgd_multi_loop(const KernelContext& ctx) {
-  if (!*ctx.inputs.back().data<bool>()) return;
   const auto& a = std::get<MultiSgdAttrs>(ctx.attrs);
   const bool has_momentum = a.momentum != 0, nesterov = a.nesterov;
-  const size_t group = has_momentum ? 3 : 2, n_vars = (ctx.inputs.size() - 1) / group;
+  const size_t group = has_momentum ? 2 : 1, n_vars = ctx.outputs.size() / group;
+  if (!*ctx.inputs[ctx.inputs.size() - 2].data<bool>()) return;
   // SGD's host scalars: the learning rate in T, the momentum cast to float32 first (Keras's ops.cast).
-  const T lr = static_cast<T>(a.learning_rate), momentum = static_cast<T>(static_cast<float>(a.momentum));
+  const T lr = static_cast<T>(learning_rate_of(ctx.inputs.back())), momentum = static_cast<T>(static_cast<float>(a.momentum));
   for (size_t k = 0; k < n_vars; ++k) {
-    T* w = ctx.outputs[(group - 1) * k].data<T>();
+    T* w = ctx.outputs[group * k].data<T>();
     T* m = has_momentum ? ctx.outputs[2 * k + 1].data<T>() : nullptr;
-    const T* g = ctx.inputs[group * k + group - 1].data<T>();
-    const int64_t n = ctx.outputs[(group - 1) * k].num_elements();
+    const T* g = ctx.inputs[group * n_vars + k].data<T>();
+    const int64_t n = ctx.outputs[group * k].num_elements();
     auto body = [=](int64_t b, int64_t e) {
       T unused = 0;
 #pragma GCC ivdep
@@ -137,66 +261,24 @@ void apply_sgd_multi_cpu(const KernelContext& ctx) {
 }
 EMBER_REGISTER_KERNEL(apply_sgd_multi, CPU, apply_sgd_multi_cpu, DType::Float32, DType::Float64);
 
-// apply_adam_factored: the variable's rows split over the pool as matmul splits a small batch's products with
-// it (small_batch.h), so each thread updates the rows whose forward product it made. Element (i, j)'s gradient
-// is made in a register, K (the batch) a compile-time constant so the terms unroll and the columns vectorize:
-// the first term rounded, then one fma per further term.
-template <class T, int K>
-void adam_factored_rows(const T* a, const T* b, T* w, T* m, T* v, int64_t rows, int64_t cols, int64_t begin,
-                        int64_t end, T alpha, T c1, T c2, T eps) {
-  for (int64_t i = begin; i < end; ++i) {
-    T ap[K];
-    for (int p = 0; p < K; ++p) ap[p] = a[p * rows + i];
-    T* wr = w + i * cols;
-    T* mr = m + i * cols;
-    T* vr = v + i * cols;
-#pragma GCC ivdep
-    for (int64_t j = 0; j < cols; ++j) {
-      T g = ap[0] * b[j];
-      for (int p = 1; p < K; ++p) g = std::fma(ap[p], b[p * cols + j], g);
-      T wi = wr[j], mi = mr[j], vi = vr[j];
-      functors::AdamStep{}(wi, mi, vi, g, alpha, c1, c2, eps);
-      wr[j] = wi;
-      mr[j] = mi;
-      vr[j] = vi;
-    }
-  }
-}
-
-template <class T, int K>
-void adam_factored_loop(const KernelContext& ctx) {
+// apply_adam_factored: the variable's rows split over the pool as apply_adam_multi splits a factored variable.
+template <class T>
+void adam_factored(const KernelContext& ctx) {
   const T* a = ctx.inputs[3].data<T>();
   const T* b = ctx.inputs[4].data<T>();
   T* w = ctx.outputs[0].data<T>();
   T* m = ctx.outputs[1].data<T>();
   T* v = ctx.outputs[2].data<T>();
   const auto [alpha, c1, c2, eps] = coefficients<T>(ctx);
+  const int64_t k = ctx.inputs[3].shape()[0];  // 1 to ops::kFactoredMaxRows, checked by apply_adam_factored_in_place
   const int64_t rows = ctx.outputs[0].shape()[0], cols = ctx.outputs[0].shape()[1];
   auto body = [=](int64_t, int64_t begin, int64_t end) {
-    adam_factored_rows<T, K>(a, b, w, m, v, rows, cols, begin, end, alpha, c1, c2, eps);
+    adam_factored_span<T>(a, b, w, m, v, k, rows, cols, begin, end, alpha, c1, c2, eps);
   };
   if (rows * cols <= kParallelGrain)
     body(0, 0, rows);
   else
     parallel_for_chunks(rows, cpu::kSplitMinRows, body);
-}
-
-template <class T>
-void adam_factored(const KernelContext& ctx) {
-  static_assert(ops::kFactoredMaxRows == 8, "a case per row count");
-  switch (ctx.inputs[3].shape()[0]) {  // 1 to ops::kFactoredMaxRows, checked by apply_adam_factored_in_place
-    case 1: return adam_factored_loop<T, 1>(ctx);
-    case 2: return adam_factored_loop<T, 2>(ctx);
-    case 3: return adam_factored_loop<T, 3>(ctx);
-    case 4: return adam_factored_loop<T, 4>(ctx);
-    case 5: return adam_factored_loop<T, 5>(ctx);
-    case 6: return adam_factored_loop<T, 6>(ctx);
-    case 7: return adam_factored_loop<T, 7>(ctx);
-    case 8: return adam_factored_loop<T, 8>(ctx);
-    default: break;
-  }
-  throw make_error<InvalidArgument>("apply_adam_factored: the factors have ", ctx.inputs[3].shape()[0],
-                                    " rows; expected 1 to 8");
 }
 
 void apply_adam_factored_cpu(const KernelContext& ctx) {

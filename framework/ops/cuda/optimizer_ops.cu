@@ -86,10 +86,13 @@ struct AdamBatch {
 // operations, no multiply-add to contract), rather than waiting on another kernel or a host value.
 template <class T>
 __global__ void opt_adam_multi_kernel(AdamBatch<T> b, const int64_t* __restrict__ step,
-                                      const bool* __restrict__ condition, T learning_rate, T beta_1, T beta_2, T c1,
-                                      T c2, T epsilon) {
+                                      const bool* __restrict__ condition, const void* __restrict__ learning_rate,
+                                      bool learning_rate_double, T beta_1, T beta_2, T c1, T c2, T epsilon) {
   if (!*condition) return;
-  const T alpha = functors::AdamStepSize{}(learning_rate, beta_1, beta_2, static_cast<T>(*step + 1));
+  // The CPU kernel's rounding: the rate widened to double, then rounded to T.
+  const double lr = learning_rate_double ? *static_cast<const double*>(learning_rate)
+                                         : static_cast<double>(*static_cast<const float*>(learning_rate));
+  const T alpha = functors::AdamStepSize{}(static_cast<T>(lr), beta_1, beta_2, static_cast<T>(*step + 1));
   int k = 0;
   EMBER_CUDA_GRID_STRIDE_LOOP(i, b.end[b.count - 1]) {
     while (i >= b.end[k]) ++k;
@@ -114,10 +117,14 @@ struct SgdBatch {
 
 // functors::SgdStep, operation for operation, with separately rounded arithmetic (no multiply-add contraction).
 template <class T>
-__global__ void opt_sgd_multi_kernel(SgdBatch<T> b, const bool* __restrict__ condition, T lr, T momentum,
+__global__ void opt_sgd_multi_kernel(SgdBatch<T> b, const bool* __restrict__ condition,
+                                     const void* __restrict__ learning_rate, bool learning_rate_double, T momentum,
                                      bool has_momentum, bool nesterov) {
   using R = OptRn;
   if (!*condition) return;
+  // The CPU kernel's rounding: the rate widened to double, then rounded to T.
+  const T lr = static_cast<T>(learning_rate_double ? *static_cast<const double*>(learning_rate)
+                                                   : static_cast<double>(*static_cast<const float*>(learning_rate)));
   int k = 0;
   EMBER_CUDA_GRID_STRIDE_LOOP(i, b.end[b.count - 1]) {
     while (i >= b.end[k]) ++k;
@@ -185,12 +192,13 @@ bool launch_apply_adam_factored(DT dt, void* w, void* m, void* v, const void* a,
 }
 
 bool launch_apply_adam_multi(DT dt, int count, void* const* w, void* const* m, void* const* v, const void* const* g,
-                             const int64_t* n, const int64_t* step, const bool* condition, double learning_rate,
-                             double beta_1, double beta_2, double epsilon, cudaStream_t stream) {
+                             const int64_t* n, const int64_t* step, const bool* condition, const void* learning_rate,
+                             bool learning_rate_double, double beta_1, double beta_2, double epsilon,
+                             cudaStream_t stream) {
   return with_float_type(dt, [&](auto zero) {
     using T = decltype(zero);
     // The coefficients in T as the CPU kernel rounds them: Keras casts the betas to float32 before the powers.
-    const T lr = static_cast<T>(learning_rate), b1 = static_cast<T>(static_cast<float>(beta_1)),
+    const T b1 = static_cast<T>(static_cast<float>(beta_1)),
             b2 = static_cast<T>(static_cast<float>(beta_2)), c1 = static_cast<T>(1 - beta_1),
             c2 = static_cast<T>(1 - beta_2), eps = static_cast<T>(epsilon);
     for (int k = 0; k < count;) {
@@ -206,17 +214,18 @@ bool launch_apply_adam_multi(DT dt, int count, void* const* w, void* const* m, v
         b.end[b.count++] = total;
       }
       if (b.count == 0) continue;
-      opt_adam_multi_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(b, step, condition, lr, b1, b2, c1, c2, eps);
+      opt_adam_multi_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(b, step, condition, learning_rate,
+                                                                             learning_rate_double, b1, b2, c1, c2, eps);
     }
   });
 }
 
 bool launch_apply_sgd_multi(DT dt, int count, void* const* w, void* const* m, const void* const* g, const int64_t* n,
-                            const bool* condition, double learning_rate, double momentum, bool nesterov,
-                            cudaStream_t stream) {
+                            const bool* condition, const void* learning_rate, bool learning_rate_double,
+                            double momentum, bool nesterov, cudaStream_t stream) {
   return with_float_type(dt, [&](auto zero) {
     using T = decltype(zero);
-    const T lr = static_cast<T>(learning_rate), mom = static_cast<T>(static_cast<float>(momentum));
+    const T mom = static_cast<T>(static_cast<float>(momentum));
     for (int k = 0; k < count;) {
       SgdBatch<T> b{};
       int64_t total = 0;
@@ -229,7 +238,9 @@ bool launch_apply_sgd_multi(DT dt, int count, void* const* w, void* const* m, co
         b.end[b.count++] = total;
       }
       if (b.count == 0) continue;
-      opt_sgd_multi_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(b, condition, lr, mom, momentum != 0, nesterov);
+      opt_sgd_multi_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(b, condition, learning_rate,
+                                                                            learning_rate_double, mom, momentum != 0,
+                                                                            nesterov);
     }
   });
 }

@@ -51,50 +51,57 @@ void apply_adam_factored_cuda(const KernelContext& ctx) {
 }
 EMBER_REGISTER_KERNEL(apply_adam_factored, CUDA, apply_adam_factored_cuda, DType::Float32, DType::Float64);
 
-// Inputs (w, m, v, g) per variable, then the step and the condition (dispatch uploaded them if they were
-// host scalars); the outputs are the variables' and slots' own buffers.
+// Inputs (w, m, v) per variable, then (g, a, b) per variable, then the step, the condition and the learning rate
+// (dispatch uploaded them if they were host scalars); the outputs are the variables' and slots' own buffers.
+// Gradients given as factors are the CPU's (fold_kernel_gradients hands them only to CPU updates).
 void apply_adam_multi_cuda(const KernelContext& ctx) {
   const int dev = cuda::device_of(ctx);
-  const size_t count = ctx.outputs.size() / 3;
+  const size_t count = (ctx.inputs.size() - 3) / 6;
   std::vector<void*> w(count), m(count), v(count);
   std::vector<const void*> g(count);
   std::vector<int64_t> n(count);
   for (size_t k = 0; k < count; ++k) {
+    const Tensor& gradient = ctx.inputs[3 * count + 3 * k];
+    if (!gradient.defined())
+      throw make_error<Unimplemented>("apply_adam_multi: a gradient given as factors is not implemented on CUDA");
     w[k] = ctx.outputs[3 * k].raw_data();
     m[k] = ctx.outputs[3 * k + 1].raw_data();
     v[k] = ctx.outputs[3 * k + 2].raw_data();
-    g[k] = ctx.inputs[4 * k + 3].raw_data();
+    g[k] = gradient.raw_data();
     n[k] = ctx.outputs[3 * k].num_elements();
   }
   const auto& a = std::get<MultiAdamAttrs>(ctx.attrs);
   const DType t = ctx.outputs[0].dtype();
+  const Tensor& lr = ctx.inputs[6 * count + 2];
   const bool launched = cuda::launch_apply_adam_multi(
       cuda::to_dt(t), static_cast<int>(count), w.data(), m.data(), v.data(), g.data(), n.data(),
-      ctx.inputs[4 * count].data<int64_t>(), ctx.inputs[4 * count + 1].data<bool>(), a.learning_rate, a.beta_1,
-      a.beta_2, a.epsilon, cuda::stream(dev));
+      ctx.inputs[6 * count].data<int64_t>(), ctx.inputs[6 * count + 1].data<bool>(), lr.raw_data(),
+      lr.dtype() == DType::Float64, a.beta_1, a.beta_2, a.epsilon, cuda::stream(dev));
   if (!launched) throw make_error<Unimplemented>("apply_adam_multi: dtype ", t, " is not implemented on CUDA");
   cuda::after_launch("apply_adam_multi", dev);
 }
 EMBER_REGISTER_KERNEL(apply_adam_multi, CUDA, apply_adam_multi_cuda, DType::Float32, DType::Float64);
 
-// Inputs (w, m, g) per variable ((w, g) without momentum), then the condition.
+// Inputs (w, m) per variable ((w) without momentum), then the gradients, the condition and the learning rate.
 void apply_sgd_multi_cuda(const KernelContext& ctx) {
   const int dev = cuda::device_of(ctx);
   const auto& a = std::get<MultiSgdAttrs>(ctx.attrs);
-  const size_t group = a.momentum != 0 ? 3 : 2, count = (ctx.inputs.size() - 1) / group;
+  const size_t group = a.momentum != 0 ? 2 : 1, count = ctx.outputs.size() / group;
   std::vector<void*> w(count), m(count, nullptr);
   std::vector<const void*> g(count);
   std::vector<int64_t> n(count);
   for (size_t k = 0; k < count; ++k) {
-    w[k] = ctx.outputs[(group - 1) * k].raw_data();
-    if (group == 3) m[k] = ctx.outputs[2 * k + 1].raw_data();
-    g[k] = ctx.inputs[group * k + group - 1].raw_data();
-    n[k] = ctx.outputs[(group - 1) * k].num_elements();
+    w[k] = ctx.outputs[group * k].raw_data();
+    if (group == 2) m[k] = ctx.outputs[2 * k + 1].raw_data();
+    g[k] = ctx.inputs[group * count + k].raw_data();
+    n[k] = ctx.outputs[group * k].num_elements();
   }
   const DType t = ctx.outputs[0].dtype();
-  const bool launched = cuda::launch_apply_sgd_multi(cuda::to_dt(t), static_cast<int>(count), w.data(), m.data(),
-                                                     g.data(), n.data(), ctx.inputs.back().data<bool>(),
-                                                     a.learning_rate, a.momentum, a.nesterov, cuda::stream(dev));
+  const Tensor& lr = ctx.inputs.back();
+  const bool launched = cuda::launch_apply_sgd_multi(
+      cuda::to_dt(t), static_cast<int>(count), w.data(), m.data(), g.data(), n.data(),
+      ctx.inputs[ctx.inputs.size() - 2].data<bool>(), lr.raw_data(), lr.dtype() == DType::Float64, a.momentum,
+      a.nesterov, cuda::stream(dev));
   if (!launched) throw make_error<Unimplemented>("apply_sgd_multi: dtype ", t, " is not implemented on CUDA");
   cuda::after_launch("apply_sgd_multi", dev);
 }

@@ -22,19 +22,22 @@ bool launch_apply_adam_factored(DT dt, void* w, void* m, void* v, const void* a,
 
 // apply_adam_multi over `count` variables of dt (F32 or F64), in place: variable k has n[k] elements at w[k],
 // m[k], v[k] with its gradient at g[k]. The step size is made on the device from *step (device memory: the
-// count of earlier updates), and nothing is written unless *condition (device memory) is true. One kernel per
-// kMultiAdamMaxVars variables; false for another dtype.
+// count of earlier updates) and *learning_rate (device memory: a double, or a float when learning_rate_double is
+// false), and nothing is written unless *condition (device memory) is true. One kernel per kMultiAdamMaxVars
+// variables; false for another dtype.
 inline constexpr int kMultiAdamMaxVars = 24;
 bool launch_apply_adam_multi(DT dt, int count, void* const* w, void* const* m, void* const* v, const void* const* g,
-                             const int64_t* n, const int64_t* step, const bool* condition, double learning_rate,
-                             double beta_1, double beta_2, double epsilon, cudaStream_t stream);
+                             const int64_t* n, const int64_t* step, const bool* condition, const void* learning_rate,
+                             bool learning_rate_double, double beta_1, double beta_2, double epsilon,
+                             cudaStream_t stream);
 
 // apply_sgd_multi over `count` variables of dt (F32 or F64), in place: w[k], m[k] (null without momentum, when
-// momentum is 0) and g[k] of n[k] elements, where *condition (device memory) is true. One kernel per
+// momentum is 0) and g[k] of n[k] elements, where *condition (device memory) is true, at the rate
+// *learning_rate (device memory: a double, or a float when learning_rate_double is false). One kernel per
 // kMultiAdamMaxVars variables; false for another dtype.
 bool launch_apply_sgd_multi(DT dt, int count, void* const* w, void* const* m, const void* const* g, const int64_t* n,
-                            const bool* condition, double learning_rate, double momentum, bool nesterov,
-                            cudaStream_t stream);
+                            const bool* condition, const void* learning_rate, bool learning_rate_double,
+                            double momentum, bool nesterov, cudaStream_t stream);
 
 // unscale_gradient over n elements of F32 or F64: out = g / *scale (separately rounded, as ops::div), and
 // *finite_out = *finite_in and every g finite. Enqueues two kernels on `stream`; false for another dtype.

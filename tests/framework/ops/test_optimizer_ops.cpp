@@ -248,6 +248,83 @@ TEST_CASE("apply_adam_multi_in_place refuses mismatched or shared tensors", "[op
                     Catch::Contains("a gradient shares its buffer"));
 }
 
+TEST_CASE("apply_adam_multi_in_place with factored gradients and a tensor learning rate gives the per-variable bits",
+          "[ops][optimizer]") {
+  // Factored variables (split by rows over the pool or not) beside whole ones, in one pass; the rate as a float32
+  // tensor (an optimizer's variable) gives the bits of the host's double holding the same float.
+  const int before = config::get_intra_op_parallelism_threads();
+  for (DType dt : {DType::Float32, DType::Float64})
+    for (int threads : {2, 1}) {
+      config::set_intra_op_parallelism_threads(threads);
+      INFO(dtype_name(dt) << ", threads " << threads);
+      const float lr = 0.00123f;
+      const double b1 = 0.9, b2 = 0.999, eps = 1e-7;
+      const int64_t step = 6;
+      uint64_t seed = 70;
+      auto r = [&](Shape s, double lo) {
+        return ops::cast(random::uniform(s, {.minval = lo, .maxval = 1, .seed = seed++}), dt);
+      };
+      std::vector<ops::AdamSlots> slots, expected;
+      // More than kFactoredMaxRows rows in float32: the product made a block of rows at a time, matmul's bits.
+      std::vector<std::pair<Shape, int64_t>> cases = {{{784, 256}, 1}, {{300}, 0}, {{5, 3}, 3}, {{256, 256}, 8},
+                                                      {{70000}, 0}};
+      if (dt == DType::Float32)
+        cases.insert(cases.end(), {{{784, 256}, 128}, {{256, 256}, 9}, {{5, 3}, 20}, {{100, 33}, 77}, {{256, 10}, 128}});
+      for (const auto& [shape, k] : cases) {
+        ops::AdamSlots s{r(shape, -1), r(shape, -1), r(shape, 0), Tensor()};
+        if (k > 0) {
+          s.a = r({k, shape[0]}, -1);
+          s.b = r({k, shape[1]}, -1);
+        } else {
+          s.gradient = r(shape, -1);
+        }
+        ops::AdamSlots e{s.variable.clone(), s.momentum.clone(), s.velocity.clone(),
+                         k > 0 ? ops::matmul(s.a, s.b, {.transpose_a = true}) : s.gradient};
+        slots.push_back(s);
+        expected.push_back(e);
+      }
+      for (const ops::AdamSlots& e : expected)
+        ops::apply_adam_multi_in_place({e}, Tensor::scalar<int64_t>(step), Tensor::scalar<bool>(true),
+                                       static_cast<double>(lr), b1, b2, eps);
+      std::vector<const void*> buffers;
+      for (const ops::AdamSlots& s : slots) buffers.push_back(s.variable.raw_data());
+      ops::apply_adam_multi_in_place(slots, Tensor::scalar<int64_t>(step), Tensor::scalar<bool>(true),
+                                     Tensor::scalar<float>(lr), b1, b2, eps);
+      for (size_t i = 0; i < slots.size(); ++i) {
+        INFO("variable " << i);
+        CHECK(slots[i].variable.raw_data() == buffers[i]);
+        CHECK(same_bits(slots[i].variable, expected[i].variable));
+        CHECK(same_bits(slots[i].momentum, expected[i].momentum));
+        CHECK(same_bits(slots[i].velocity, expected[i].velocity));
+      }
+    }
+  config::set_intra_op_parallelism_threads(before);
+}
+
+TEST_CASE("apply_adam_multi_in_place checks factors and the learning rate", "[ops][optimizer][errors]") {
+  const Tensor step = Tensor::scalar<int64_t>(0), yes = Tensor::scalar<bool>(true);
+  auto z = [](Shape s, DType dt = DType::Float32) { return ops::zeros(s, dt); };
+  auto run = [&](ops::AdamSlots s, const Tensor& lr) { ops::apply_adam_multi_in_place({s}, step, yes, lr, 0.9, 0.999, 1e-7); };
+  const Tensor lr = Tensor::scalar<float>(0.1f);
+  CHECK_THROWS_WITH(run({z({4, 3}), z({4, 3}), z({4, 3}), Tensor(), z({2, 5}), z({2, 3})}, lr),
+                    Catch::Contains("variable 0's gradient factors are float32 (2, 5) and float32 (2, 3)") &&
+                        Catch::Contains("(k, 4) and (k, 3)"));
+  CHECK_THROWS_WITH(run({z({4, 3}, DType::Float64), z({4, 3}, DType::Float64), z({4, 3}, DType::Float64), Tensor(),
+                         z({9, 4}, DType::Float64), z({9, 3}, DType::Float64)},
+                        lr),
+                    Catch::Contains("1 <= k <= 8 (more in float32 only)"));
+  run({z({4, 3}), z({4, 3}), z({4, 3}), Tensor(), z({9, 4}), z({9, 3})}, lr);  // float32: any k
+  CHECK_THROWS_WITH(run({z({4, 3}), z({4, 3}), z({4, 3}), Tensor(), z({1, 4}), Tensor()}, lr),
+                    Catch::Contains("gradient factors are float32 (1, 4) and undefined"));
+  CHECK_THROWS_WITH(run({z({4, 3}), z({4, 3}), z({4, 3}), z({4, 3}), z({1, 4}), z({1, 3})}, lr),
+                    Catch::Contains("both a gradient and its factors"));
+  CHECK_THROWS_WITH(run({z({4, 3}), z({4, 3}), z({4, 3}), z({4, 3})}, Tensor::scalar<int32_t>(1)),
+                    Catch::Contains("the learning rate has shape () and dtype int32"));
+  const Tensor w = z({4, 3});
+  CHECK_THROWS_WITH(run({w, z({4, 3}), z({4, 3}), Tensor(), w.view({3, 4}), z({3, 3})}, lr),
+                    Catch::Contains("a gradient shares its buffer with an updated tensor"));
+}
+
 TEST_CASE("apply_sgd_multi_in_place equals SGD's elementwise ops, with and without momentum", "[ops][optimizer]") {
   for (DType dt : {DType::Float32, DType::Float64})
     for (double momentum : {0.0, 0.9})
