@@ -1,5 +1,6 @@
 #include "optimizers/adam.h"
 
+#include "framework/graph/trace.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/optimizer_ops.h"
@@ -111,6 +112,50 @@ void Adam::update_steps_fused(const std::vector<Tensor>& grads, const std::vecto
     slots[k] = {*w, *m, *v, grads[k]};
   }
   ops::apply_adam_multi_in_place(slots, step, condition, learning_rate, beta_1_, beta_2_, epsilon_);
+}
+
+bool Adam::can_update_in_graph(const std::vector<SourceGradient>& /*grads*/, const std::vector<size_t>& indices) {
+  if (amsgrad_) return false;
+  const Variable& first = trainable_variables()[indices[0]];
+  if (!supports(OpId::apply_adam_multi, first.device().type(), first.dtype())) return false;
+  for (size_t i : indices) {
+    const Variable& var = trainable_variables()[i];
+    if (var.device() != first.device() || var.dtype() != first.dtype()) return false;
+  }
+  return true;
+}
+
+void Adam::update_in_graph(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices,
+                           const Tensor& step, const Tensor& learning_rate) {
+  std::vector<ops::AdamSlots> slots;
+  std::vector<Variable> updated;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const Variable& var = trainable_variables()[indices[k]];
+    const SourceGradient& g = grads[k];
+    ops::AdamSlots s;
+    if (g.factored() && g.a.dtype() == var.dtype() && var.device().is_cpu()) {
+      s.a = g.a;
+      s.b = g.b;
+    } else {
+      // As the eager update takes it: whole, in the variable's dtype.
+      const Tensor value = g.materialize();
+      s.gradient = value.dtype() == var.dtype() ? value : ops::cast(value, var.dtype());
+    }
+    {
+      graph::SuspendTracing suspend;  // the buffers are the op's own, not values of the graph
+      s.variable = var.value();
+      s.momentum = momentums_[indices[k]].value();
+      s.velocity = velocities_[indices[k]].value();
+    }
+    slots.push_back(std::move(s));
+    updated.insert(updated.end(), {var, momentums_[indices[k]], velocities_[indices[k]]});
+  }
+  ops::UpdateOperands o = ops::adam_multi_operands(slots, step, Tensor::scalar<bool>(true, Device::cpu()), learning_rate);
+  // No holders of the buffers but the variables: the op takes them in place.
+  slots.clear();
+  o.updated.clear();
+  graph::update_variables(name() + ".apply", OpId::apply_adam_multi, updated, o.inputs, o.outputs,
+                          MultiAdamAttrs{beta_1_, beta_2_, epsilon_}, static_cast<int>(indices.size()));
 }
 
 nlohmann::json Adam::get_config() const {

@@ -37,6 +37,10 @@ class Adam : public Optimizer {
   bool fuses_update_steps(const std::vector<Tensor>& grads, const std::vector<size_t>& indices) override;
   void update_steps_fused(const std::vector<Tensor>& grads, const std::vector<size_t>& indices, double learning_rate,
                           const Tensor& step, const Tensor& condition) override;
+  // apply_adam_multi as the graph's update: float32/float64, one device and dtype, no AMSGrad.
+  bool can_update_in_graph(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices) override;
+  void update_in_graph(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices, const Tensor& step,
+                       const Tensor& learning_rate) override;
 
  private:
   // The step size with Keras's bias correction, lr sqrt(1 - beta_2^t) / (1 - beta_1^t), in dt's rounding.

@@ -154,6 +154,7 @@ bool Optimizer::apply_as_traced_node(const std::vector<Tensor>& grads,
 void Optimizer::apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars) {
   if (grads.empty() && vars.empty()) return;  // Keras: an empty gradient list is a no-op
   if (graph::is_tracing()) {
+    if (trace_update(grads, vars)) return;
     // Each gradient as its three parts (value, or the factors a and b), rebuilt on every call.
     std::vector<Tensor> parts;
     for (const SourceGradient& g : grads) parts.insert(parts.end(), {g.value, g.a, g.b});
@@ -238,12 +239,39 @@ std::vector<size_t> Optimizer::indices_of(const std::vector<Variable>& vars) con
   return out;
 }
 
-void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, const std::vector<size_t>& all_indices,
-                              const Tensor& condition) {
-  NoRecordScope no_record;
-  // Keras filters None gradients first; everything below sees only the variables that have one.
+bool Optimizer::trace_update(const std::vector<SourceGradient>& all_grads, const std::vector<Variable>& vars) {
+  if (schedule_ || options_.use_ema || options_.gradient_accumulation_steps || options_.loss_scale_factor ||
+      clips_gradients() || all_grads.size() != vars.size())
+    return false;
+  for (const Variable& v : vars)
+    if (!v.defined()) return false;  // the host call's path says what is wrong
+  if (!built_) {
+    graph::SuspendTracing suspend;  // slots are made once, outside the graph (TF lifts them out of the function)
+    build(vars);
+  }
   std::vector<SourceGradient> grads;
   std::vector<size_t> indices;
+  keep_defined(all_grads, indices_of(vars), grads, indices);
+  if (!can_update_in_graph(grads, indices)) return false;
+  NoRecordScope no_record;
+  const Tensor step = iterations_.value();
+  const Tensor& learning_rate = learning_rate_.value();
+  // The decoupled weight decay (AdamW) as ops before the update, at the rate read when the step runs.
+  for (size_t i : indices) {
+    const std::optional<double> weight_decay = weight_decay_for(i);
+    if (!weight_decay) continue;
+    Variable& v = trainable_[i];
+    const Tensor lr = learning_rate.dtype() == v.dtype() ? learning_rate : ops::cast(learning_rate, v.dtype());
+    v.assign(v.value() - v.value() * Scalar::cast(*weight_decay, v.dtype()).value() * lr);
+  }
+  update_in_graph(grads, indices, step, learning_rate);
+  // Counted on the device, as eager counts (the host copy is read again when needed).
+  iterations_.assign(step + 1);
+  return true;
+}
+
+void Optimizer::keep_defined(const std::vector<SourceGradient>& all_grads, const std::vector<size_t>& all_indices,
+                             std::vector<SourceGradient>& grads, std::vector<size_t>& indices) const {
   for (size_t i = 0; i < all_grads.size(); ++i) {
     const SourceGradient& g = all_grads[i];
     if (!g.defined()) continue;
@@ -266,6 +294,15 @@ void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, cons
     indices.push_back(all_indices[i]);
   }
   EMBER_CHECK(!grads.empty(), InvalidArgument) << name_ << ".apply: No gradients provided for any variable.";
+}
+
+void Optimizer::apply_indexed(const std::vector<SourceGradient>& all_grads, const std::vector<size_t>& all_indices,
+                              const Tensor& condition) {
+  NoRecordScope no_record;
+  // Keras filters None gradients first; everything below sees only the variables that have one.
+  std::vector<SourceGradient> grads;
+  std::vector<size_t> indices;
+  keep_defined(all_grads, all_indices, grads, indices);
 
   if (condition.defined()) {
     // Gated on the device where the update allows it; else the host reads the condition (a GPU step waits).

@@ -213,6 +213,19 @@ class Optimizer {
   // is true. The bits are update_step's, variable by variable.
   virtual void update_steps_fused(const std::vector<Tensor>& grads, const std::vector<size_t>& indices,
                                   double learning_rate, const Tensor& step, const Tensor& condition);
+  // Whether the update of the indexed variables from `grads` (defined, checked) can be one op on them in place
+  // in a traced function (update_in_graph). Asked only where the base's own part can be ops too (a fixed
+  // learning rate; no EMA, accumulation, loss-scale factor or clipping). Default: no (the update runs as a host
+  // call).
+  virtual bool can_update_in_graph(const std::vector<SourceGradient>& /*grads*/,
+                                   const std::vector<size_t>& /*indices*/) {
+    return false;
+  }
+  // Where can_update_in_graph said yes, while a function is traced: records the update as that op
+  // (graph::update_variables), reading `step` (the count of earlier updates, 0-d int64) and `learning_rate` (the
+  // rate's variable, 0-d float32) as tensors when it runs. The bits are those of the eager update.
+  virtual void update_in_graph(const std::vector<SourceGradient>& /*grads*/, const std::vector<size_t>& /*indices*/,
+                               const Tensor& /*step*/, const Tensor& /*learning_rate*/) {}
   // Runs once per update before the update steps (Keras: _backend_update_step; Nadam's u_product).
   virtual void before_update_steps(double /*learning_rate*/) {}
   // The decoupled weight decay of the index-th built variable for this update, or none to leave it alone
@@ -246,6 +259,12 @@ class Optimizer {
   // Every tracked variable's index, for `n` gradients given without variables (apply(grads), apply_if):
   // FailedPrecondition before build, InvalidArgument when n is not the number of trainable variables.
   std::vector<size_t> indices_of_all(size_t n) const;
+  // The gradients that are defined, with their variables' indices, checked against the variables.
+  void keep_defined(const std::vector<SourceGradient>& all_grads, const std::vector<size_t>& all_indices,
+                    std::vector<SourceGradient>& grads, std::vector<size_t>& indices) const;
+  // While a function is traced: the update as graph nodes (update_in_graph, then the count's increment) where
+  // the base and the subclass allow; false, having recorded nothing of the update, elsewhere.
+  bool trace_update(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars);
   // condition: apply_if's (undefined: always update).
   void apply_indexed(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices,
                      const Tensor& condition = {});

@@ -1,5 +1,6 @@
 #include "optimizers/sgd.h"
 
+#include "framework/graph/trace.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/optimizer_ops.h"
@@ -63,6 +64,43 @@ void SGD::update_steps_fused(const std::vector<Tensor>& grads, const std::vector
     slots[k] = {*w, m ? *m : Tensor(), grads[k]};
   }
   ops::apply_sgd_multi_in_place(slots, condition, learning_rate, momentum_, nesterov_);
+}
+
+bool SGD::can_update_in_graph(const std::vector<SourceGradient>& /*grads*/, const std::vector<size_t>& indices) {
+  const Variable& first = trainable_variables()[indices[0]];
+  if (!supports(OpId::apply_sgd_multi, first.device().type(), first.dtype())) return false;
+  for (size_t i : indices) {
+    const Variable& var = trainable_variables()[i];
+    if (var.device() != first.device() || var.dtype() != first.dtype()) return false;
+  }
+  return true;
+}
+
+void SGD::update_in_graph(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices,
+                          const Tensor& /*step*/, const Tensor& learning_rate) {
+  std::vector<ops::SgdSlots> slots;
+  std::vector<Variable> updated;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const Variable& var = trainable_variables()[indices[k]];
+    // As the eager update takes the gradient: whole, in the variable's dtype.
+    const Tensor value = grads[k].materialize();
+    ops::SgdSlots s{Tensor(), Tensor(), value.dtype() == var.dtype() ? value : ops::cast(value, var.dtype())};
+    {
+      graph::SuspendTracing suspend;  // the buffers are the op's own, not values of the graph
+      s.variable = var.value();
+      if (momentum_ != 0) s.momentum = momentums_[indices[k]].value();
+    }
+    slots.push_back(std::move(s));
+    updated.push_back(var);
+    if (momentum_ != 0) updated.push_back(momentums_[indices[k]]);
+  }
+  ops::UpdateOperands o =
+      ops::sgd_multi_operands(slots, Tensor::scalar<bool>(true, Device::cpu()), learning_rate, momentum_);
+  // No holders of the buffers but the variables: the op takes them in place.
+  slots.clear();
+  o.updated.clear();
+  graph::update_variables(name() + ".apply", OpId::apply_sgd_multi, updated, o.inputs, o.outputs,
+                          MultiSgdAttrs{momentum_, nesterov_}, 0);
 }
 
 nlohmann::json SGD::get_config() const {

@@ -31,6 +31,10 @@ class SGD : public Optimizer {
   bool fuses_update_steps(const std::vector<Tensor>& grads, const std::vector<size_t>& indices) override;
   void update_steps_fused(const std::vector<Tensor>& grads, const std::vector<size_t>& indices, double learning_rate,
                           const Tensor& step, const Tensor& condition) override;
+  // apply_sgd_multi as the graph's update: float32/float64, one device and dtype.
+  bool can_update_in_graph(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices) override;
+  void update_in_graph(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices, const Tensor& step,
+                       const Tensor& learning_rate) override;
 
  private:
   double momentum_;

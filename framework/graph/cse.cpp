@@ -101,10 +101,13 @@ void eliminate_common_subexpressions(Graph& g) {
       if (v >= 0) v = same[static_cast<size_t>(v)];
     // After a write into a buffer, what read it before is no longer what reads it after.
     if (n.writes_input()) seen.clear();
-    // A host call may assign any variable (so may a branch or loop with effects), an assignment its own: a read
-    // after it reads anew.
+    // A host call may assign any variable (so may a branch or loop with effects), an assignment or an update its
+    // own: a read after it reads anew.
     const bool control_flow_effects = (n.kind == NodeKind::Cond || n.kind == NodeKind::While) && n.has_effects();
     if (n.kind == NodeKind::HostCall || control_flow_effects) seen.erase(seen.lower_bound(reads_key), seen.lower_bound(after_reads_key));
+    for (const Variable& updated : n.updates)
+      seen.erase(std::vector<intptr_t>{static_cast<intptr_t>(NodeKind::ReadVariable),
+                                       reinterpret_cast<intptr_t>(updated.handle())});
     if (n.kind == NodeKind::AssignVariable)
       seen.erase(std::vector<intptr_t>{static_cast<intptr_t>(NodeKind::ReadVariable),
                                        reinterpret_cast<intptr_t>(n.variable.handle())});

@@ -104,6 +104,25 @@ std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inpu
   return out;
 }
 
+void run_variable_update(const Node& n, std::span<const Tensor> inputs) {
+  std::vector<Tensor> operands;
+  operands.reserve(n.updates.size() + inputs.size());
+  for (const Variable& updated : n.updates) {
+    Variable v = updated;
+    Tensor* buffer = v.exclusive_value();
+    if (!buffer) {
+      // Another tensor holds the buffer (a value a caller kept): it keeps the old values.
+      v.assign(v.value().clone());
+      buffer = v.exclusive_value();
+    }
+    EMBER_CHECK(buffer, Internal) << n.name << ": variable '" << v.name() << "' is shared even after a copy";
+    operands.push_back(*buffer);
+  }
+  operands.insert(operands.end(), inputs.begin(), inputs.end());
+  std::vector<Tensor> outputs(n.specs.size());
+  run_op_into(n.op, operands, n.specs, outputs, n.attrs, n.device);
+}
+
 std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   std::vector<Tensor> vals(graph_.values.size());
   for (size_t i = 0; i < graph_.inputs.size(); ++i) vals[static_cast<size_t>(graph_.inputs[i])] = inputs[i];
@@ -149,6 +168,10 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
         out.clear();
         break;
       }
+      case NodeKind::UpdateVariables:
+        run_variable_update(n, in);
+        out.clear();
+        break;
       case NodeKind::Derived:
         out = {n.remake(in[0])};
         break;

@@ -35,6 +35,10 @@ struct ControlFlowTape {
 // Runs a Cond or While node on its inputs; with `tape`, under it (see ControlFlowTape).
 std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inputs, ControlFlowTape* tape);
 
+// Runs an UpdateVariables node on `inputs` (one per node input): its op on the variables' buffers, each taken
+// exclusively (copied first where another tensor shares it), then the inputs.
+void run_variable_update(const Node& n, std::span<const Tensor> inputs);
+
 class Executable {
  public:
   explicit Executable(Graph graph);

@@ -1,7 +1,9 @@
 // A Dense kernel's gradient at a small batch, x^T @ dy, handed whole to an optimizer's update is handed over as
-// its two factors instead (Optimizer::apply_factored): Adam then makes each element of the gradient where it
-// uses it, and the product's pass over the kernel's size goes. The update's bits are those of the product
-// (see apply_adam_factored_in_place), so the step's are eager's.
+// its two factors instead (Optimizer::apply_factored, or Adam's update as an op, apply_adam_multi): Adam then
+// makes each element of the gradient where it uses it, and the product's pass over the kernel's size goes. Adam's
+// op on the CPU takes the factors at any float32 batch: it makes the product a block of rows at a time, in the
+// pool's one region for the update, and updates from the block while it is in cache. The update's bits are those
+// of the product (see apply_adam_factored_in_place, ops::AdamSlots), so the step's are eager's.
 #include <variant>
 #include <vector>
 
@@ -13,8 +15,11 @@ namespace ember::graph {
 void fold_kernel_gradients(Graph& g) {
   std::vector<int> readers = g.reader_counts();
   for (Node& n : g.nodes) {
-    if (n.kind != NodeKind::HostCall || !n.gradient_triples) continue;
-    for (size_t t = 0; t + 2 < n.inputs.size(); t += 3) {
+    // An optimizer's host call takes factors on any device (and decides itself where they pay); Adam's update as
+    // an op takes them on the CPU, where they pay.
+    const bool op = n.kind == NodeKind::UpdateVariables;
+    if (n.kind != NodeKind::HostCall && !(op && n.op == OpId::apply_adam_multi && n.device.is_cpu())) continue;
+    for (size_t t = 0; t < 3 * static_cast<size_t>(n.gradient_triples); t += 3) {
       const int v = n.inputs[t];
       if (v < 0 || n.inputs[t + 1] >= 0 || n.inputs[t + 2] >= 0 || readers[static_cast<size_t>(v)] != 1) continue;
       const int producer = g.values[static_cast<size_t>(v)].producer;
@@ -26,7 +31,10 @@ void fold_kernel_gradients(Graph& g) {
         continue;
       const Shape& a = g.values[static_cast<size_t>(p.inputs[0])].shape;
       const Shape& b = g.values[static_cast<size_t>(p.inputs[1])].shape;
-      if (a.rank() != 2 || b.rank() != 2 || a[0] < 1 || a[0] > ops::kFactoredMaxRows) continue;
+      // The update op takes more rows in float32 (it makes the product itself, a block at a time).
+      const bool more_rows = op && g.values[static_cast<size_t>(v)].dtype == DType::Float32;
+      if (a.rank() != 2 || b.rank() != 2 || a[0] < 1 || (a[0] > ops::kFactoredMaxRows && !more_rows)) continue;
+      if (op && !ops::factored_adam_pays(Shape{a[1], b[1]}, n.device.type())) continue;
       n.inputs[t] = -1;  // the product, read by nothing now, goes with dead-code elimination
       n.inputs[t + 1] = p.inputs[0];
       n.inputs[t + 2] = p.inputs[1];

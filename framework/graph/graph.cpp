@@ -15,7 +15,9 @@ bool Node::writes_input() const {
 }
 
 bool Node::has_effects() const {
-  if (kind == NodeKind::AssignVariable || kind == NodeKind::HostCall || writes_input()) return true;
+  if (kind == NodeKind::AssignVariable || kind == NodeKind::UpdateVariables || kind == NodeKind::HostCall ||
+      writes_input())
+    return true;
   if (kind == NodeKind::Cond || kind == NodeKind::While) {
     for (const auto& sub : subgraphs)
       for (const Node& n : sub->graph().nodes)
@@ -65,6 +67,9 @@ std::string node_label(const Node& n) {
       return "assign_variable['" + n.variable.name() + "']";
     case NodeKind::Derived:
       return n.name;
+    case NodeKind::UpdateVariables:
+      return "update_variables['" + n.name + "': " + op_name(n.op, n.attrs) + " of " + std::to_string(n.updates.size()) +
+             "]";
     case NodeKind::HostCall:
       return "host_call['" + n.name + "']";
     case NodeKind::Cond:

@@ -1,8 +1,9 @@
 #pragma once
 // Graph: what tracing a function records (TF: FuncGraph). Values are numbered; nodes read and write them
-// in program order. A node is an op, a read or an assignment of a variable, a tensor remade from another
-// outside any op (a view, a copy), a host call (eager code run on every call, e.g. ops::print), or control
-// flow (ops::cond, ops::while_loop) holding graphs of its own, with the gradient node of one.
+// in program order. A node is an op, a read or an assignment of a variable, an op updating variables in place
+// (an optimizer's step), a tensor remade from another outside any op (a view, a copy), a host call (eager code run
+// on every call, e.g. ops::print), or control flow (ops::cond, ops::while_loop) holding graphs of its own, with the
+// gradient node of one.
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -20,7 +21,18 @@ struct FusedElementwise;
 
 namespace ember::graph {
 
-enum class NodeKind { Op, ReadVariable, AssignVariable, Derived, HostCall, Cond, While, ControlFlowGrad, Fused };
+enum class NodeKind {
+  Op,
+  ReadVariable,
+  AssignVariable,
+  UpdateVariables,
+  Derived,
+  HostCall,
+  Cond,
+  While,
+  ControlFlowGrad,
+  Fused
+};
 
 class Executable;
 
@@ -49,6 +61,9 @@ struct Node {
   int in_place_input = -1;
   // ReadVariable, AssignVariable
   Variable variable;
+  // UpdateVariables (graph::update_variables): the op (op, attrs, specs, device) runs on these variables' buffers,
+  // taken exclusively when it runs, followed by the node's inputs; its outputs (specs) are the buffers, in order.
+  std::vector<Variable> updates;
   // Derived
   std::function<Tensor(const Tensor&)> remake;
   // Op cast of a variable's value (set by cache_variable_casts): the cast is made again only when the
@@ -58,10 +73,11 @@ struct Node {
   std::shared_ptr<CastCache> cast_cache;
   // HostCall
   HostFn host;
-  std::string name;  // what the node is called in printouts (host calls, derivations)
-  // Its inputs are gradients as (value, a, b) triples, as Optimizer::apply_factored takes them: a pass may
-  // replace a value made by matmul(a, b, {.transpose_a = true}) with its factors (fold_kernel_gradients).
-  bool gradient_triples = false;
+  std::string name;  // what the node is called in printouts (host calls, derivations, variable updates)
+  // HostCall, UpdateVariables: its first 3 * gradient_triples inputs are gradients as (value, a, b) triples, as
+  // Optimizer::apply_factored takes them: a pass may replace a value made by matmul(a, b, {.transpose_a = true})
+  // with its factors (fold_kernel_gradients).
+  int gradient_triples = 0;
   // Cond: {true branch, false branch}; inputs = {pred, captures...}, each branch taking the captures.
   // While: {cond, body}; inputs = {loop variables..., captures...}, both taking all of them.
   std::vector<std::shared_ptr<const Executable>> subgraphs;

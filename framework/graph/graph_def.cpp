@@ -111,6 +111,7 @@ std::string kind_op(const Node& n) {
     case NodeKind::ReadVariable: return "ReadVariableOp";
     case NodeKind::AssignVariable: return "AssignVariableOp";
     case NodeKind::Derived: return n.name.empty() ? std::string("Derived") : n.name;
+    case NodeKind::UpdateVariables: return op_name(n.op, n.attrs);
     case NodeKind::HostCall: return "HostCall";
     case NodeKind::Cond: return "If";  // TF's names for the same nodes
     case NodeKind::While: return "While";
@@ -140,8 +141,8 @@ std::string to_graph_def(const Graph& g) {
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    // A host call is named after what it runs ("SGD.apply"): its op alone would not say.
-    const bool named = n.kind == NodeKind::HostCall && !n.name.empty();
+    // A host call or a variable update is named after what it runs ("SGD.apply"): its op alone would not say.
+    const bool named = (n.kind == NodeKind::HostCall || n.kind == NodeKind::UpdateVariables) && !n.name.empty();
     node_names[i] = unique(node_name(named ? n.name : kind_op(n)) + "_" + std::to_string(i));
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       if (n.outputs[k] < 0) continue;

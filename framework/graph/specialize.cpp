@@ -149,8 +149,10 @@ bool same_structure(const Graph& a, const Graph& b, std::string* why) {
         x.variable.handle() != y.variable.handle() || x.name != y.name || x.gradient_triples != y.gradient_triples ||
         x.num_loop_vars != y.num_loop_vars || x.maximum_iterations != y.maximum_iterations ||
         x.forward != y.forward || x.specs.size() != y.specs.size() || x.subgraphs.size() != y.subgraphs.size() ||
-        x.attrs.index() != y.attrs.index())
+        x.attrs.index() != y.attrs.index() || x.updates.size() != y.updates.size())
       return no(node + " differs between the traces");
+    for (size_t u = 0; u < x.updates.size(); ++u)
+      if (!x.updates[u].is_same(y.updates[u])) return no(node + " updates other variables between the traces");
     for (size_t s = 0; s < x.specs.size(); ++s)
       if (x.specs[s].dtype != y.specs[s].dtype || x.specs[s].alias_input != y.specs[s].alias_input ||
           x.specs[s].shape.rank() != y.specs[s].shape.rank())

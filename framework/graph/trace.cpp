@@ -8,6 +8,7 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/trace_hooks.h"
+#include "framework/graph/executor.h"
 #include "framework/graph/specialize.h"
 #include "framework/ops/random.h"
 
@@ -264,7 +265,7 @@ std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::v
   n.kind = NodeKind::HostCall;
   n.name = name;
   n.host = std::move(fn);
-  n.gradient_triples = gradient_triples;
+  n.gradient_triples = gradient_triples ? static_cast<int>(inputs.size() / 3) : 0;
   add_node(std::move(n), inputs, outputs);
   return outputs;
 }
@@ -282,6 +283,30 @@ void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
     return std::vector<Tensor>{};
   };
   t_trace->host_call(name, inputs, std::move(host), options.gradient_triples, /*run_now=*/!t_trace->records_only());
+}
+
+void update_variables(const std::string& name, OpId op, const std::vector<Variable>& variables,
+                      const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs, const Attrs& attrs,
+                      int gradient_triples) {
+  EMBER_CHECK(!variables.empty() && outputs.size() == variables.size(), Internal)
+      << "graph::update_variables '" << name << "': " << variables.size() << " variables and " << outputs.size()
+      << " outputs; expected one output per variable, at least one";
+  Node n;
+  n.kind = NodeKind::UpdateVariables;
+  n.name = name;
+  n.op = op;
+  n.attrs = attrs;
+  n.specs = outputs;
+  n.device = variables[0].device();
+  n.updates = variables;
+  n.gradient_triples = gradient_triples;
+  Trace::Impl* const trace = t_trace;
+  if (!trace || !trace->records_only()) {
+    if (trace && detail::probing()) throw detail::ProbeStopped{};
+    SuspendTracing suspend;
+    run_variable_update(n, inputs);
+  }
+  if (trace) trace->add_node(std::move(n), inputs, {});
 }
 
 Trace::Trace(std::string function_name, bool dry) : impl_(std::make_unique<Impl>(std::move(function_name))) {

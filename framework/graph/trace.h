@@ -30,6 +30,18 @@ struct HostEffectOptions {
 void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
                  std::function<void(std::span<const Tensor>)> fn, HostEffectOptions options = {});
 
+// Runs `op` on the buffers of `variables`, updated in place, followed by `inputs`: an optimizer's fused update,
+// whose outputs (`outputs`, one per variable, in order) view the buffers. Each buffer is taken exclusively when
+// the op runs (Variable::exclusive_value), copied first where another tensor shares it, so that tensor keeps
+// the old values. While a function is traced, also records it as one node that does the same on every call,
+// reading `inputs` as the graph's values (a step count or a learning rate as a tensor: nothing is read on the
+// host); inside a branch or loop being traced, or in a dry trace, it is recorded without running, as host
+// effects are. The first 3 * gradient_triples inputs are gradients as (value, a, b) triples (see
+// Node::gradient_triples); `name` names the node.
+void update_variables(const std::string& name, OpId op, const std::vector<Variable>& variables,
+                      const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs, const Attrs& attrs,
+                      int gradient_triples = 0);
+
 // Stops recording on this thread while it lives: ops run then are part of no graph (a layer's weight
 // initialisers, run once when it is built during a trace, as TF lifts them out of the function).
 class SuspendTracing {
