@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 
+#include "framework/core/device_graph.h"
 #include "framework/core/profiler.h"
 #include "framework/core/trace_hooks.h"
 
@@ -113,6 +114,16 @@ void remove_op_hook(int id) {
   if (id >= 0 && id < kMaxHooks && g_hooks[id].exchange(nullptr)) g_hook_count.fetch_sub(1);
 }
 
+namespace detail {
+bool has_op_hooks() { return g_hook_count.load(std::memory_order_acquire) != 0; }
+
+std::recursive_mutex& device_enqueue_mutex(Device device) {
+  constexpr int kLockedDevices = 16;
+  static std::recursive_mutex device_mu[kNumDeviceTypes][kLockedDevices];
+  return device_mu[static_cast<int>(device.type())][device.index() % kLockedDevices];
+}
+}  // namespace detail
+
 namespace {
 void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<Tensor> outputs,
              const Attrs& attrs, Device fallback) {
@@ -186,10 +197,11 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
       // scratch workspace, which a second host thread must not reuse between an op's launches. Enqueueing is
       // quick, so the lock is held briefly; recursive for kernels that run other ops. Each device has its
       // own lock (devices 16 apart share one), so threads driving different GPUs enqueue in parallel.
-      constexpr int kLockedDevices = 16;
-      static std::recursive_mutex device_mu[kNumDeviceTypes][kLockedDevices];
-      std::lock_guard<std::recursive_mutex> lock(
-          device_mu[static_cast<int>(device.type())][device.index() % kLockedDevices]);
+      std::lock_guard<std::recursive_mutex> lock(detail::device_enqueue_mutex(device));
+      // A captured graph reads the uploaded scalars at their addresses: they live as long as it does.
+      if (device_graph::Capture* capture = device_graph::current())
+        for (const Tensor& t : moved)
+          if (t.defined()) capture->keep(t);
       // While profiling, an outermost op's kernels are timed on the device's stream (see profiler.h).
       profiler::detail::DeviceTimer* const timer =
           profiling && op_depth == 1 ? profiler::detail::device_timer() : nullptr;

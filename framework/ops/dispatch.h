@@ -1,6 +1,7 @@
 #pragma once
 // The one dispatch point every op passes through: (op, device) -> kernel, plus hooks that observe
 // each executed op (the tape, check_numerics, a profiler).
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -65,6 +66,11 @@ class OpTracer {
 namespace detail {
 // The tracer of this thread, or nullptr.
 inline thread_local OpTracer* t_op_tracer = nullptr;
+// Whether hooks are installed (they expect every op to run through here: no captured replay then).
+bool has_op_hooks();
+// The lock under which an accelerator's ops are enqueued (recursive): a CUDA graph capture holds it, so that
+// no other thread's op joins the captured stream.
+std::recursive_mutex& device_enqueue_mutex(Device device);
 }  // namespace detail
 
 // Runs `op`: resolves the device (inputs must share one, 0-d CPU scalars excepted; ops without

@@ -27,6 +27,7 @@
 #include "framework/core/allocator.h"
 #include "framework/core/error.h"
 #include "framework/core/logging.h"
+#include "framework/ops/cuda/cuda_capture.h"
 #include "framework/ops/cuda/cuda_runtime.h"
 
 namespace ember {
@@ -60,9 +61,17 @@ class CudaAllocator final : public Allocator {
     cudaStream_t s = cuda::stream(device_);
     size_t size = block_size(bytes);
     const bool small = size <= kSmallRequest;
-    Block* b = take_free(size, s, small);
-    if (!b) b = grow(size, s, bytes, small);
-    split(b, size);
+    const cudaStream_t pool = t_pool.device == device_ ? t_pool.key : nullptr;
+    Block* b = pool ? take_free(size, pool, small) : nullptr;
+    if (b) {
+      split(b, size);
+    } else {
+      b = take_free(size, s, small);
+      if (!b) b = grow(size, s, bytes, small);
+      split(b, size);
+      // Cut from the shared cache: the rest stays there, this block joins the pool.
+      if (pool) b->stream = pool;
+    }
     b->allocated = true;
     in_use_ += static_cast<int64_t>(b->size);
     peak_ = std::max(peak_, in_use_);
@@ -80,9 +89,11 @@ class CudaAllocator final : public Allocator {
     live_.erase(it);
     b->allocated = false;
     in_use_ -= static_cast<int64_t>(b->size);
+    if (is_pool(b->stream) && !pools_.count(b->stream)) b->stream = cuda::stream(device_);  // its pool is gone
     b = merge(b, b->prev);
     b = merge(b, b->next);
-    auto carved = b->small && !b->prev && !b->next ? carved_.find(b->ptr) : carved_.end();
+    // (Not a pool's: its freed blocks stay its own, the graph's kernels use them.)
+    auto carved = b->small && !b->prev && !b->next && !is_pool(b->stream) ? carved_.find(b->ptr) : carved_.end();
     if (carved != carved_.end()) {
       // A wholly free small segment carved out of the large pool goes back to it.
       Block* host = carved->second;
@@ -150,6 +161,37 @@ class CudaAllocator final : public Allocator {
   }
 
   void synchronize() const override { cuda::synchronize(device_, "synchronize"); }
+
+  // Private pools (CUDA graphs): a pool is a key standing where a block's stream is, so best fit and
+  // coalescing keep its blocks apart from the shared cache's. Keys are odd numbers, never a stream's address.
+  cudaStream_t new_pool() {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto key = reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(2 * ++pool_count_ + 1));
+    pools_.insert(key);
+    return key;
+  }
+
+  void release_pool(cudaStream_t key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!pools_.erase(key)) return;
+    // Free blocks go back to the shared cache (blocks still allocated follow when freed).
+    const cudaStream_t s = cuda::stream(device_);
+    // One block at a time, as deallocate() does: merging deletes neighbours, so look again after each.
+    for (;;) {
+      Block* b = nullptr;
+      for (const auto* blocks : {&small_free_, &large_free_})
+        for (Block* f : *blocks)
+          if (f->stream == key) b = f;
+      if (!b) return;
+      pool(b->small).erase(b);
+      b->stream = s;
+      b = merge(b, b->prev);
+      b = merge(b, b->next);
+      pool(b->small).insert(b);
+    }
+  }
+
+  static void set_thread_pool(int device, cudaStream_t key) { t_pool = {key ? device : -1, key}; }
   int64_t host_synchronizations() const override { return cuda::host_sync_count(device_); }
 
   void set_memory_growth(bool enable) override {
@@ -188,6 +230,8 @@ class CudaAllocator final : public Allocator {
     void* buf = nullptr;
     cudaEvent_t ready = nullptr;
   };
+
+  static bool is_pool(cudaStream_t key) { return reinterpret_cast<uintptr_t>(key) & 1; }
 
   static size_t block_size(size_t bytes) {
     size_t n = round_up(std::max<size_t>(bytes, 1), kCudaAlign);
@@ -268,7 +312,7 @@ class CudaAllocator final : public Allocator {
       Block* whole = nullptr;
       for (const auto* blocks : {&small_free_, &large_free_})
         for (Block* b : *blocks)
-          if (b->ptr == it->first && b->size == it->second && !b->prev && !b->next) whole = b;
+          if (b->ptr == it->first && b->size == it->second && !b->prev && !b->next && !is_pool(b->stream)) whole = b;
       if (whole) {
         pool(whole->small).erase(whole);
         delete whole;
@@ -364,7 +408,21 @@ class CudaAllocator final : public Allocator {
   mutable std::mutex staging_mu_;
   mutable Staging staging_[kStagingSlots];
   mutable int next_slot_ = 0;
+  std::set<cudaStream_t> pools_;  // the pools not yet released
+  uint64_t pool_count_ = 0;
+  // The pool this thread allocates from, and for which device.
+  struct ThreadPool {
+    int device = -1;
+    cudaStream_t key = nullptr;
+  };
+  static thread_local ThreadPool t_pool;
 };
+
+thread_local CudaAllocator::ThreadPool CudaAllocator::t_pool;
+
+CudaAllocator& cuda_allocator(int device) {
+  return dynamic_cast<CudaAllocator&>(allocator_for(Device::cuda(device)));
+}
 
 int cuda_device_count() {
   static const int n = [] {
@@ -403,4 +461,10 @@ const bool cuda_allocator_registered = [] {
 }();
 
 }  // namespace
+
+namespace cuda {
+cudaStream_t new_memory_pool(int device) { return cuda_allocator(device).new_pool(); }
+void use_memory_pool(int device, cudaStream_t pool) { CudaAllocator::set_thread_pool(device, pool); }
+void release_memory_pool(int device, cudaStream_t pool) { cuda_allocator(device).release_pool(pool); }
+}  // namespace cuda
 }  // namespace ember

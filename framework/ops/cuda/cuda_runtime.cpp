@@ -1,4 +1,5 @@
 // The CUDA runtime shared by every CUDA kernel file: per-device streams, error mapping, workspace.
+#include "framework/ops/cuda/cuda_capture.h"
 #include "framework/ops/cuda/cuda_runtime.h"
 
 #include <array>
@@ -37,9 +38,24 @@ struct DeviceRuntime {
     int64_t limit;
   };
   std::vector<PendingCheck> pending;
+  // Checks inside captured graphs: tags from kCapturedChecks up, kept for the process (a graph's kernels carry
+  // them on every launch); `armed` once a graph with checks was launched since the slot was last read.
+  std::vector<PendingCheck> captured;
+  bool armed = false;
 };
 
-constexpr size_t kMaxPendingChecks = size_t{1} << (64 - kCheckPositionBits);
+// The tags' upper half belongs to captured graphs' checks.
+constexpr size_t kCapturedChecks = size_t{1} << (63 - kCheckPositionBits);
+constexpr size_t kMaxPendingChecks = kCapturedChecks;
+
+// The capture running on this thread: its device (-1: none), whether it registered device checks, and its
+// scratch blocks (freed into its pool when it ends; later blocks are larger).
+struct CaptureState {
+  int device = -1;
+  bool checks = false;
+  std::vector<std::pair<void*, size_t>> scratch;
+};
+thread_local CaptureState t_capture;
 
 DeviceRuntime& runtime(int device) {
   static std::array<DeviceRuntime, kMaxDevices> devices;
@@ -114,7 +130,7 @@ cudaStream_t stream(int device) {
 void after_launch(const char* op, int device) {
   check(cudaGetLastError(), op);
 #if !defined(NDEBUG)
-  synchronize(device, op);
+  if (!capturing(device)) synchronize(device, op);
 #endif
 }
 
@@ -125,7 +141,8 @@ namespace {
 // further wait worth counting.
 void report_failed_checks(int device, DeviceRuntime& r) {
   std::unique_lock<std::mutex> lock(r.check_mu);
-  if (r.pending.empty()) return;
+  if (r.pending.empty() && !r.armed) return;
+  r.armed = false;
   cudaStream_t s = stream(device);
   check(cudaMemcpyAsync(r.check_readback, r.check_slot, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
         "reading the device checks");
@@ -138,8 +155,17 @@ void report_failed_checks(int device, DeviceRuntime& r) {
   if (key == ~0ULL) return;
   const size_t index = static_cast<size_t>(key >> kCheckPositionBits);
   const int64_t position = static_cast<int64_t>(key & ((1ULL << kCheckPositionBits) - 1));
-  EMBER_CHECK(index < pending.size(), Internal) << "cuda: a device check reported an unknown tag " << index;
-  const DeviceRuntime::PendingCheck& c = pending[index];
+  DeviceRuntime::PendingCheck c{};
+  if (index >= kCapturedChecks) {
+    lock.lock();
+    EMBER_CHECK(index - kCapturedChecks < r.captured.size(), Internal)
+        << "cuda: a captured graph's device check reported an unknown tag " << index;
+    c = r.captured[index - kCapturedChecks];
+    lock.unlock();
+  } else {
+    EMBER_CHECK(index < pending.size(), Internal) << "cuda: a device check reported an unknown tag " << index;
+    c = pending[index];
+  }
   throw make_error<InvalidArgument>(c.op, ": ", c.what, "[", position, "] is not in [0, ", c.limit,
                                     ") (a flat position; checked on ", Device::cuda(device),
                                     " and reported at the next synchronisation with the host)");
@@ -148,6 +174,7 @@ void report_failed_checks(int device, DeviceRuntime& r) {
 }  // namespace
 
 void synchronize(int device, const char* what) {
+  refuse_during_capture(device, what);
   activate(device);
   DeviceRuntime& r = runtime(device);
   r.syncs.fetch_add(1, std::memory_order_relaxed);
@@ -156,6 +183,7 @@ void synchronize(int device, const char* what) {
 }
 
 void wait_event(int device, cudaEvent_t event, const char* what) {
+  refuse_during_capture(device, what);
   const cudaError_t done = cudaEventQuery(event);
   if (done == cudaSuccess) return;
   if (done != cudaErrorNotReady) throw_cuda_error(done, what);
@@ -167,6 +195,8 @@ int64_t host_sync_count(int device) { return runtime(device).syncs.load(std::mem
 
 DeviceCheck begin_device_check(int device, const char* op, const char* what, int64_t limit) {
   DeviceRuntime& r = runtime(device);
+  // The slot is made (and reset) outside any graph: by the run before a capture.
+  if (capturing(device) && !r.check_slot) refuse_during_capture(device, op);
   std::call_once(r.check_once, [&] {
     // From the caching allocator, outside check_mu: the allocator may synchronise, which reads the checks.
     r.check_slot = static_cast<unsigned long long*>(allocator_for(Device::cuda(device)).allocate(sizeof(unsigned long long)));
@@ -175,6 +205,17 @@ DeviceCheck begin_device_check(int device, const char* op, const char* what, int
     check(cudaMemsetAsync(r.check_slot, 0xFF, sizeof(unsigned long long), stream(device)),
           "cuda: resetting the device checks");
   });
+  if (capturing(device)) {
+    std::lock_guard<std::mutex> lock(r.check_mu);
+    EMBER_CHECK(r.captured.size() < kCapturedChecks, Unimplemented)
+        << op << ": the captured graphs of this process hold " << r.captured.size() << " device checks, the most "
+        << "there are tags for";
+    t_capture.checks = true;
+    const unsigned long long tag = static_cast<unsigned long long>(kCapturedChecks + r.captured.size())
+                                   << kCheckPositionBits;
+    r.captured.push_back({op, what, limit});
+    return DeviceCheck{r.check_slot, tag};
+  }
   bool full = false;
   {
     std::lock_guard<std::mutex> lock(r.check_mu);
@@ -189,6 +230,14 @@ DeviceCheck begin_device_check(int device, const char* op, const char* what, int
 }
 
 void* workspace(int device, size_t bytes) {
+  if (capturing(device)) {
+    // The capture's own scratch, from its pool: the shared workspace may be replaced (and its block reused)
+    // while the graph lives.
+    std::vector<std::pair<void*, size_t>>& scratch = t_capture.scratch;
+    if (scratch.empty() || scratch.back().second < bytes)
+      scratch.emplace_back(allocator_for(Device::cuda(device)).allocate(bytes), bytes);
+    return scratch.back().first;
+  }
   DeviceRuntime& r = runtime(device);
   std::lock_guard<std::mutex> lock(r.ws_mu);
   if (r.ws_bytes < bytes) {
@@ -201,6 +250,34 @@ void* workspace(int device, size_t bytes) {
     r.ws_bytes = bytes;
   }
   return r.ws;
+}
+
+bool capturing(int device) { return t_capture.device == device; }
+
+void refuse_during_capture(int device, const char* what) {
+  EMBER_CHECK(!capturing(device), Unimplemented)
+      << what << ": cannot run while the ops of " << Device::cuda(device) << " are captured into a CUDA graph "
+      << "(it waits for the device or copies host memory, which a replay would not repeat)";
+}
+
+void begin_capture_state(int device) {
+  t_capture = CaptureState{};
+  t_capture.device = device;
+}
+
+bool end_capture_state(int device) {
+  // Still capturing (device set): the scratch blocks go back to the capture's pool.
+  Allocator& a = allocator_for(Device::cuda(device));
+  for (const auto& [ptr, bytes] : t_capture.scratch) a.deallocate(ptr, bytes);
+  const bool checks = t_capture.checks;
+  t_capture = CaptureState{};
+  return checks;
+}
+
+void arm_captured_checks(int device) {
+  DeviceRuntime& r = runtime(device);
+  std::lock_guard<std::mutex> lock(r.check_mu);
+  r.armed = true;
 }
 
 bool tf32_enabled() { return config::tensor_float_32_execution_enabled(); }
