@@ -282,6 +282,13 @@ NoRecordScope::~NoRecordScope() { --t_no_record; }
 
 bool in_backward_pass() { return t_backward > 0; }
 
+bool any_tape_recording() {
+  if (t_no_record) return false;
+  for (const GradientTape::Impl* tape : t_tapes)
+    if (tape->recording()) return true;
+  return false;
+}
+
 bool any_tape_records(std::span<const Tensor> inputs) {
   if (t_no_record) return false;
   for (const GradientTape::Impl* tape : t_tapes)

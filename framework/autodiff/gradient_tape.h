@@ -95,6 +95,8 @@ bool in_backward_pass();
 // Whether some tape on this thread would record an op reading `inputs` now: a backward formula asks it to
 // skip work that only a higher-order gradient needs.
 bool any_tape_records(std::span<const Tensor> inputs);
+// Whether some tape on this thread records now (a traced function's replay then runs op by op, for it).
+bool any_tape_recording();
 
 // A user op with its own gradient (TF: tf.custom_gradient): forward runs unrecorded; backward maps
 // the output's gradient to one gradient per input.

@@ -10,7 +10,7 @@
 
 namespace ember::graph {
 
-Executable::Executable(Graph graph) : graph_(std::move(graph)) {
+Executable::Executable(Graph graph, ExecutableOptions options) : graph_(std::move(graph)) {
   const size_t nv = graph_.values.size();
   std::vector<int> last_use(nv, -1);
   for (size_t k = 0; k < graph_.nodes.size(); ++k)
@@ -39,6 +39,7 @@ Executable::Executable(Graph graph) : graph_(std::move(graph)) {
   }
   for (size_t f = 0; f < last_grad.size(); ++f)
     if (last_grad[f] >= 0) drop_tape_after_[static_cast<size_t>(last_grad[f])] = static_cast<int>(f);
+  if (options.device_graphs) init_device_segments(options);
 }
 
 std::vector<Tensor> ControlFlowTape::gradients(const std::vector<Tensor>& output_gradients) {
@@ -124,92 +125,114 @@ void run_variable_update(const Node& n, std::span<const Tensor> inputs) {
 }
 
 std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
-  std::vector<Tensor> vals(graph_.values.size());
-  for (size_t i = 0; i < graph_.inputs.size(); ++i) vals[static_cast<size_t>(graph_.inputs[i])] = inputs[i];
-  for (int v : constants_) vals[static_cast<size_t>(v)] = graph_.values[static_cast<size_t>(v)].constant;
-  std::vector<Tensor> in, out;
-  std::vector<std::unique_ptr<ControlFlowTape>> tapes;  // per node, for those that keep one
-  for (size_t k = 0; k < graph_.nodes.size(); ++k) {
-    const Node& n = graph_.nodes[k];
-    for (int v : n.inputs) in.push_back(v >= 0 ? vals[static_cast<size_t>(v)] : Tensor());
-    switch (n.kind) {
-      case NodeKind::Op: {
-        out.assign(n.outputs.size(), Tensor());
-        if (n.cast_cache && !any_tape_records(in)) {
-          std::lock_guard<std::mutex> lock(n.cast_cache->mu);
-          if (!n.cast_cache->value.defined() || n.cast_cache->version != n.cast_of.version()) {
-            run_op_into(n.op, in, n.specs, out, n.attrs, n.device);
-            n.cast_cache->value = out[0];
-            n.cast_cache->version = n.cast_of.version();
-          }
-          out[0] = n.cast_cache->value;
-        } else if (const auto* random = std::get_if<RandomAttrs>(&n.attrs)) {
-          RandomAttrs fresh = *random;
-          random::detail::redraw(fresh);
-          run_op_into(n.op, in, n.specs, out, Attrs(std::move(fresh)), n.device);
-        } else if (n.in_place_input >= 0 && !any_tape_records(in)) {
-          OutputSpec spec = n.specs[0];
-          spec.alias_input = n.in_place_input;
-          // The value table's reference goes first, so that the buffer's only holders are this node's.
-          vals[static_cast<size_t>(n.inputs[static_cast<size_t>(n.in_place_input)])] = Tensor();
-          run_op_into(n.op, in, std::span<const OutputSpec>(&spec, 1), out, n.attrs, n.device);
-        } else {
-          ops::detail::check_indices_of(n.op, in, n.attrs);  // the front end's check, on this call's indices
-          run_op_into(n.op, in, n.specs, out, n.attrs, n.device);
-        }
-        break;
-      }
-      case NodeKind::ReadVariable:
-        out = {n.variable.read_value()};
-        break;
-      case NodeKind::AssignVariable: {
-        Variable v = n.variable;
-        v.assign(in[0]);
-        out.clear();
-        break;
-      }
-      case NodeKind::UpdateVariables:
-        run_variable_update(n, in);
-        out.clear();
-        break;
-      case NodeKind::Derived:
-        out = {n.remake(in[0])};
-        break;
-      case NodeKind::Cond:
-      case NodeKind::While: {
-        ControlFlowTape* tape = nullptr;
-        if (keep_tape_[k]) {
-          if (tapes.empty()) tapes.resize(graph_.nodes.size());
-          tapes[k] = std::make_unique<ControlFlowTape>();
-          tape = tapes[k].get();
-        }
-        out = run_control_flow(n, in, tape);
-        break;
-      }
-      case NodeKind::ControlFlowGrad:
-        out = tapes[static_cast<size_t>(n.forward)]->gradients(in);
-        if (drop_tape_after_[k] >= 0) tapes[static_cast<size_t>(drop_tape_after_[k])].reset();
-        break;
-      case NodeKind::Fused:
-        // A tape recording its inputs records each op of the chain, for their gradients.
-        out = ops::run_fused_elementwise(*n.fused, in, /*op_by_op=*/any_tape_records(in));
-        break;
-      case NodeKind::HostCall:
-        out = n.host(in);
-        EMBER_CHECK(out.size() == n.outputs.size(), Internal)
-            << "host_call '" << n.name << "': returned " << out.size() << " tensors on replay, " << n.outputs.size()
-            << " while traced";
-        break;
+  RunState st;
+  st.vals.resize(graph_.values.size());
+  for (size_t i = 0; i < graph_.inputs.size(); ++i) st.vals[static_cast<size_t>(graph_.inputs[i])] = inputs[i];
+  for (int v : constants_) st.vals[static_cast<size_t>(v)] = graph_.values[static_cast<size_t>(v)].constant;
+  std::unique_lock<std::mutex> graphs = lock_device_segments();
+  const size_t n = graph_.nodes.size();
+  for (size_t k = 0; k < n;) {
+    const int s = graphs.owns_lock() ? segment_at(k) : -1;
+    if (s >= 0) {
+      k = run_segment(static_cast<size_t>(s), st);
+    } else {
+      run_node(k, st, /*capturing=*/false);
+      ++k;
     }
-    for (size_t i = 0; i < n.outputs.size(); ++i)
-      if (n.outputs[i] >= 0) vals[static_cast<size_t>(n.outputs[i])] = std::move(out[i]);
-    in.clear();  // before the releases: a buffer's last holders go with them
-    for (int v : release_after_[k]) vals[static_cast<size_t>(v)] = Tensor();
   }
   std::vector<Tensor> result;
   result.reserve(graph_.outputs.size());
-  for (int v : graph_.outputs) result.push_back(vals[static_cast<size_t>(v)]);
+  // A graph's buffers are rewritten by its next launch: the caller gets copies.
+  for (int v : graph_.outputs) result.push_back(st.from_graph(st.vals[static_cast<size_t>(v)]));
   return result;
+}
+
+void Executable::run_nodes(size_t begin, size_t end, RunState& st, bool capturing) const {
+  for (size_t k = begin; k < end; ++k) run_node(k, st, capturing);
+}
+
+void Executable::run_node(size_t k, RunState& st, bool capturing) const {
+  std::vector<Tensor>& vals = st.vals;
+  std::vector<Tensor>& in = st.in;
+  std::vector<Tensor>& out = st.out;
+  const Node& n = graph_.nodes[k];
+  for (int v : n.inputs) in.push_back(v >= 0 ? vals[static_cast<size_t>(v)] : Tensor());
+  switch (n.kind) {
+    case NodeKind::Op: {
+      out.assign(n.outputs.size(), Tensor());
+      // A captured graph casts on every launch: a cached cast would be read at its address after the cache
+      // moved on.
+      if (n.cast_cache && !capturing && !any_tape_records(in)) {
+        std::lock_guard<std::mutex> lock(n.cast_cache->mu);
+        if (!n.cast_cache->value.defined() || n.cast_cache->version != n.cast_of.version()) {
+          run_op_into(n.op, in, n.specs, out, n.attrs, n.device);
+          n.cast_cache->value = out[0];
+          n.cast_cache->version = n.cast_of.version();
+        }
+        out[0] = n.cast_cache->value;
+      } else if (const auto* random = std::get_if<RandomAttrs>(&n.attrs)) {
+        RandomAttrs fresh = *random;
+        random::detail::redraw(fresh);
+        run_op_into(n.op, in, n.specs, out, Attrs(std::move(fresh)), n.device);
+      } else if (n.in_place_input >= 0 && !any_tape_records(in)) {
+        OutputSpec spec = n.specs[0];
+        spec.alias_input = n.in_place_input;
+        // The value table's reference goes first, so that the buffer's only holders are this node's.
+        vals[static_cast<size_t>(n.inputs[static_cast<size_t>(n.in_place_input)])] = Tensor();
+        run_op_into(n.op, in, std::span<const OutputSpec>(&spec, 1), out, n.attrs, n.device);
+      } else {
+        ops::detail::check_indices_of(n.op, in, n.attrs);  // the front end's check, on this call's indices
+        run_op_into(n.op, in, n.specs, out, n.attrs, n.device);
+      }
+      break;
+    }
+    case NodeKind::ReadVariable:
+      out = {n.variable.read_value()};
+      break;
+    case NodeKind::AssignVariable: {
+      Variable v = n.variable;
+      // Not a graph's buffer, which its next launch rewrites.
+      v.assign(st.from_graph(in[0]));
+      out.clear();
+      break;
+    }
+    case NodeKind::UpdateVariables:
+      run_variable_update(n, in);
+      out.clear();
+      break;
+    case NodeKind::Derived:
+      out = {n.remake(in[0])};
+      break;
+    case NodeKind::Cond:
+    case NodeKind::While: {
+      ControlFlowTape* tape = nullptr;
+      if (keep_tape_[k]) {
+        if (st.tapes.empty()) st.tapes.resize(graph_.nodes.size());
+        st.tapes[k] = std::make_unique<ControlFlowTape>();
+        tape = st.tapes[k].get();
+      }
+      out = run_control_flow(n, in, tape);
+      break;
+    }
+    case NodeKind::ControlFlowGrad:
+      out = st.tapes[static_cast<size_t>(n.forward)]->gradients(in);
+      if (drop_tape_after_[k] >= 0) st.tapes[static_cast<size_t>(drop_tape_after_[k])].reset();
+      break;
+    case NodeKind::Fused:
+      // A tape recording its inputs records each op of the chain, for their gradients.
+      out = ops::run_fused_elementwise(*n.fused, in, /*op_by_op=*/any_tape_records(in));
+      break;
+    case NodeKind::HostCall:
+      out = n.host(in);
+      EMBER_CHECK(out.size() == n.outputs.size(), Internal)
+          << "host_call '" << n.name << "': returned " << out.size() << " tensors on replay, " << n.outputs.size()
+          << " while traced";
+      break;
+  }
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0) vals[static_cast<size_t>(n.outputs[i])] = std::move(out[i]);
+  in.clear();  // before the releases: a buffer's last holders go with them
+  for (int v : release_after_[k]) vals[static_cast<size_t>(v)] = Tensor();
 }
 
 }  // namespace ember::graph

@@ -6,7 +6,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "framework/autodiff/gradient_tape.h"
@@ -39,16 +41,74 @@ std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inpu
 // exclusively (copied first where another tensor shares it), then the inputs.
 void run_variable_update(const Node& n, std::span<const Tensor> inputs);
 
+// A run of consecutive nodes that may be captured as one device graph (a CUDA graph): ops, variable reads and
+// derivations on one GPU, none random, reading nothing but values of that GPU and constants.
+struct SegmentPlan {
+  int begin = 0, end = 0;  // node indices [begin, end)
+  Device device = Device::cpu();
+  std::vector<int> inputs;     // values read but made outside: copied into the graph's own buffers per call
+  std::vector<int> outputs;    // values made inside and read after it (or returned)
+  std::vector<int> variables;  // its ReadVariable nodes: read at the address the variable had when captured
+};
+// The segments of `g` (see docs/gpu.md, "CUDA graphs"): runs of at least two op nodes. Variables the graph
+// assigns are read outside them (their buffer changes on every call), and so is a variable whose value (or a
+// view of it) is read after its run, so that no graph's buffer is a variable's.
+// `reads_outside` lists ReadVariable nodes to leave out (their variable changes its buffer between calls).
+std::vector<SegmentPlan> plan_device_segments(const Graph& g, const std::set<int>& reads_outside = {});
+
+// How a function's calls used device graphs, for tests and benchmarks.
+struct DeviceGraphStats {
+  int segments = 0;        // runs of nodes that may be captured (plan_device_segments)
+  int64_t captures = 0;    // graphs captured (again after a variable changed its buffer, say)
+  int64_t launches = 0;    // runs of a segment served by launching its graph, the capturing call's included
+  int64_t plain_runs = 0;  // runs of a segment op by op: the first (warming caches), and any fallback
+  int failures = 0;        // segments that gave up capturing (then they run op by op, said once in the log)
+  DeviceGraphStats& operator+=(const DeviceGraphStats& o);
+};
+// Device graphs on or off for the process: on unless the environment sets EMBER_CUDA_GRAPHS=0.
+void set_device_graphs_enabled(bool enabled);
+bool device_graphs_enabled();
+// The sums over every function of the process.
+DeviceGraphStats device_graph_totals();
+
+struct ExecutableOptions {
+  // Capture the device segments as graphs on the second run and launch them from then on. Functions set it;
+  // the graphs of control flow, which run inside a function's call, do not.
+  bool device_graphs = false;
+  std::string name = "function";  // in the log
+};
+
 class Executable {
  public:
-  explicit Executable(Graph graph);
+  explicit Executable(Graph graph, ExecutableOptions options = {});
   const Graph& graph() const { return graph_; }
   // Runs the graph on `inputs` (one per graph input; the caller has checked their types) and returns
   // its outputs.
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
+  DeviceGraphStats device_graph_stats() const;
 
  private:
+  // One run's values and scratch.
+  struct RunState {
+    std::vector<Tensor> vals, in, out;
+    std::vector<std::unique_ptr<ControlFlowTape>> tapes;  // per node, for those that keep one
+    std::vector<const Storage*> held;  // the buffers of device graphs whose values this run handed out
+    // `t`, or a copy of it when it is a device graph's buffer (which the graph's next launch rewrites).
+    Tensor from_graph(const Tensor& t) const;
+  };
+  struct DeviceSegments;
+  void init_device_segments(const ExecutableOptions& options);
+  // The segments' lock when this run may use device graphs (owns_lock() false otherwise: a tape records, the
+  // profiler or an op hook watches, another thread runs the graphs, or they are off).
+  std::unique_lock<std::mutex> lock_device_segments() const;
+  int segment_at(size_t node) const;  // the segment starting at this node, or -1
+  void run_nodes(size_t begin, size_t end, RunState& st, bool capturing) const;
+  void run_node(size_t k, RunState& st, bool capturing) const;
+  // Runs segment `s` (op by op, by capturing it or by launching its graph); returns the node after it.
+  size_t run_segment(size_t s, RunState& st) const;
+
   Graph graph_;
+  std::shared_ptr<DeviceSegments> device_;  // with device_graphs and at least one segment
   std::vector<std::vector<int>> release_after_;  // per node: values whose last reader it is
   std::vector<int> constants_;
   std::vector<char> keep_tape_;          // per node: a Cond or While whose ControlFlowGrad node follows

@@ -27,7 +27,9 @@ std::string TensorSpec::to_string() const {
 }
 
 ConcreteFunction::ConcreteFunction(std::string name, std::vector<TensorSpec> inputs, graph::Graph graph)
-    : name_(std::move(name)), inputs_(std::move(inputs)), executable_(std::move(graph)) {}
+    : name_(std::move(name)),
+      inputs_(std::move(inputs)),
+      executable_(std::move(graph), {.device_graphs = true, .name = name_}) {}
 
 std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inputs) const {
   EMBER_CHECK(inputs.size() == inputs_.size(), InvalidArgument)

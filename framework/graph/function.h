@@ -62,6 +62,8 @@ class ConcreteFunction {
   const std::vector<TensorSpec>& input_specs() const { return inputs_; }
   // Runs the graph on tensors of the traced types (InvalidArgument naming the argument otherwise).
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+  // How its calls on a GPU used CUDA graphs (see docs/gpu.md).
+  graph::DeviceGraphStats device_graph_stats() const { return executable_.device_graph_stats(); }
 
  private:
   std::string name_;

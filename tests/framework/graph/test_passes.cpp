@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "framework/ember.h"
+#include "tests/support/graph_builder.h"
 #include "tests/support/tensor_testing.h"
 #include "framework/graph/executor.h"
 #include "framework/graph/passes.h"
@@ -19,45 +20,7 @@ Tensor sample(const Shape& s, uint64_t seed) { return random::normal(s, {.seed =
 
 const graph::Graph& graph_of(auto& f) { return f.concrete_functions().at(0)->graph(); }
 
-// A graph written by hand, for what a trace never records (two identical random ops, two reads of a variable).
-struct Builder {
-  graph::Graph g;
-  int value(const Shape& s) { return g.add_value(graph::Value{s, DType::Float32, Device::cpu(), -1, -1, Tensor()}); }
-  int input(const Shape& s) {
-    const int v = value(s);
-    g.values[static_cast<size_t>(v)].input = static_cast<int>(g.inputs.size());
-    g.inputs.push_back(v);
-    return v;
-  }
-  int node(graph::Node n, const Shape& out) {
-    const int v = value(out);
-    g.values[static_cast<size_t>(v)].producer = static_cast<int>(g.nodes.size());
-    n.outputs = {v};
-    g.nodes.push_back(std::move(n));
-    return v;
-  }
-  int read(const Variable& var) {
-    graph::Node n;
-    n.kind = graph::NodeKind::ReadVariable;
-    n.variable = var;
-    return node(std::move(n), var.shape());
-  }
-  void assign(const Variable& var, int v) {
-    graph::Node n;
-    n.kind = graph::NodeKind::AssignVariable;
-    n.variable = var;
-    n.inputs = {v};
-    g.nodes.push_back(std::move(n));
-  }
-  int op(OpId op, std::vector<int> inputs, const Shape& out, Attrs attrs = {}) {
-    graph::Node n;
-    n.op = op;
-    n.inputs = std::move(inputs);
-    n.specs = {OutputSpec{out, DType::Float32}};
-    n.attrs = std::move(attrs);
-    return node(std::move(n), out);
-  }
-};
+using Builder = ember::testing::GraphBuilder;
 
 }  // namespace
 
