@@ -8,6 +8,12 @@
 // - training images/s at batch 256 on random 32x32x3 data (train_on_batch after warm-up) of the Keras
 //   example CNN and of a small ResNet (Conv2D + BatchNormalization + ReLU blocks with Add), in float32
 //   against the CPU and in mixed_float16 against float32 on the GPU;
+// - graphs: the time of a traced training step (an MLP 784-128-10 at batch 128, Adam, as an ember::function of
+//   (x, y) with no host read) with its replays captured as CUDA graphs, against the same function with them off
+//   (graph::set_device_graphs_enabled) and against the eager step;
+// - batch_norm: one training-mode batch norm, forward and backward, at ResNet-50's widest shape (128, 56, 56,
+//   256) in float16 and float32: ops::fused_batch_norm (cuDNN) against the ops BatchNormalization composes on
+//   the CPU (speedup = composed time / fused);
 // - resnet50: training images/s of ResNet-50 as keras.applications.ResNet50 builds it (applications::ResNet50:
 //   NHWC 224x224x3, 1000 classes, softmax top, Adam, sparse categorical crossentropy) at batch 128 on
 //   synthetic data already on the GPU (train_on_batch after 3 warm-up steps, 10 timed steps), in float32
@@ -15,11 +21,8 @@
 //   float32's step time / the policy's). bench/compare_pytorch_gpu.py measures the same in PyTorch.
 // Without a GPU it says "no GPU: skipped" (on stderr with --json) and exits 0. All groups finish in well
 // under 2 minutes on an H200; scripts/gpu_check.sh runs resnet50 on its own under its own time limit.
-// - batch_norm: one training-mode batch norm, forward and backward, at ResNet-50's widest shape (128, 56, 56,
-//   256) in float16 and float32: ops::fused_batch_norm (cuDNN) against the ops BatchNormalization composes on
-//   the CPU (speedup = composed time / fused);
 // Usage: bench_gpu [--json] [--only GROUP[,GROUP...]]   (groups: seeds, matmul, dispatch, train, batch_norm,
-// resnet50)
+// graphs, resnet50)
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -299,6 +302,49 @@ void batch_norm_rows(bool json) {
   }
 }
 
+// --------------------------------------------------------------------------------------------------- graphs
+
+// Microseconds per step of `step` (warmed up first), the device drained after the timed steps.
+double step_microseconds(const std::function<void()>& step, int steps) {
+  for (int i = 0; i < 5; ++i) step();
+  sync_gpu();
+  const double s = best_seconds(3, [&] {
+    for (int i = 0; i < steps; ++i) step();
+    sync_gpu();
+  });
+  return s / steps * 1e6;
+}
+
+void graph_rows(bool json) {
+  DeviceScope on(kGpu);
+  backend::clear_session();
+  random::set_seed(6);
+  Sequential model({layers::Input({784}), layers::Dense(128, {.activation = "relu"}), layers::Dense(10)});
+  optimizers::Adam opt({.learning_rate = 1e-3});
+  losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+  auto train_step = [&](const Tensor& x, const Tensor& y) {
+    GradientTape tape;
+    Tensor loss = loss_fn(y, model(x, /*training=*/true));
+    std::vector<Variable> weights = model.trainable_weights();
+    opt.apply(tape.gradient(loss, weights), weights);
+    return loss;
+  };
+  constexpr int64_t kStepBatch = 128;  // the app's
+  const Tensor x = random::uniform({kStepBatch, 784});
+  const Tensor y = ops::cast(random::uniform({kStepBatch}, {.maxval = 10}), DType::Int32);
+  auto traced = ember::function(train_step);
+  constexpr int kSteps = 200;
+  const bool before = graph::device_graphs_enabled();
+  graph::set_device_graphs_enabled(true);
+  const double graphs = step_microseconds([&] { traced(x, y); }, kSteps);
+  graph::set_device_graphs_enabled(false);
+  const double plain = step_microseconds([&] { traced(x, y); }, kSteps);
+  graph::set_device_graphs_enabled(before);
+  const double eager = step_microseconds([&] { train_step(x, y); }, kSteps);
+  print({"cuda_graph_mlp_step", "us", "function_no_cuda_graphs", graphs, plain, plain / graphs}, json);
+  print({"cuda_graph_mlp_step_vs_eager", "us", "eager", graphs, eager, eager / graphs}, json);
+}
+
 // ------------------------------------------------------------------------------------------------- resnet50
 
 constexpr int64_t kResnetBatch = 128;
@@ -355,7 +401,7 @@ int main(int argc, char** argv) {
     if (arg == "--json") json = true;
     else if (arg == "--only" && i + 1 < argc) only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_gpu [--json] [--only GROUP[,GROUP...]] (groups: seeds, matmul, dispatch, train, batch_norm, resnet50)\n");
+      std::fprintf(stderr, "usage: bench_gpu [--json] [--only GROUP[,GROUP...]] (groups: seeds, matmul, dispatch, train, batch_norm, graphs, resnet50)\n");
       return 2;
     }
   }
@@ -387,6 +433,7 @@ int main(int argc, char** argv) {
     if (wanted("dispatch")) dispatch_rows(json);
     if (wanted("train")) train_rows(json);
     if (wanted("batch_norm")) batch_norm_rows(json);
+    if (wanted("graphs")) graph_rows(json);
     if (wanted("resnet50")) resnet50_rows(json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpu: %s\n", e.what());

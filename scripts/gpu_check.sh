@@ -41,20 +41,20 @@ fi
 LOGS=${GPU_CHECK_LOGS:-$BUILD/gpu_check}
 RESULTS_DIR=${GPU_CHECK_RESULTS:-bench/results/gpu}
 
-# Seconds; the limits add up to 490. Estimates, not measurements: the ResNet-50 and PyTorch steps have not run
+# Seconds; the limits add up to 505. Estimates, not measurements: the ResNet-50 and PyTorch steps have not run
 # on a GPU yet (each "== step (Ns)" line shows when it started; set the limits from the first runs). An earlier
 # H200 run gave the app's epochs 0.36-1.04 s, so a 5-epoch run is well under LIMIT_TRAIN.
 BUDGET=${GPU_CHECK_BUDGET:-510}
 LIMIT_TESTS=140    # all test executables together
 LIMIT_BENCH=60     # bench_gpu's matmul, dispatch, small-model and batch-norm rows
 LIMIT_RESNET=90    # bench_gpu --only resnet50
-LIMIT_TRAIN=30     # each of the three training runs
+LIMIT_TRAIN=15     # each of the seven training runs (5 epochs of 0.3-1.1 s, and loading the data)
 LIMIT_PYTORCH=110  # bench/compare_pytorch_gpu.py
 # Test accuracy after 5 epochs at seed 42, at least (an H200 gave MLP 0.8700, CNN 0.8882, CNN mixed_float16
 # 0.8881; the CPU's CNN 0.8897, Keras's 0.8885).
 MIN_ACCURACY_MLP=0.85
 MIN_ACCURACY_CNN=0.87
-limits_total=$((LIMIT_TESTS + LIMIT_BENCH + LIMIT_RESNET + 3 * LIMIT_TRAIN + LIMIT_PYTORCH))
+limits_total=$((LIMIT_TESTS + LIMIT_BENCH + LIMIT_RESNET + 7 * LIMIT_TRAIN + LIMIT_PYTORCH))
 
 start=$(date +%s)
 elapsed() { echo "$(($(date +%s) - start))s"; }
@@ -339,24 +339,37 @@ bench() {
     problems+=("bench_gpu $* (exit $rc$([ "$rc" -ne 124 ] || echo ": time limit"); log: $LOGS/$step.log)")
   fi
 }
-bench bench_gpu "$LIMIT_BENCH" --only seeds,matmul,dispatch,train,batch_norm
+bench bench_gpu "$LIMIT_BENCH" --only seeds,matmul,dispatch,train,batch_norm,graphs
 bench bench_gpu_resnet50 "$LIMIT_RESNET" --only resnet50
 
 # The app's models trained on the GPU for the default 5 epochs: the last line (test accuracy, seconds per
 # epoch) goes in the summary, the accuracy is checked, and the seconds per epoch are a benchmark row
-# (<model>_epoch_<precision>) for the PyTorch comparison. fit traces its steps (graph mode); the MLP also runs
-# with --run-eagerly, op by op, as the row <model>_epoch_<precision>_eager to compare with. Needs Fashion-MNIST
-# (Debian's dataset-fashion-mnist, or the bundle's copy).
+# (<model>_epoch_<precision>) for the PyTorch comparison. fit traces its steps (graph mode, CUDA graphs
+# replaying them); to compare with, the MLP and CNN also run with --run-eagerly, op by op (rows
+# <model>_epoch_<precision>_eager), the MLP with CUDA graphs off (EMBER_CUDA_GRAPHS=0: _nographs) and on the
+# CPU (_cpu). Then the comparisons as rows with a reference: <model>_epoch_float32_compiled_vs_eager (the aim:
+# 5x for the MLP), mlp_epoch_float32_cuda_graphs_vs_none, mlp_epoch_float32_gpu_vs_cpu (above 1) and
+# cnn_epoch_mixed_float16_vs_float32 (above 1). Needs Fashion-MNIST (Debian's dataset-fashion-mnist, or the
+# bundle's copy).
 echo "== training on the GPU ($(elapsed))"
-for run in "mlp float32 $MIN_ACCURACY_MLP" "mlp float32 $MIN_ACCURACY_MLP eager" "cnn float32 $MIN_ACCURACY_CNN" \
+declare -A epoch_seconds=()
+for run in "mlp float32 $MIN_ACCURACY_MLP" "mlp float32 $MIN_ACCURACY_MLP eager" \
+           "mlp float32 $MIN_ACCURACY_MLP nographs" "mlp float32 $MIN_ACCURACY_MLP cpu" \
+           "cnn float32 $MIN_ACCURACY_CNN" "cnn float32 $MIN_ACCURACY_CNN eager" \
            "cnn mixed_float16 $MIN_ACCURACY_CNN"; do
   read -r model precision min_accuracy mode <<< "$run"
   suffix=${mode:+_$mode}
   phase="training $model $precision${mode:+ $mode}"
   log="$LOGS/train_${model}_$precision$suffix.log"
+  device=gpu graphs=1 eagerly=()
+  case "$mode" in
+    eager) eagerly=(--run-eagerly) ;;
+    nographs) graphs=0 ;;
+    cpu) device=cpu ;;
+  esac
   rc=0
-  limited "$(limit "$LIMIT_TRAIN")" "$BUILD/apps/train_fashion_mnist" --device gpu --model "$model" \
-    --precision "$precision" --verbose 2 ${mode:+--run-eagerly} > "$log" 2>&1 || rc=$?
+  limited "$(limit "$LIMIT_TRAIN")" env EMBER_CUDA_GRAPHS="$graphs" "$BUILD/apps/train_fashion_mnist" \
+    --device "$device" --model "$model" --precision "$precision" --verbose 2 "${eagerly[@]}" > "$log" 2>&1 || rc=$?
   last=$(tail -1 "$log")
   accuracy=$(sed -nE 's/.*test_accuracy=([0-9.]+).*/\1/p' <<< "$last")
   seconds=$(sed -nE 's/.*seconds_per_epoch=([0-9.]+).*/\1/p' <<< "$last")
@@ -376,10 +389,25 @@ for run in "mlp float32 $MIN_ACCURACY_MLP" "mlp float32 $MIN_ACCURACY_MLP eager"
   train_lines+=("$(printf "%-4s %-22s %s%s" "$model" "$precision${mode:+ $mode}" "$last" "$verdict")")
   echo "${train_lines[-1]}"
   if [ "$rc" -eq 0 ] && [ -n "$seconds" ]; then
+    epoch_seconds["${model}_$precision$suffix"]=$seconds
     printf '{"name": "%s_epoch_%s%s", "value": %s, "unit": "s", "reference": "none", "reference_value": 0, "speedup": 0}\n' \
       "$model" "$precision" "$suffix" "$seconds" | record
   fi
 done
+# A comparison row: $1 its name, $2 the measured run, $3 the reference run (keys of epoch_seconds); speedup is the
+# reference's seconds per epoch over the run's. Skipped when either run gave no figure.
+compare_epochs() {
+  local run=${epoch_seconds[$2]:-} ref=${epoch_seconds[$3]:-}
+  [ -n "$run" ] && [ -n "$ref" ] || return 0
+  awk -v n="$1" -v v="$run" -v r="${3%%_*}_epoch_${3#*_}" -v rv="$ref" 'BEGIN {
+    printf "{\"name\": \"%s\", \"value\": %s, \"unit\": \"s\", \"reference\": \"%s\", \"reference_value\": %s, \"speedup\": %.3f}\n",
+      n, v, r, rv, (v > 0 ? rv / v : 0) }' | record
+}
+compare_epochs mlp_epoch_float32_compiled_vs_eager mlp_float32 mlp_float32_eager
+compare_epochs cnn_epoch_float32_compiled_vs_eager cnn_float32 cnn_float32_eager
+compare_epochs mlp_epoch_float32_cuda_graphs_vs_none mlp_float32 mlp_float32_nographs
+compare_epochs mlp_epoch_float32_gpu_vs_cpu mlp_float32 mlp_float32_cpu
+compare_epochs cnn_epoch_mixed_float16_vs_float32 cnn_mixed_float16 cnn_float32
 
 # PyTorch on the same GPU: its own rows, and Ember's against them (resnet50_mixed_float16_vs_pytorch_amp, ...).
 echo "== PyTorch ($(elapsed); limit $(limit "$LIMIT_PYTORCH") s)"
