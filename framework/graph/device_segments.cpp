@@ -352,7 +352,10 @@ size_t Executable::run_segment(size_t s, RunState& st) const {
       why = e.what();
     }
     if (!graph) {
-      // Nothing ran on the device: put the inputs back and run the nodes op by op.
+      // Nothing ran on the device: put the inputs back and run the nodes op by op (a node stopped midway
+      // leaves its scratch behind).
+      st.in.clear();
+      st.out.clear();
       for (int k = p.begin; k < p.end; ++k)
         for (int v : graph_.nodes[static_cast<size_t>(k)].outputs)
           if (v >= 0) val(v) = Tensor();
