@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <exception>
 
 namespace ember::device_graph {
 
@@ -16,7 +17,12 @@ std::unique_ptr<Capture> begin(Device device, std::string& why) {
     why = "no device graphs for " + device.to_string();
     return nullptr;
   }
-  return fn(device.index(), why);
+  try {
+    return fn(device.index(), why);
+  } catch (const std::exception& e) {  // the device cannot be selected, its stream not made, ...
+    why = e.what();
+    return nullptr;
+  }
 }
 
 Capture* current() { return t_current; }

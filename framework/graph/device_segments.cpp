@@ -204,6 +204,7 @@ struct Executable::DeviceSegments {
     SegmentPlan plan;
     State state = State::Warm;
     int plain_runs = 0;  // since the last capture was dropped
+    bool told_held = false;  // the log said once that a buffer was held outside
     std::unique_ptr<device_graph::Graph> graph;
     std::vector<Tensor> inputs;   // the graph's own buffers for plan.inputs
     std::vector<Tensor> outputs;  // its buffers for plan.outputs
@@ -321,8 +322,14 @@ size_t Executable::run_segment(size_t s, RunState& st) const {
       return plain();
     }
     // A buffer of the graph still held outside (a value a host call kept): the launch would change it.
-    for (const auto& [tensor, holders] : seg.holders)
-      if (tensor->storage().use_count() != holders) return plain();
+    for (const auto& [tensor, holders] : seg.holders) {
+      if (tensor->storage().use_count() == holders) continue;
+      if (!seg.told_held)
+        logging::debug("ember::function '" + d.name + "': nodes " + std::to_string(p.begin) + " to " +
+                       std::to_string(p.end - 1) + " run op by op while a buffer of their CUDA graph is held outside");
+      seg.told_held = true;
+      return plain();
+    }
   }
   if (seg.state == State::Warm) {
     if (seg.plain_runs < 1) return plain();  // the first run warms caches (cuDNN's algorithms, workspaces, ...)
@@ -378,6 +385,10 @@ size_t Executable::run_segment(size_t s, RunState& st) const {
       else ++it->second;
     }
     seg.state = State::Captured;
+    logging::debug("ember::function '" + d.name + "': nodes " + std::to_string(p.begin) + " to " +
+                   std::to_string(p.end - 1) + " captured as a CUDA graph on " + p.device.to_string() + " (" +
+                   std::to_string(p.inputs.size()) + " inputs copied in per call, " +
+                   std::to_string(p.outputs.size()) + " outputs)");
     ++d.stats.captures;
     ++g_totals.captures;
     // The capture's own values stay in the table until replaced by views below.

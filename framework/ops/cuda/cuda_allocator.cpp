@@ -29,6 +29,7 @@
 #include "framework/core/logging.h"
 #include "framework/ops/cuda/cuda_capture.h"
 #include "framework/ops/cuda/cuda_runtime.h"
+#include "framework/ops/dispatch.h"
 
 namespace ember {
 namespace {
@@ -116,8 +117,11 @@ class CudaAllocator final : public Allocator {
   }
   Device device() const override { return Device::cuda(device_); }
 
+  // Copies enqueue under the device's enqueue lock, as ops do: a CUDA graph capture on another thread holds it,
+  // and the copy must not join the captured stream.
   void copy_to_host(void* host_dst, const void* src, size_t bytes) const override {
     if (!bytes) return;
+    std::lock_guard<std::recursive_mutex> enqueue(detail::device_enqueue_mutex(device()));
     std::lock_guard<std::mutex> lock(staging_mu_);
     cuda::activate(device_);
     cudaStream_t s = cuda::stream(device_);
@@ -137,6 +141,7 @@ class CudaAllocator final : public Allocator {
   // Returns once the data sits in pinned staging memory; the transfer itself runs on the stream.
   void copy_from_host(void* dst, const void* host_src, size_t bytes) const override {
     if (!bytes) return;
+    std::lock_guard<std::recursive_mutex> enqueue(detail::device_enqueue_mutex(device()));
     std::lock_guard<std::mutex> lock(staging_mu_);
     cuda::activate(device_);
     cudaStream_t s = cuda::stream(device_);
@@ -155,6 +160,7 @@ class CudaAllocator final : public Allocator {
 
   void copy_on_device(void* dst, const void* src, size_t bytes) const override {
     if (!bytes) return;
+    std::lock_guard<std::recursive_mutex> enqueue(detail::device_enqueue_mutex(device()));
     cuda::activate(device_);
     EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cuda::stream(device_)),
                      "copy on device");
