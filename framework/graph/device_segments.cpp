@@ -63,15 +63,6 @@ Device node_device(const Graph& g, const Node& n) { return g.values[static_cast<
 
 }  // namespace
 
-DeviceGraphStats& DeviceGraphStats::operator+=(const DeviceGraphStats& o) {
-  segments += o.segments;
-  captures += o.captures;
-  launches += o.launches;
-  plain_runs += o.plain_runs;
-  failures += o.failures;
-  return *this;
-}
-
 void set_device_graphs_enabled(bool enabled) { g_enabled.store(enabled ? 1 : 0); }
 
 bool device_graphs_enabled() {

@@ -63,7 +63,6 @@ struct DeviceGraphStats {
   int64_t launches = 0;    // runs of a segment served by launching its graph, the capturing call's included
   int64_t plain_runs = 0;  // runs of a segment op by op: the first (warming caches), and any fallback
   int failures = 0;        // segments that gave up capturing (then they run op by op, said once in the log)
-  DeviceGraphStats& operator+=(const DeviceGraphStats& o);
 };
 // Device graphs on or off for the process: on unless the environment sets EMBER_CUDA_GRAPHS=0.
 void set_device_graphs_enabled(bool enabled);
