@@ -7,7 +7,7 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 PACKAGES := cmake g++ make ccache pkg-config libeigen3-dev libdnnl-dev ocl-icd-opencl-dev catch2 libopenblas-dev \
             libspdlog-dev nlohmann-json3-dev zlib1g-dev libhdf5-dev libzip-dev libcli11-dev libpng-dev libjpeg62-turbo-dev \
-            libonnx-dev libprotobuf-dev \
+            libonnx-dev libprotobuf-dev libopenmpi-dev openmpi-bin \
             dataset-fashion-mnist
 CMAKE_FLAGS ?=
 export CCACHE_DIR ?= $(HOME)/.cache/ember-ccache

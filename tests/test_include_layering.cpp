@@ -89,3 +89,11 @@ TEST_CASE("optimizers take no helper from layers or callbacks", "[layering]") {
     CHECK(i.header != "framework/model/layer.h");
   }
 }
+
+TEST_CASE("framework/distribute lies below the trainer, the layers, losses and optimizers", "[layering]") {
+  // The trainer knows the strategy (as it knows the optimizer base); the strategy knows variables and tensors.
+  for (const Include& i : includes_under("framework/distribute")) {
+    INFO(i.file << " includes " << i.header);
+    for (const char* above : {"framework/model/", "layers/", "losses/", "optimizers/"}) CHECK_FALSE(starts_with(i.header, above));
+  }
+}

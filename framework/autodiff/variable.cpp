@@ -4,9 +4,12 @@
 #include <utility>
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/autodiff/variable_hooks.h"
 #include "framework/ops/elementwise.h"
 
 namespace ember {
+
+thread_local detail::VariableCreatedFn detail::t_variable_created = nullptr;
 
 Variable::Variable(Tensor initial_value, VariableOptions options) {
   EMBER_CHECK(initial_value.defined(), InvalidArgument)
@@ -14,6 +17,7 @@ Variable::Variable(Tensor initial_value, VariableOptions options) {
   state_ = std::make_shared<State>(
       State{std::move(initial_value), std::move(options.name), options.trainable, next_version()});
   if (detail::t_variable_tracer) detail::t_variable_tracer->created(*this, state_->value);
+  if (detail::t_variable_created) detail::t_variable_created(*this);
 }
 
 uint64_t Variable::next_version() {

@@ -148,7 +148,34 @@ class ClassWeightSource : public BatchSource {
   std::map<int64_t, double> class_weight_;
 };
 
+// Each batch's rows of this replica (Strategy::local_batch).
+class ReplicaSource : public BatchSource {
+ public:
+  ReplicaSource(std::unique_ptr<BatchSource> inner, distribute::Strategy strategy, std::string who)
+      : inner_(std::move(inner)), strategy_(std::move(strategy)), who_(std::move(who)) {}
+  int64_t num_batches() const override { return inner_->num_batches(); }
+  void reset() override { inner_->reset(); }
+  std::vector<uint64_t> get_state() const override { return inner_->get_state(); }
+  void set_state(const std::vector<uint64_t>& state) override { inner_->set_state(state); }
+  std::optional<data::Element> next() override {
+    auto batch = inner_->next();
+    if (batch) batch = strategy_.local_batch(*batch, who_);
+    return batch;
+  }
+
+ private:
+  std::unique_ptr<BatchSource> inner_;
+  distribute::Strategy strategy_;
+  std::string who_;
+};
+
 }  // namespace
+
+std::unique_ptr<BatchSource> replica_batches(std::unique_ptr<BatchSource> source, const distribute::Strategy& strategy,
+                                             std::string who) {
+  if (strategy.num_replicas_in_sync() == 1) return source;
+  return std::make_unique<ReplicaSource>(std::move(source), strategy, std::move(who));
+}
 
 std::unique_ptr<BatchSource> with_class_weights(std::unique_ptr<BatchSource> source, const Model& model,
                                                 std::map<int64_t, double> class_weight) {

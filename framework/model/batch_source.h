@@ -10,6 +10,7 @@
 
 #include "framework/core/error.h"
 #include "framework/core/logging.h"
+#include "framework/distribute/strategy.h"
 #include "framework/model/callbacks/callback.h"
 #include "framework/model/model.h"
 
@@ -100,6 +101,9 @@ std::unique_ptr<BatchSource> validation_source(const Model& model, const Validat
                                                std::optional<int64_t> validation_batch_size,
                                                std::optional<int64_t> fit_batch_size,
                                                std::optional<int64_t> validation_steps);
+// Each batch's rows of this replica of `strategy` (the source itself with one replica); `who` names the caller.
+std::unique_ptr<BatchSource> replica_batches(std::unique_ptr<BatchSource> source, const distribute::Strategy& strategy,
+                                             std::string who);
 // Appends each batch's class weights as its sample weight.
 std::unique_ptr<BatchSource> with_class_weights(std::unique_ptr<BatchSource> source, const Model& model,
                                                 std::map<int64_t, double> class_weight);

@@ -6,6 +6,7 @@
 
 #include "framework/core/error.h"
 #include "framework/core/profiler.h"
+#include "framework/distribute/strategy.h"
 #include "framework/model/batch_source.h"
 #include "framework/model/model.h"
 #include "framework/model/trainer_state.h"
@@ -18,6 +19,28 @@ using detail::BatchSource;
 using detail::EpochIterator;
 
 namespace {
+
+using StrategyOpt = std::optional<distribute::Strategy>;
+
+// The strategy compile attached the model to (none before compile, or outside every scope).
+StrategyOpt strategy_of(const std::shared_ptr<detail::CompiledState>& compiled) {
+  return compiled ? compiled->strategy : std::nullopt;
+}
+
+bool multi_replica(const StrategyOpt& strategy) { return strategy && strategy->num_replicas_in_sync() > 1; }
+
+// The metrics over every replica's batches (TF reads a metric's state variables summed over the replicas):
+// every worker then logs the same numbers. Each worker's own state is kept, so the sums are not summed again.
+MetricResults synced_results(Model& model, const StrategyOpt& strategy, MetricResults results) {
+  if (!multi_replica(strategy)) return results;
+  std::vector<Variable> vars;
+  for (const auto& m : model.metrics())
+    for (const Variable& v : m->variables()) vars.push_back(v);
+  const std::vector<Tensor> local = strategy->sum_variables(vars, "Model '" + model.name() + "': the metrics");
+  MetricResults summed = model.get_metrics_result();
+  for (size_t i = 0; i < vars.size(); ++i) vars[i].assign(local[i]);
+  return summed;
+}
 
 // The batches of the next execution (compile's steps_per_execution): `n`, or those left in the epoch; none
 // at its end. Keras 3 calls a batch hook once per execution: begin with the index of its first step, end with
@@ -34,7 +57,7 @@ std::vector<data::Element> next_execution(EpochIterator& it, int n) {
 }
 
 // The evaluation loop: shared by evaluate and fit's validation.
-Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs) {
+Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs, const StrategyOpt& strategy) {
   model.reset_metrics();
   cbs.on_test_begin();
   it.begin_epoch();
@@ -49,12 +72,12 @@ Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs) {
     if (batch_hooks) cbs.on_test_batch_begin(step);
     {
       profiler::Trace trace("test", step);
-      results = detail::run_test_steps(model, batches);
+      results = synced_results(model, strategy, detail::run_test_steps(model, batches));
     }
     if (batch_hooks) cbs.on_test_batch_end(step + n - 1, detail::to_logs(results));
     step += n;
   }
-  Logs logs = detail::to_logs(results.empty() ? model.get_metrics_result() : results);
+  Logs logs = detail::to_logs(results.empty() ? synced_results(model, strategy, model.get_metrics_result()) : results);
   cbs.on_test_end(logs);
   return logs;
 }
@@ -72,7 +95,7 @@ struct FitData {
   std::unique_ptr<BatchSource> validation;  // null: no validation
 };
 
-History run_fit(Model& model, FitData data, const FitOptions& options) {
+History run_fit(Model& model, FitData data, const FitOptions& options, const StrategyOpt& strategy) {
   const std::string who = "Model '" + model.name() + "'.fit";
   EMBER_CHECK(model.compiled(), InvalidArgument) << who << ": call compile() before fit()";
   EMBER_CHECK(options.epochs >= 0 && options.initial_epoch >= 0, InvalidArgument)
@@ -82,6 +105,15 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
       << who << ": validation_freq must be positive, got " << options.validation_freq;
   if (!options.class_weight.empty())
     data.train = detail::with_class_weights(std::move(data.train), model, options.class_weight);
+  // Under a strategy: each replica's rows of every global batch, and the variables fit creates (the weights when
+  // the first batch builds the model, the optimizer's slots) are the strategy's, mirrored before the first step.
+  std::optional<distribute::StrategyScope> scope;
+  if (strategy) {
+    scope.emplace(strategy->scope());
+    data.train = detail::replica_batches(std::move(data.train), *strategy, who);
+    if (data.validation) data.validation = detail::replica_batches(std::move(data.validation), *strategy, who);
+  }
+  bool mirrored = !strategy;
   EpochIterator train(std::move(data.train), options.steps_per_epoch);
   std::optional<EpochIterator> validation;
   if (data.validation) validation.emplace(std::move(data.validation), options.validation_steps);
@@ -102,6 +134,8 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
     train.set_state(*model.training_data_state_override);
     model.training_data_state_override.reset();
   }
+  // Before the first epoch draws its shuffle.
+  if (multi_replica(strategy)) strategy->sync_random_state(who);
   Logs training_logs;
   for (int epoch = initial_epoch; epoch < options.epochs; ++epoch) {
     model.reset_metrics();
@@ -118,10 +152,17 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
       const auto n = static_cast<int64_t>(batches.size());
       // Keras builds the model before the first step, so a custom train_step finds its weights.
       if (!model.built()) model.predict_step(batches[0]);
+      if (!mirrored) {
+        if (!model.optimizer().built()) model.optimizer().build(model.trainable_weights());
+        std::vector<Variable> vars = model.weights();
+        for (const Variable& v : model.optimizer().variables()) vars.push_back(v);
+        strategy->mirror_variables(who, vars);
+        mirrored = true;
+      }
       if (batch_hooks) cbs.on_train_batch_begin(step);
       {
         profiler::Trace trace("train", step);  // a training step on the profiler's timeline, as TF marks it
-        results = detail::tuned_train_steps(model, batches, step == 0);
+        results = synced_results(model, strategy, detail::tuned_train_steps(model, batches, step == 0));
       }
       if (batch_hooks) cbs.on_train_batch_end(step + n - 1, detail::to_logs(results));
       step += n;
@@ -129,9 +170,9 @@ History run_fit(Model& model, FitData data, const FitOptions& options) {
     }
     EMBER_CHECK(step > 0 || epoch > initial_epoch, InvalidArgument)
         << who << ": the training data gave no batch; give at least one sample (or a dataset with elements)";
-    Logs epoch_logs = detail::to_logs(results.empty() ? model.get_metrics_result() : results);
+    Logs epoch_logs = detail::to_logs(results.empty() ? synced_results(model, strategy, model.get_metrics_result()) : results);
     if (validation && (epoch + 1) % options.validation_freq == 0) {
-      Logs val_logs = run_test(model, *validation, cbs);
+      Logs val_logs = run_test(model, *validation, cbs, strategy);
       for (const auto& [k, v] : val_logs) epoch_logs["val_" + k] = v;
     }
     model.training_data_state = train.get_state();
@@ -188,7 +229,7 @@ History Model::fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, F
   if (!options.validation_data.empty())
     data.validation = detail::validation_source(*this, options.validation_data, options.validation_batch_size,
                                                 options.batch_size, options.validation_steps);
-  return run_fit(*this, std::move(data), options);
+  return run_fit(*this, std::move(data), options, strategy_of(compiled_));
 }
 
 History Model::fit(const data::Dataset& dataset, FitOptions options) {
@@ -202,18 +243,20 @@ History Model::fit(const data::Dataset& dataset, FitOptions options) {
   if (!options.validation_data.empty())
     data.validation = detail::validation_source(*this, options.validation_data, options.validation_batch_size,
                                                 std::nullopt, options.validation_steps);
-  return run_fit(*this, std::move(data), options);
+  return run_fit(*this, std::move(data), options, strategy_of(compiled_));
 }
 
 namespace {
 
-Logs run_evaluate(Model& model, std::unique_ptr<BatchSource> source, const EvaluateOptions& options) {
+Logs run_evaluate(Model& model, std::unique_ptr<BatchSource> source, const EvaluateOptions& options,
+                  const StrategyOpt& strategy) {
   EMBER_CHECK(model.compiled(), InvalidArgument) << "Model '" << model.name() << "'.evaluate: call compile() first";
+  if (strategy) source = detail::replica_batches(std::move(source), *strategy, "Model '" + model.name() + "'.evaluate");
   EpochIterator it(std::move(source), options.steps);
   callbacks::CallbackList cbs = detail::make_callbacks(options.callbacks, options.verbose, nullptr);
   cbs.set_model(&model);
   cbs.set_params({.verbose = options.verbose, .epochs = 1, .steps = it.steps()});
-  return run_test(model, it, cbs);
+  return run_test(model, it, cbs, strategy);
 }
 
 std::vector<Tensor> run_predict(Model& model, std::unique_ptr<BatchSource> source, const PredictOptions& options) {
@@ -266,13 +309,14 @@ Logs Model::evaluate(const Tensor& x, const Tensor& y, EvaluateOptions options) 
 Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, EvaluateOptions options) {
   return run_evaluate(*this, detail::tensor_source(*this, "evaluate", x, y, options.sample_weight, options.batch_size,
                                                    options.steps, false),
-                      options);
+                      options, strategy_of(compiled_));
 }
 
 Logs Model::evaluate(const data::Dataset& dataset, EvaluateOptions options) {
   EMBER_CHECK(!options.sample_weight.defined(), InvalidArgument)
       << "Model '" << name() << "'.evaluate: sample_weight needs tensors; with a dataset, make each element (x, y, sample_weight)";
-  return run_evaluate(*this, detail::dataset_source(*this, "evaluate", dataset, options.batch_size), options);
+  return run_evaluate(*this, detail::dataset_source(*this, "evaluate", dataset, options.batch_size), options,
+                      strategy_of(compiled_));
 }
 
 Tensor Model::predict(const Tensor& x, PredictOptions options) {

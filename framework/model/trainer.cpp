@@ -92,6 +92,7 @@ void Model::compile_impl(CompileOptions options, bool defer_metric_errors) {
   // "auto" is false, as Keras resolves it on a machine without an accelerator (fused kernels are CPU-only).
   state->jit_compile = jit.value.value_or(false);
   state->steps_per_execution = options.steps_per_execution;
+  state->strategy = distribute::get_strategy();
   const size_t n_out = num_outputs();
   state->output_names = output_names_of(*this);
 
@@ -300,6 +301,11 @@ MetricResults Model::train_step(const data::Element& batch) {
     // batch's Dense kernel gradients to the update as their factors (framework/graph/fold_kernel_gradients.cpp).
     if (!vars.empty()) grads = tape.gradient(scaled, vars);
   }
+  // Under a strategy every replica applies the mean of the replicas' gradients (TF: the optimizer's all-reduce
+  // under MultiWorkerMirroredStrategy), so the weights stay identical.
+  const auto& strategy = compiled_->strategy;
+  if (!vars.empty() && strategy && strategy->num_replicas_in_sync() > 1)
+    grads = strategy->all_reduce(distribute::ReduceOp::MEAN, grads);
   if (!vars.empty()) opt.apply(grads, vars);
   return compute_metrics(y, y_pred, sample_weight, loss);
 }

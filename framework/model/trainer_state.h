@@ -1,12 +1,14 @@
 #pragma once
 // What Model::compile sets up (internal to framework/model: trainer.cpp, compiled_steps.cpp and fit.cpp).
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "framework/core/mode_tuner.h"
+#include "framework/distribute/strategy.h"
 #include "framework/model/metrics/metrics.h"
 #include "framework/model/trainer.h"
 #include "losses/loss.h"
@@ -41,6 +43,9 @@ struct CompiledState {
   std::shared_ptr<CompiledSteps> steps;
   // compile's steps_per_execution (at least 1).
   int steps_per_execution = 1;
+  // The strategy whose scope compile ran in (Keras: model.distribute_strategy): fit and evaluate then split
+  // each batch across its replicas, all-reduce the gradients and average the metrics.
+  std::optional<distribute::Strategy> strategy;
 };
 
 // The compile_args above for these options (framework/io/compile_config.cpp).

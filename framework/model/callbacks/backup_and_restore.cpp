@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/core/error.h"
+#include "framework/distribute/worker_files.h"
 #include "framework/io/atomic_file.h"
 #include "framework/model/model.h"
 #include "framework/ops/random.h"
@@ -90,24 +91,29 @@ void BackupAndRestore::on_train_begin(const Logs&) {
 }
 
 void BackupAndRestore::save() {
+  // In a multi-worker job the workers other than the chief write beside it and remove what they wrote (TF's
+  // BackupAndRestore does), so the backup every worker restores from is the chief's.
+  const std::string weights_path = distribute::write_filepath(weights_path_);
+  const std::string metadata_path = distribute::write_filepath(metadata_path_);
   fs::create_directories(backup_dir_);
   if (options_.double_checkpoint) {
-    if (fs::exists(weights_path_)) copy_over(weights_path_, weights_path_ + ".bkp");
-    if (fs::exists(metadata_path_)) copy_over(metadata_path_, metadata_path_ + ".bkp");
+    if (fs::exists(weights_path)) copy_over(weights_path, weights_path + ".bkp");
+    if (fs::exists(metadata_path)) copy_over(metadata_path, metadata_path + ".bkp");
   }
-  model()->save_weights(weights_path_, {.overwrite = true});
+  model()->save_weights(weights_path, {.overwrite = true});
   nlohmann::json meta;
   meta["epoch"] = current_epoch_;
   meta["batch"] = last_batch_seen_;
   meta["ember_random_state"] = generator_state_to_json(random::get_global_generator_state());
   meta["ember_data_state"] = model()->training_data_state;  // the dataset's shuffles at the last epoch end
   const std::string text = meta.dump();
-  io::write_atomically(metadata_path_, [&](const std::string& tmp) {
+  io::write_atomically(metadata_path, [&](const std::string& tmp) {
     std::ofstream out(tmp, std::ios::binary);
     out << text;
     out.close();
     EMBER_CHECK(out.good(), Internal) << "BackupAndRestore: writing '" << tmp << "' failed";
   });
+  distribute::remove_temp_filepath(weights_path_);
 }
 
 void BackupAndRestore::on_epoch_end(int epoch, Logs&) {
@@ -127,7 +133,7 @@ void BackupAndRestore::on_train_batch_end(int64_t batch, const Logs&) {
 }
 
 void BackupAndRestore::on_train_end(const Logs&) {
-  if (options_.delete_checkpoint && fs::exists(backup_dir_)) fs::remove_all(backup_dir_);
+  if (options_.delete_checkpoint && distribute::is_chief_worker() && fs::exists(backup_dir_)) fs::remove_all(backup_dir_);
 }
 
 }  // namespace ember::callbacks

@@ -8,6 +8,7 @@
 #include "framework/core/error.h"
 #include "framework/core/logging.h"
 #include "framework/core/python_format.h"
+#include "framework/distribute/worker_files.h"
 #include "framework/model/model.h"
 
 namespace ember::callbacks {
@@ -119,10 +120,13 @@ void ModelCheckpoint::save_model(int epoch, int64_t batch, const Logs& logs) {
   if (!should_save_model(epoch, logs, path)) return;
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
+  // In a multi-worker job only the chief's file is kept (TF: distributed_file_utils.write_filepath).
+  const std::string written = distribute::write_filepath(path);
   if (options_.save_weights_only)
-    model()->save_weights(path, {.overwrite = true});
+    model()->save_weights(written, {.overwrite = true});
   else
-    model()->save(path, {.overwrite = true});
+    model()->save(written, {.overwrite = true});
+  distribute::remove_temp_filepath(path);
   if (options_.verbose > 0) std::cout << "\nEpoch " << epoch + 1 << ": finished saving model to " << path << "\n";
   std::cout.flush();
 }

@@ -1,0 +1,170 @@
+#include "framework/distribute/communicator.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include <mpi.h>
+
+#include "framework/core/error.h"
+#include "framework/core/logging.h"
+#include "framework/distribute/errors.h"
+
+namespace ember::distribute::detail {
+
+namespace {
+
+bool g_we_initialised = false;
+Communicator* g_world = nullptr;
+
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || !g_we_initialised) return;
+  if (g_world && g_world->broken()) {
+    // A collective is still pending here: MPI_Finalize would wait for it. End every worker instead.
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return;
+  }
+  MPI_Finalize();
+}
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+void check_mpi(int code, const std::string& what) {
+  EMBER_CHECK(code == MPI_SUCCESS, Unavailable) << what << ": MPI failed: " << mpi_error_text(code);
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+}  // namespace
+
+Communicator& Communicator::world() {
+  static Communicator* world = [] {
+    g_world = new Communicator();  // lives until exit: finalize_at_exit reads it
+    return g_world;
+  }();
+  return *world;
+}
+
+Communicator::Communicator() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) {
+    int provided = 0;
+    // Collectives are called from one thread at a time (the training thread, or a traced step's host call).
+    check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+    g_we_initialised = true;
+    std::atexit(finalize_at_exit);
+  }
+  // Errors come back as codes (and so as Ember errors) instead of aborting the process.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+const Communicator* Communicator::existing() { return g_world; }
+
+void Communicator::check_usable(const std::string& what) const {
+  EMBER_CHECK(!broken_, Unavailable)
+      << what << ": an earlier collective operation timed out, so this worker can no longer communicate; end the "
+      << "job and restart it (BackupAndRestore resumes training)";
+}
+
+void Communicator::wait(void* request_ptr, double timeout_seconds, const std::string& what) {
+  auto& request = *static_cast<MPI_Request*>(request_ptr);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
+  // Spin first (a healthy collective completes in micro- to milliseconds and MPI progresses inside MPI_Test),
+  // then test less often, so a long wait for a slower worker does not take a core from it.
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+    if (done) return;
+    const auto now = Clock::now();
+    if (now >= deadline) break;
+    if (now - start > std::chrono::milliseconds(10)) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  // The request cannot be cancelled (MPI forbids it for collectives): its buffer must outlive it, so the caller
+  // leaks it, and this worker is done communicating.
+  broken_ = true;
+  throw DeadlineExceeded(what + ": did not complete within " + seconds_text(timeout_seconds) +
+                         " s; another worker has died, hung or stopped calling the same collectives (worker " +
+                         std::to_string(rank_) + " of " + std::to_string(size_) +
+                         "). The timeout is MultiWorkerMirroredStrategyOptions::timeout_seconds, or the environment variable "
+                         "EMBER_COLLECTIVE_TIMEOUT_SECONDS");
+}
+
+void Communicator::all_reduce_sum(void* data, size_t count, DType dtype, double timeout_seconds,
+                                  const std::string& what) {
+  check_usable(what);
+  EMBER_CHECK(dtype == DType::Float32 || dtype == DType::Float64, InvalidArgument)
+      << what << ": all-reduce takes float32 or float64 values, got " << dtype_name(dtype);
+  if (size_ == 1 || count == 0) return;
+  const MPI_Datatype type = dtype == DType::Float32 ? MPI_FLOAT : MPI_DOUBLE;
+  const size_t chunk = size_t{1} << 30;  // MPI counts are ints
+  auto* bytes = static_cast<char*>(data);
+  for (size_t begin = 0; begin < count; begin += chunk) {
+    const size_t n = std::min(chunk, count - begin);
+    MPI_Request request;
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, bytes + begin * dtype_size(dtype), static_cast<int>(n), type, MPI_SUM,
+                             MPI_COMM_WORLD, &request),
+              what);
+    wait(&request, timeout_seconds, what);
+  }
+}
+
+void Communicator::broadcast(void* data, size_t bytes, int root, double timeout_seconds, const std::string& what) {
+  check_usable(what);
+  if (size_ == 1 || bytes == 0) return;
+  const size_t chunk = size_t{1} << 30;
+  for (size_t begin = 0; begin < bytes; begin += chunk) {
+    const size_t n = std::min(chunk, bytes - begin);
+    MPI_Request request;
+    check_mpi(MPI_Ibcast(static_cast<char*>(data) + begin, static_cast<int>(n), MPI_BYTE, root, MPI_COMM_WORLD,
+                         &request),
+              what);
+    wait(&request, timeout_seconds, what);
+  }
+}
+
+std::vector<uint64_t> Communicator::all_gather(const std::vector<uint64_t>& mine, double timeout_seconds,
+                                               const std::string& what) {
+  check_usable(what);
+  if (size_ == 1) return mine;
+  // Leaked with the request if the call times out (see wait).
+  auto* out = new std::vector<uint64_t>(mine.size() * static_cast<size_t>(size_));
+  auto* in = new std::vector<uint64_t>(mine);
+  MPI_Request request;
+  check_mpi(MPI_Iallgather(in->data(), static_cast<int>(in->size()), MPI_UINT64_T, out->data(),
+                           static_cast<int>(in->size()), MPI_UINT64_T, MPI_COMM_WORLD, &request),
+            what);
+  wait(&request, timeout_seconds, what);
+  std::vector<uint64_t> result = std::move(*out);
+  delete out;
+  delete in;
+  return result;
+}
+
+double default_timeout_seconds() {
+  const char* env = std::getenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS");
+  if (!env || !*env) return 600.0;
+  char* end = nullptr;
+  const double value = std::strtod(env, &end);
+  EMBER_CHECK(end && *end == '\0' && value > 0, InvalidArgument)
+      << "EMBER_COLLECTIVE_TIMEOUT_SECONDS must be a positive number of seconds, got '" << env << "'";
+  return value;
+}
+
+}  // namespace ember::distribute::detail

@@ -1,0 +1,366 @@
+#include "framework/distribute/strategy.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "framework/autodiff/variable_hooks.h"
+#include "framework/core/error.h"
+#include "framework/distribute/communicator.h"
+#include "framework/graph/trace.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/random.h"
+
+namespace ember::distribute {
+
+using detail::Communicator;
+
+struct Strategy::Impl {
+  std::string name;
+  Communicator* comm = nullptr;
+  double timeout_seconds = 600;
+  size_t bytes_per_pack = size_t{32} << 20;
+  // Variables created in the scope and not yet broadcast, in creation order (the same on every worker running
+  // the same program).
+  std::vector<Variable> pending;
+};
+
+namespace {
+
+thread_local std::vector<Strategy> t_scopes;       // innermost last
+thread_local std::vector<Strategy> t_replicas;     // Strategy::run's on this thread, innermost last
+
+void track_created(const Variable& v) {
+  if (!t_scopes.empty()) t_scopes.back().impl()->pending.push_back(v);
+}
+
+// Buffers of collectives that timed out: MPI may still write them, so they are never freed.
+void keep_forever(std::vector<char>&& buffer) { new std::vector<char>(std::move(buffer)); }
+
+std::vector<char> host_bytes(const Tensor& t) {
+  const Tensor host = t.to(Device::cpu());
+  std::vector<char> bytes(host.nbytes());
+  if (!bytes.empty()) std::memcpy(bytes.data(), host.raw_data(), bytes.size());
+  return bytes;
+}
+
+Tensor tensor_from_bytes(const char* bytes, const Shape& shape, DType dtype, Device device) {
+  Tensor t = Tensor::empty(shape, dtype, Device::cpu());
+  if (t.nbytes()) std::memcpy(t.raw_data(), bytes, t.nbytes());
+  return device == Device::cpu() ? t : t.to(device);
+}
+
+std::string describe(const Variable& v) {
+  std::ostringstream os;
+  os << "'" << v.name() << "' " << dtype_name(v.value().dtype()) << " " << v.value().shape();
+  return os.str();
+}
+
+uint64_t fnv(uint64_t h, uint64_t v) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xff;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// The variables' shapes and dtypes as one number (names may differ without harm).
+uint64_t signature(const std::vector<Variable>& vars) {
+  uint64_t h = 1469598103934665603ull;
+  for (const Variable& v : vars) {
+    h = fnv(h, static_cast<uint64_t>(v.value().dtype()));
+    h = fnv(h, static_cast<uint64_t>(v.value().shape().rank()));
+    for (int64_t d : v.value().shape().dims()) h = fnv(h, static_cast<uint64_t>(d));
+  }
+  return h;
+}
+
+std::vector<uint64_t> pack_generator_state(const random::GeneratorState& s) {
+  std::vector<uint64_t> out{s.global_seed.has_value(), s.global_seed.value_or(0), s.op_seed_counter,
+                            s.next_blocks.size()};
+  for (const auto& b : s.next_blocks) out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+random::GeneratorState unpack_generator_state(const std::vector<uint64_t>& in) {
+  random::GeneratorState s;
+  if (in[0]) s.global_seed = in[1];
+  s.op_seed_counter = in[2];
+  for (uint64_t i = 0; i < in[3]; ++i) s.next_blocks.push_back({in[4 + 3 * i], in[5 + 3 * i], in[6 + 3 * i]});
+  return s;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Strategy
+
+int Strategy::num_replicas_in_sync() const { return impl_->comm->size(); }
+
+ClusterResolver Strategy::cluster_resolver() const {
+  return {.task_type = "worker", .task_id = impl_->comm->rank(), .num_workers = impl_->comm->size()};
+}
+
+StrategyScope Strategy::scope() const { return StrategyScope(*this); }
+
+void Strategy::enter_replica() const { t_replicas.push_back(*this); }
+void Strategy::exit_replica() const { t_replicas.pop_back(); }
+
+std::vector<Tensor> Strategy::all_reduce(ReduceOp op, const std::vector<Tensor>& values) const {
+  const std::string what = impl_->name + ": all-reduce of " + std::to_string(values.size()) + " tensors";
+  for (const Tensor& t : values)
+    EMBER_CHECK(!t.defined() || t.dtype() == DType::Float32 || t.dtype() == DType::Float64, InvalidArgument)
+        << what << ": tensors must be float32 or float64, got " << dtype_name(t.dtype()) << " " << t.shape();
+  // One replica: its values are the sum and the mean.
+  if (impl_->comm->size() == 1) return values;
+  if (graph::is_tracing())
+    return graph::host_call(impl_->name + ".all_reduce", values, [s = *this, op](std::span<const Tensor> in) {
+      return s.all_reduce(op, std::vector<Tensor>(in.begin(), in.end()));
+    });
+  Communicator& comm = *impl_->comm;
+  std::vector<Tensor> out(values.size());
+  const int n = comm.size();
+  // Consecutive tensors of one dtype share a pack of up to bytes_per_pack bytes (one tensor larger than that
+  // is a pack of its own).
+  size_t i = 0;
+  while (i < values.size()) {
+    if (!values[i].defined()) {
+      ++i;
+      continue;
+    }
+    const DType dtype = values[i].dtype();
+    size_t end = i, bytes = 0;
+    std::vector<size_t> members;
+    while (end < values.size() && (!values[end].defined() || values[end].dtype() == dtype) &&
+           (members.empty() || bytes + values[end].nbytes() <= impl_->bytes_per_pack || !values[end].defined())) {
+      if (values[end].defined()) {
+        members.push_back(end);
+        bytes += values[end].nbytes();
+      }
+      ++end;
+    }
+    std::vector<char> pack(bytes);
+    size_t offset = 0;
+    for (size_t m : members) {
+      const Tensor host = values[m].to(Device::cpu());
+      if (host.nbytes()) std::memcpy(pack.data() + offset, host.raw_data(), host.nbytes());
+      offset += host.nbytes();
+    }
+    const size_t elem = dtype_size(dtype);
+    try {
+      comm.all_reduce_sum(pack.data(), bytes / elem, dtype, impl_->timeout_seconds, what);
+    } catch (const DeadlineExceeded&) {
+      keep_forever(std::move(pack));
+      throw;
+    }
+    if (op == ReduceOp::MEAN && n > 1) {
+      if (dtype == DType::Float32) {
+        auto* p = reinterpret_cast<float*>(pack.data());
+        for (size_t k = 0; k < bytes / elem; ++k) p[k] /= static_cast<float>(n);
+      } else {
+        auto* p = reinterpret_cast<double*>(pack.data());
+        for (size_t k = 0; k < bytes / elem; ++k) p[k] /= static_cast<double>(n);
+      }
+    }
+    offset = 0;
+    for (size_t m : members) {
+      out[m] = tensor_from_bytes(pack.data() + offset, values[m].shape(), dtype, values[m].device());
+      offset += values[m].nbytes();
+    }
+    i = end;
+  }
+  return out;
+}
+
+Tensor Strategy::reduce(ReduceOp op, const Tensor& value) const {
+  EMBER_CHECK(value.defined(), InvalidArgument) << impl_->name << ".reduce: the value is an undefined tensor";
+  return all_reduce(op, {value})[0];
+}
+
+data::Element Strategy::local_batch(const data::Element& global_batch, const std::string& who) const {
+  const int n = num_replicas_in_sync(), k = cluster_resolver().task_id;
+  if (n == 1) return global_batch;
+  data::Element local;
+  for (const Tensor& t : global_batch) {
+    if (!t.defined()) {
+      local.push_back(t);
+      continue;
+    }
+    EMBER_CHECK(t.rank() > 0, InvalidArgument)
+        << who << ": " << impl_->name << " splits each batch across " << n
+        << " replicas along its first axis, but a batch holds a scalar; batch the data";
+    const int64_t rows = t.shape()[0];
+    EMBER_CHECK(rows % n == 0, InvalidArgument)
+        << who << ": a global batch of " << rows << " samples cannot be split evenly across " << n
+        << " replicas; make every batch a multiple of " << n
+        << " (a global batch size divisible by the number of workers, and batch(..., {.drop_remainder = true}) "
+           "or a sample count divisible by it, for the last batch)";
+    local.push_back(t.slice_rows(rows / n * k, rows / n * (k + 1)));
+  }
+  return local;
+}
+
+data::Dataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset) const {
+  return dataset.map([s = *this](const data::Element& e) { return s.local_batch(e, "experimental_distribute_dataset"); });
+}
+
+void Strategy::mirror_variables(const std::string& who, const std::vector<Variable>& also) const {
+  Impl& impl = *impl_;
+  Communicator& comm = *impl.comm;
+  const std::string what = who + ": " + impl.name + " mirroring variables";
+  std::vector<Variable> vars = std::move(impl.pending);
+  impl.pending.clear();
+  for (const Variable& v : also)
+    if (std::none_of(vars.begin(), vars.end(), [&](const Variable& w) { return w.handle() == v.handle(); }))
+      vars.push_back(v);
+  if (comm.size() == 1) return;
+
+  // The same variables everywhere? Compare the count and a signature of the shapes and dtypes with the chief's.
+  const std::vector<uint64_t> all =
+      comm.all_gather({vars.size(), signature(vars)}, impl.timeout_seconds, what + " (comparing the variables)");
+  std::vector<int> differ;
+  for (int r = 1; r < comm.size(); ++r)
+    if (all[2 * static_cast<size_t>(r)] != all[0] || all[2 * static_cast<size_t>(r) + 1] != all[1]) differ.push_back(r);
+  if (!differ.empty()) {
+    // Every worker learns every worker's variables (their descriptions gathered, padded to one length), so that
+    // all of them name the same differences.
+    std::string mine;
+    for (const Variable& v : vars) mine += describe(v) + "\n";
+    const std::vector<uint64_t> lengths = comm.all_gather({mine.size()}, impl.timeout_seconds, what);
+    const size_t words = (*std::max_element(lengths.begin(), lengths.end()) + 7) / 8;
+    std::vector<uint64_t> packed(words, 0);
+    std::memcpy(packed.data(), mine.data(), mine.size());
+    const std::vector<uint64_t> everyone = comm.all_gather(packed, impl.timeout_seconds, what);
+    auto lines_of = [&](int r) {
+      std::string text(reinterpret_cast<const char*>(everyone.data() + static_cast<size_t>(r) * words),
+                       lengths[static_cast<size_t>(r)]);
+      std::vector<std::string> lines;
+      std::istringstream in(text);
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      return lines;
+    };
+    const std::vector<std::string> chief = lines_of(0);
+    std::ostringstream os;
+    os << what << ": the workers created different variables in the strategy's scope, so they cannot be mirrored";
+    for (int r : differ) {
+      const std::vector<std::string> theirs = lines_of(r);
+      os << "; worker " << r << " has " << theirs.size() << " variables, the chief (worker 0) " << chief.size();
+      for (size_t i = 0; i < std::max(theirs.size(), chief.size()); ++i) {
+        const std::string a = i < theirs.size() ? theirs[i] : "none", b = i < chief.size() ? chief[i] : "none";
+        // Names may differ harmlessly; compare what follows the name.
+        auto tail = [](const std::string& t) { return t.substr(t.rfind('\'') + 1); };
+        if (tail(a) != tail(b)) {
+          os << ", and the first difference is variable " << i << ": " << a << " on worker " << r << ", " << b
+             << " on the chief";
+          break;
+        }
+      }
+    }
+    os << ". Build the same model (the same layers, units and inputs) on every worker";
+    throw InvalidArgument(os.str());
+  }
+
+  size_t total = 0;
+  for (const Variable& v : vars) total += v.value().nbytes();
+  std::vector<char> bytes(total);
+  if (comm.rank() == 0) {
+    size_t offset = 0;
+    for (const Variable& v : vars) {
+      const std::vector<char> b = host_bytes(v.value());
+      if (!b.empty()) std::memcpy(bytes.data() + offset, b.data(), b.size());
+      offset += b.size();
+    }
+  }
+  try {
+    comm.broadcast(bytes.data(), bytes.size(), 0, impl.timeout_seconds, what);
+  } catch (const DeadlineExceeded&) {
+    keep_forever(std::move(bytes));
+    throw;
+  }
+  if (comm.rank() == 0) return;
+  size_t offset = 0;
+  for (Variable& v : vars) {
+    const Tensor& value = v.value();
+    v.assign(tensor_from_bytes(bytes.data() + offset, value.shape(), value.dtype(), value.device()));
+    offset += value.nbytes();
+  }
+}
+
+void Strategy::sync_random_state(const std::string& who) const {
+  Communicator& comm = *impl_->comm;
+  if (comm.size() == 1) return;
+  const std::string what = who + ": " + impl_->name + " sharing the chief's random generator state";
+  std::vector<uint64_t> state;
+  if (comm.rank() == 0) {
+    // Unseeded draws differ between processes: give the job one seed, so the workers shuffle alike.
+    if (!random::get_global_generator_state().global_seed) random::set_seed(std::random_device{}());
+    state = pack_generator_state(random::get_global_generator_state());
+  }
+  uint64_t size = state.size();
+  comm.broadcast(&size, sizeof size, 0, impl_->timeout_seconds, what);
+  state.resize(size);
+  comm.broadcast(state.data(), size * sizeof(uint64_t), 0, impl_->timeout_seconds, what);
+  if (comm.rank() != 0) random::set_global_generator_state(unpack_generator_state(state));
+}
+
+std::vector<Tensor> Strategy::sum_variables(const std::vector<Variable>& vars, const std::string& who) const {
+  std::vector<Tensor> local, values;
+  for (const Variable& v : vars) {
+    local.push_back(v.value());
+    values.push_back(v.value().dtype() == DType::Float64 ? v.value() : ops::cast(v.value(), DType::Float32));
+  }
+  std::vector<Tensor> sums = all_reduce(ReduceOp::SUM, values);
+  for (size_t i = 0; i < vars.size(); ++i) {
+    Variable v = vars[i];
+    v.assign(sums[i].dtype() == local[i].dtype() ? sums[i] : ops::cast(sums[i], local[i].dtype()));
+  }
+  return local;
+}
+
+// ---------------------------------------------------------------- the strategies
+
+MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerMirroredStrategyOptions options)
+    : Strategy(std::make_shared<Impl>()) {
+  const std::string name = "MultiWorkerMirroredStrategy";
+  EMBER_CHECK(options.communication != CommunicationImplementation::NCCL, Unimplemented)
+      << name << ": communication NCCL is not available in this build (GPU workers); use AUTO or RING (MPI)";
+  EMBER_CHECK(!options.timeout_seconds || *options.timeout_seconds > 0, InvalidArgument)
+      << name << ": timeout_seconds must be positive, got " << *options.timeout_seconds;
+  EMBER_CHECK(options.bytes_per_pack >= 0, InvalidArgument)
+      << name << ": bytes_per_pack must not be negative, got " << options.bytes_per_pack;
+  impl_->name = name;
+  impl_->timeout_seconds = options.timeout_seconds ? *options.timeout_seconds : detail::default_timeout_seconds();
+  if (options.bytes_per_pack > 0) impl_->bytes_per_pack = static_cast<size_t>(options.bytes_per_pack);
+  impl_->comm = &Communicator::world();
+}
+
+// ---------------------------------------------------------------- scopes and contexts
+
+StrategyScope::StrategyScope(Strategy strategy) : strategy_(std::move(strategy)) {
+  t_scopes.push_back(*strategy_);
+  ember::detail::t_variable_created = track_created;
+}
+
+StrategyScope::StrategyScope(StrategyScope&& other) noexcept : strategy_(std::move(other.strategy_)) {
+  other.strategy_.reset();
+}
+
+StrategyScope::~StrategyScope() {
+  if (!strategy_) return;
+  t_scopes.pop_back();
+  if (t_scopes.empty()) ember::detail::t_variable_created = nullptr;
+}
+
+std::optional<Strategy> get_strategy() {
+  if (t_scopes.empty()) return std::nullopt;
+  return t_scopes.back();
+}
+
+bool has_strategy() { return !t_scopes.empty(); }
+
+std::optional<ReplicaContext> get_replica_context() {
+  if (t_replicas.empty()) return std::nullopt;
+  return ReplicaContext(t_replicas.back());
+}
+
+}  // namespace ember::distribute

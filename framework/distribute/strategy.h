@@ -1,0 +1,167 @@
+#pragma once
+// Data-parallel training over several workers (TF: tf.distribute). A MultiWorkerMirroredStrategy is one replica
+// per process; `mpirun -np N ./app` starts N of them, and a process started alone is a job of one. Variables
+// created in its scope (a model's weights, its optimizer's slots, when fit builds them) are mirrored: the chief's
+// values are broadcast at their first use, so every worker starts identical. fit splits each global batch across
+// the replicas and all-reduces the gradients (their mean) before the optimizer applies them, and averages the
+// metrics so that every worker logs the same numbers.
+//
+//   distribute::MultiWorkerMirroredStrategy strategy;
+//   Sequential model;
+//   {
+//     auto scope = strategy.scope();
+//     model = build_model();
+//     model.compile({...});
+//   }
+//   model.fit(ds, {.epochs = 5});   // ds batched by the global batch size
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "data/dataset.h"
+#include "framework/autodiff/variable.h"
+#include "framework/core/tensor.h"
+#include "framework/distribute/errors.h"
+
+namespace ember::distribute {
+
+// How values from the replicas combine (TF: tf.distribute.ReduceOp).
+enum class ReduceOp { SUM, MEAN };
+
+// The transport of the collectives (TF: tf.distribute.experimental.CommunicationImplementation): RING is MPI's
+// all-reduce between processes; NCCL is for GPU workers (not in this build); AUTO picks RING.
+enum class CommunicationImplementation { AUTO, RING, NCCL };
+
+struct MultiWorkerMirroredStrategyOptions {
+  CommunicationImplementation communication = CommunicationImplementation::AUTO;
+  // A collective that has not completed after this long ends with DeadlineExceeded (a worker died or hangs).
+  // Unset: the environment variable EMBER_COLLECTIVE_TIMEOUT_SECONDS, else 600 s (TF: CommunicationOptions).
+  std::optional<double> timeout_seconds{};
+  // Gradients are all-reduced in packs of about this many bytes (TF: CommunicationOptions.bytes_per_pack);
+  // 0: 32 MiB.
+  int64_t bytes_per_pack = 0;
+};
+
+// Where this process stands in the job (TF: the strategy's cluster_resolver).
+struct ClusterResolver {
+  std::string task_type = "worker";
+  int task_id = 0;      // this worker's index (MPI rank)
+  int num_workers = 1;  // workers in the job (MPI size)
+  // Worker 0 is the chief: it alone writes checkpoints.
+  bool is_chief() const { return task_id == 0; }
+};
+
+class StrategyScope;
+
+// A distribution strategy (TF: tf.distribute.Strategy): a handle; copies share one strategy.
+class Strategy {
+ public:
+  // Replicas that take part in every step: the number of workers.
+  int num_replicas_in_sync() const;
+  ClusterResolver cluster_resolver() const;
+  // While the returned scope lives, variables created on this thread are this strategy's, and Model::compile
+  // attaches the model to it. Scopes nest; the innermost one counts.
+  [[nodiscard]] StrategyScope scope() const;
+  // Runs fn(args...) as this worker's replica (TF: strategy.run): first the variables created in the scope are
+  // mirrored, then fn runs inside the scope with get_replica_context() set. Each worker passes its own inputs
+  // (experimental_distribute_dataset's batches); all-reduce gradients with get_replica_context().all_reduce
+  // before applying them.
+  template <class F, class... Args>
+  decltype(auto) run(F&& fn, Args&&... args) const;
+  // `value` combined over the replicas: the sum, or the mean (TF: strategy.reduce with axis None). Every
+  // worker gets the same tensor. float32 or float64.
+  Tensor reduce(ReduceOp op, const Tensor& value) const;
+  // Each tensor combined over the replicas, packed into all-reduces of about bytes_per_pack bytes (undefined
+  // tensors stay undefined). Inside a traced function it runs as a host call on every call.
+  std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values) const;
+  // This worker's part of every batch of `dataset` (TF: experimental_distribute_dataset): worker k of n takes
+  // rows [k*b/n, (k+1)*b/n) of each batch of b rows, so that the n workers together see the global batch. Every
+  // worker must read the same batches in the same order (seed its shuffles); a batch whose size n does not
+  // divide is an InvalidArgument.
+  data::Dataset experimental_distribute_dataset(const data::Dataset& dataset) const;
+
+  // --- used by fit (framework/model) ---
+  // This worker's rows of a global batch (see experimental_distribute_dataset); `who` names the caller.
+  data::Element local_batch(const data::Element& global_batch, const std::string& who) const;
+  // Broadcasts the chief's values of the variables created in the scope and not mirrored yet, then of `also`
+  // (those not among them). InvalidArgument on every worker, naming the first difference, when the workers' variables differ (count,
+  // shape or dtype).
+  void mirror_variables(const std::string& who, const std::vector<Variable>& also = {}) const;
+  // Sets every worker's global random generator to the chief's (drawing the chief a seed when it has none), so
+  // that shuffles and dropout agree across the workers.
+  void sync_random_state(const std::string& who) const;
+  // Sums the variables' values over the workers, in place (TF: SyncOnReadVariable's SUM aggregation; how metric
+  // states are read). Returns the previous local values, for restore_variables.
+  std::vector<Tensor> sum_variables(const std::vector<Variable>& vars, const std::string& who) const;
+
+  struct Impl;
+  explicit Strategy(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  const std::shared_ptr<Impl>& impl() const { return impl_; }
+
+ protected:
+  std::shared_ptr<Impl> impl_;
+
+ private:
+  void enter_replica() const;
+  void exit_replica() const;
+};
+
+// Synchronous training on every worker of an MPI job, one replica each (TF:
+// tf.distribute.MultiWorkerMirroredStrategy). Initialises MPI on first construction (MPI_Init_thread).
+class MultiWorkerMirroredStrategy : public Strategy {
+ public:
+  explicit MultiWorkerMirroredStrategy(MultiWorkerMirroredStrategyOptions options = {});
+};
+
+// Strategy::scope()'s guard: enters on construction, leaves on destruction.
+class StrategyScope {
+ public:
+  explicit StrategyScope(Strategy strategy);
+  ~StrategyScope();
+  StrategyScope(const StrategyScope&) = delete;
+  StrategyScope& operator=(const StrategyScope&) = delete;
+  StrategyScope(StrategyScope&& other) noexcept;
+  StrategyScope& operator=(StrategyScope&&) = delete;
+
+ private:
+  std::optional<Strategy> strategy_;
+};
+
+// The strategy of the innermost scope on this thread, if any (TF: tf.distribute.get_strategy / has_strategy).
+std::optional<Strategy> get_strategy();
+bool has_strategy();
+
+// Inside Strategy::run: this replica's view (TF: tf.distribute.get_replica_context()).
+class ReplicaContext {
+ public:
+  explicit ReplicaContext(Strategy strategy) : strategy_(std::move(strategy)) {}
+  int num_replicas_in_sync() const { return strategy_.num_replicas_in_sync(); }
+  int replica_id_in_sync_group() const { return strategy_.cluster_resolver().task_id; }
+  std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values) const {
+    return strategy_.all_reduce(op, values);
+  }
+  const Strategy& strategy() const { return strategy_; }
+
+ private:
+  Strategy strategy_;
+};
+// The context of the Strategy::run on this thread; none outside one.
+std::optional<ReplicaContext> get_replica_context();
+
+template <class F, class... Args>
+decltype(auto) Strategy::run(F&& fn, Args&&... args) const {
+  mirror_variables("Strategy.run");
+  auto in_scope = scope();
+  enter_replica();
+  struct Exit {
+    const Strategy* s;
+    ~Exit() { s->exit_replica(); }
+  } exit{this};
+  return std::forward<F>(fn)(std::forward<Args>(args)...);
+}
+
+}  // namespace ember::distribute

@@ -1,0 +1,343 @@
+// MultiWorkerMirroredStrategy. The cases tagged [mpi] run as two workers under mpirun (tests/CMakeLists.txt
+// registers them): each worker trains with the strategy and also trains a plain model on the whole global batch,
+// and the two must agree. The others run as a single process, a job of one.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "framework/distribute/strategy.h"
+#include "framework/distribute/worker_files.h"
+#include "framework/ember.h"
+
+using namespace ember;
+namespace fs = std::filesystem;
+using distribute::MultiWorkerMirroredStrategy;
+using distribute::ReduceOp;
+
+namespace {
+
+const MultiWorkerMirroredStrategy& strategy() {
+  static const MultiWorkerMirroredStrategy s({.timeout_seconds = 120});
+  return s;
+}
+
+int rank() { return strategy().cluster_resolver().task_id; }
+
+struct Data {
+  Tensor x, y;
+};
+
+Data mlp_data() {
+  random::set_seed(5);
+  Tensor x = random::normal({256, 8});
+  Tensor y = ops::cast(ops::argmax(ops::matmul(x, random::normal({8, 3})), -1), DType::Int64);
+  return {x, y};
+}
+
+Data cnn_data() {
+  random::set_seed(6);
+  Tensor x = random::normal({128, 8, 8, 1});
+  Tensor y = ops::cast(ops::argmax(ops::matmul(ops::reshape(x, {128, 64}), random::normal({64, 3})), -1), DType::Int64);
+  return {x, y};
+}
+
+std::shared_ptr<Sequential> mlp(uint64_t seed) {
+  backend::clear_session();
+  random::set_seed(seed);
+  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
+      layers::Input({8}), layers::Dense(16, {.activation = "relu"}), layers::Dense(3)});
+}
+
+std::shared_ptr<Sequential> cnn(uint64_t seed) {
+  backend::clear_session();
+  random::set_seed(seed);
+  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
+      layers::Input({8, 8, 1}), layers::Conv2D(4, 3, {.activation = "relu"}), layers::MaxPooling2D(2),
+      layers::Flatten(), layers::Dense(3)});
+}
+
+void compile(Sequential& m, bool eager) {
+  m.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9}),
+             .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+             .metrics = {"accuracy"},
+             .run_eagerly = eager});
+}
+
+// The gradients of 2 x 32 rows averaged differ from those of 64 rows in their summation order only.
+void check_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, double tol) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::vector<float> u = a[i].to_vector<float>(), v = b[i].to_vector<float>();
+    REQUIRE(u.size() == v.size());
+    double worst = 0;
+    for (size_t k = 0; k < u.size(); ++k) worst = std::max(worst, std::abs(double(u[k]) - double(v[k])) / (1 + std::abs(double(v[k]))));
+    CHECK(worst < tol);
+  }
+}
+
+// Every worker holds the same values: their mean over the workers is each worker's own, bit for bit.
+void check_same_on_all_workers(const std::vector<double>& values) {
+  std::vector<double> copy = values;
+  Tensor t = Tensor::from_vector(copy);
+  CHECK(strategy().reduce(ReduceOp::MEAN, t).to_vector<double>() == values);
+}
+
+History fit_reference(Sequential& m, const Data& d, FitOptions o) { return m.fit(d.x, d.y, std::move(o)); }
+
+void check_fit_matches_one_worker(const std::function<std::shared_ptr<Sequential>(uint64_t)>& make, const Data& d,
+                                  bool eager) {
+  const FitOptions options{.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false};
+  auto reference = make(1);
+  compile(*reference, eager);
+  History h1 = fit_reference(*reference, d, options);
+
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = strategy().scope();
+    m = make(1 + 10 * static_cast<uint64_t>(rank()));  // other initial weights per worker: the chief's win
+    compile(*m, eager);
+  }
+  History h2 = m->fit(d.x, d.y, options);
+  check_close(m->get_weights(), reference->get_weights(), 1e-5);
+  for (const auto& [name, values] : h1.history) {
+    INFO(name);
+    REQUIRE(h2.history.count(name));
+    for (size_t e = 0; e < values.size(); ++e) CHECK(h2.history[name][e] == Approx(values[e]).epsilon(1e-5));
+    check_same_on_all_workers(h2.history[name]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("distribute: a process started alone is a job of one", "[distribute]") {
+  const auto& s = strategy();
+  CHECK(s.num_replicas_in_sync() == 1);
+  CHECK(s.cluster_resolver().is_chief());
+  CHECK(s.cluster_resolver().num_workers == 1);
+  Tensor v = Tensor::from_vector<float>({1, 2, 3});
+  CHECK(s.reduce(ReduceOp::SUM, v).to_vector<float>() == std::vector<float>{1, 2, 3});
+  CHECK(s.reduce(ReduceOp::MEAN, v).to_vector<float>() == std::vector<float>{1, 2, 3});
+  CHECK(distribute::is_chief_worker());
+  CHECK(distribute::write_filepath("/tmp/x/model.keras") == "/tmp/x/model.keras");
+
+  // fit under the strategy is plain fit, bit for bit.
+  const Data d = mlp_data();
+  const FitOptions options{.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false};
+  auto reference = mlp(1);
+  compile(*reference, false);
+  reference->fit(d.x, d.y, options);
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = s.scope();
+    CHECK(distribute::has_strategy());
+    m = mlp(1);
+    compile(*m, false);
+  }
+  CHECK_FALSE(distribute::has_strategy());
+  m->fit(d.x, d.y, options);
+  std::vector<Tensor> a = reference->get_weights(), b = m->get_weights();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_vector<float>() == b[i].to_vector<float>());
+}
+
+TEST_CASE("distribute: bad options are named", "[distribute]") {
+  using distribute::CommunicationImplementation;
+  CHECK_THROWS_AS(MultiWorkerMirroredStrategy({.communication = CommunicationImplementation::NCCL}), Unimplemented);
+  CHECK_THROWS_WITH(MultiWorkerMirroredStrategy({.timeout_seconds = 0}), Catch::Contains("timeout_seconds must be positive"));
+  CHECK_THROWS_WITH(MultiWorkerMirroredStrategy({.bytes_per_pack = -1}), Catch::Contains("bytes_per_pack"));
+  CHECK_THROWS_WITH(strategy().reduce(ReduceOp::SUM, Tensor::from_vector<int32_t>({1})),
+                    Catch::Contains("float32 or float64") && Catch::Contains("int32"));
+}
+
+TEST_CASE("distribute: 2 workers at a global batch of 64 train the MLP as 1 worker does", "[.][mpi]") {
+  REQUIRE(strategy().num_replicas_in_sync() == 2);
+  const Data d = mlp_data();
+  SECTION("traced steps") { check_fit_matches_one_worker(mlp, d, false); }
+  SECTION("eager steps") { check_fit_matches_one_worker(mlp, d, true); }
+}
+
+TEST_CASE("distribute: 2 workers at a global batch of 64 train the CNN as 1 worker does", "[.][mpi]") {
+  check_fit_matches_one_worker(cnn, cnn_data(), false);
+}
+
+TEST_CASE("distribute: evaluate averages the metrics over the workers' rows", "[.][mpi]") {
+  const Data d = mlp_data();
+  auto reference = mlp(1);
+  compile(*reference, false);
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = strategy().scope();
+    m = mlp(1);
+    compile(*m, false);
+  }
+  Logs a = reference->evaluate(d.x, d.y, {.batch_size = 64, .verbose = 0});
+  Logs b = m->evaluate(d.x, d.y, {.batch_size = 64, .verbose = 0});
+  for (const auto& [name, value] : a) CHECK(b.at(name) == Approx(value).epsilon(1e-6));
+}
+
+TEST_CASE("distribute: strategy.run custom loop over experimental_distribute_dataset", "[.][mpi]") {
+  const Data d = mlp_data();
+  const auto ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(64);
+  const losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+  auto step = [&](Sequential& m, optimizers::SGD& opt, const data::Element& batch) {
+    std::vector<Variable> vars = m.trainable_weights();
+    std::vector<Tensor> sources(vars.begin(), vars.end());
+    std::vector<Tensor> grads;
+    {
+      GradientTape tape;
+      Tensor loss = loss_fn(batch[1], m(batch[0], true));
+      grads = tape.gradient(loss, sources);
+    }
+    if (auto ctx = distribute::get_replica_context()) grads = ctx->all_reduce(ReduceOp::MEAN, grads);
+    opt.apply(grads, vars);
+  };
+  auto reference = mlp(1);
+  optimizers::SGD ref_opt({.learning_rate = 0.1});
+  for (const data::Element& b : ds) step(*reference, ref_opt, b);
+
+  std::shared_ptr<Sequential> m;
+  const auto& s = strategy();
+  {
+    auto scope = s.scope();
+    m = mlp(1 + 10 * static_cast<uint64_t>(rank()));
+  }
+  optimizers::SGD opt({.learning_rate = 0.1});
+  int steps = 0;
+  for (const data::Element& b : s.experimental_distribute_dataset(ds)) {
+    CHECK(b[0].shape()[0] == 32);
+    s.run([&](const data::Element& batch) { step(*m, opt, batch); }, b);
+    ++steps;
+  }
+  CHECK(steps == 4);
+  check_close(m->get_weights(), reference->get_weights(), 1e-5);
+}
+
+TEST_CASE("distribute: only the chief writes ModelCheckpoint files", "[.][mpi]") {
+  // One directory for the job: the chief's random number, shared through an all-reduce.
+  const double tag = strategy().reduce(ReduceOp::SUM, Tensor::scalar<double>(rank() == 0 ? std::random_device{}() : 0)).item<double>();
+  const fs::path dir = fs::temp_directory_path() / ("ember_mwms_ckpt_" + std::to_string(static_cast<uint64_t>(tag)));
+  const Data d = mlp_data();
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = strategy().scope();
+    m = mlp(1);
+    compile(*m, false);
+  }
+  m->fit(d.x, d.y,
+         {.batch_size = 64, .epochs = 2, .verbose = 0,
+          .callbacks = {callbacks::ModelCheckpoint((dir / "ckpt_{epoch}.weights.h5").string(), {.save_weights_only = true})}});
+  strategy().reduce(ReduceOp::SUM, Tensor::scalar<float>(0));  // both workers have finished writing
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"ckpt_1.weights.h5", "ckpt_2.weights.h5"});
+  strategy().reduce(ReduceOp::SUM, Tensor::scalar<float>(0));
+  if (rank() == 0) fs::remove_all(dir);
+}
+
+TEST_CASE("distribute: BackupAndRestore resumes a 2-worker fit", "[.][mpi]") {
+  const double tag = strategy().reduce(ReduceOp::SUM, Tensor::scalar<double>(rank() == 0 ? std::random_device{}() : 0)).item<double>();
+  const fs::path dir = fs::temp_directory_path() / ("ember_mwms_backup_" + std::to_string(static_cast<uint64_t>(tag)));
+  const Data d = mlp_data();
+  auto make = [&] {
+    std::shared_ptr<Sequential> m;
+    auto scope = strategy().scope();
+    m = mlp(1);
+    compile(*m, false);
+    return m;
+  };
+  const FitOptions base{.batch_size = 64, .epochs = 4, .verbose = 0, .shuffle = true};
+  auto full = make();
+  random::set_seed(100);
+  full->fit(d.x, d.y, base);
+
+  // Both workers stop after two epochs (the job is killed); a restarted job resumes from the chief's backup.
+  auto first = make();
+  random::set_seed(100);
+  FitOptions o = base;
+  o.epochs = 2;
+  o.callbacks = {callbacks::BackupAndRestore(dir.string(), {.delete_checkpoint = false})};
+  first->fit(d.x, d.y, o);
+  CHECK(fs::exists(dir / "latest.weights.h5"));
+  CHECK_FALSE(fs::exists(dir / "workertemp_1"));
+  strategy().reduce(ReduceOp::SUM, Tensor::scalar<float>(0));
+
+  auto resumed = make();
+  random::set_seed(999);
+  o = base;
+  o.callbacks = {callbacks::BackupAndRestore(dir.string())};
+  History h = resumed->fit(d.x, d.y, o);
+  CHECK(h.epoch == std::vector<int>{2, 3});
+  check_close(resumed->get_weights(), full->get_weights(), 1e-6);
+  strategy().reduce(ReduceOp::SUM, Tensor::scalar<float>(0));
+  if (rank() == 0) fs::remove_all(dir);
+}
+
+TEST_CASE("distribute: workers that build different models are told which variable differs", "[.][mpi]") {
+  const Data d = mlp_data();
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = strategy().scope();
+    backend::clear_session();
+    m = std::make_shared<Sequential>(std::vector<SequentialEntry>{
+        layers::Input({8}), layers::Dense(rank() == 0 ? 16 : 17, {.activation = "relu"}), layers::Dense(3)});
+    compile(*m, false);
+  }
+  CHECK_THROWS_WITH(m->fit(d.x, d.y, {.batch_size = 64, .verbose = 0}),
+                    Catch::Contains("different variables") && Catch::Contains("first difference is variable 0") &&
+                        Catch::Contains("(8, 16)") && Catch::Contains("(8, 17)"));
+}
+
+TEST_CASE("distribute: a global batch the workers cannot split evenly is refused", "[.][mpi]") {
+  const Data d = mlp_data();
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = strategy().scope();
+    m = mlp(1);
+    compile(*m, false);
+  }
+  CHECK_THROWS_WITH(m->fit(d.x, d.y, {.batch_size = 63, .verbose = 0}),
+                    Catch::Contains("global batch of 63 samples cannot be split evenly across 2 replicas") &&
+                        Catch::Contains("multiple of 2"));
+}
+
+// Run alone (its own ctest entry): worker 1 raises in the middle of fit; worker 0 must end with DeadlineExceeded
+// within the timeout and print the marker the test looks for. The job then ends (its communicator is broken).
+TEST_CASE("distribute: a worker that raises mid-fit fails the other within the timeout", "[.][mpi_failure]") {
+  const MultiWorkerMirroredStrategy s({.timeout_seconds = 3});
+  REQUIRE(s.num_replicas_in_sync() == 2);
+  const Data d = mlp_data();
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = s.scope();
+    m = mlp(1);
+    compile(*m, false);
+  }
+  const bool raiser = s.cluster_resolver().task_id == 1;
+  auto fail = std::make_shared<callbacks::LambdaCallback>(callbacks::LambdaCallbackOptions{.on_train_batch_begin = [&](int64_t batch, const Logs&) {
+    if (raiser && batch == 2) throw std::runtime_error("worker 1 fails on purpose");
+  }});
+  const auto start = std::chrono::steady_clock::now();
+  if (raiser) {
+    CHECK_THROWS_WITH(m->fit(d.x, d.y, {.batch_size = 64, .verbose = 0, .callbacks = {fail}}),
+                      Catch::Contains("on purpose"));
+    return;
+  }
+  try {
+    m->fit(d.x, d.y, {.batch_size = 64, .verbose = 0, .callbacks = {fail}});
+    FAIL("fit returned although worker 1 stopped");
+  } catch (const DeadlineExceeded& e) {
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string message = e.what();
+    const bool named = message.find("all-reduce") != std::string::npos &&
+                       message.find("did not complete within 3 s") != std::string::npos &&
+                       message.find("EMBER_COLLECTIVE_TIMEOUT_SECONDS") != std::string::npos;
+    CHECK(named);
+    std::printf("worker 0 got DeadlineExceeded after %.1f s: %s\n", waited, e.what());
+    if (named) std::printf("EMBER_MPI_FAILURE_DETECTED\n");
+    std::fflush(stdout);
+  }
+}
