@@ -1,5 +1,7 @@
 #include "framework/distribute/worker_files.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "framework/distribute/communicator.h"
@@ -9,9 +11,12 @@ namespace ember::distribute {
 namespace fs = std::filesystem;
 
 namespace {
+// Outside the chief's directory: the chief may remove that (BackupAndRestore at the end of training) while this
+// worker still writes.
 fs::path temp_dir(const std::string& path) {
   const auto* world = detail::Communicator::existing();
-  return fs::path(path).parent_path() / ("workertemp_" + std::to_string(world ? world->rank() : 0));
+  return fs::temp_directory_path() / ("ember_workertemp_" + std::to_string(world ? world->rank() : 0) + "_" +
+                                      std::to_string(::getpid()));
 }
 }  // namespace
 

@@ -95,7 +95,7 @@ void BackupAndRestore::save() {
   // BackupAndRestore does), so the backup every worker restores from is the chief's.
   const std::string weights_path = distribute::write_filepath(weights_path_);
   const std::string metadata_path = distribute::write_filepath(metadata_path_);
-  fs::create_directories(backup_dir_);
+  fs::create_directories(fs::path(weights_path).parent_path());
   if (options_.double_checkpoint) {
     if (fs::exists(weights_path)) copy_over(weights_path, weights_path + ".bkp");
     if (fs::exists(metadata_path)) copy_over(metadata_path, metadata_path + ".bkp");
