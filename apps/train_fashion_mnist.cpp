@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct Flags {
   int verbose = 1;
   bool run_eagerly = false;
   int steps_per_execution = 1;
+  std::string strategy = "none";
 };
 
 // Wall time of each epoch, for seconds_per_epoch.
@@ -58,18 +60,35 @@ int run(const Flags& f) {
   mixed_precision::set_global_policy(f.precision);
   DeviceScope on_device(f.device == "gpu" ? Device::cuda(0) : Device::cpu());
 
-  auto [train, test] = datasets::fashion_mnist::load_data();
-  auto model = make_model(f.model);
-  const Shape image_shape = fashion_mnist::image_shape(f.model);
-  model->summary();
+  // --strategy: the model and its optimizer are made in the strategy's scope; fit then splits each batch of
+  // --batch-size (the global batch) across the replicas. Every worker reads the same seeded pipeline.
+  std::optional<distribute::Strategy> strategy;
+  if (f.strategy == "mirrored")
+    strategy = distribute::MirroredStrategy({.devices = {f.device == "gpu" ? Device::cuda(0) : Device::cpu()}});
+  else if (f.strategy == "multi_worker")
+    strategy = distribute::MultiWorkerMirroredStrategy();
+  const bool chief = !strategy || strategy->cluster_resolver().is_chief();
+  const int verbose = chief ? f.verbose : 0;  // the workers log the same numbers: the chief alone prints them
 
-  optimizers::OptimizerPtr optimizer = optimizers::get(f.optimizer);
-  optimizer->set_learning_rate(f.lr);
-  model->compile({.optimizer = optimizer,
-                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
-                  .metrics = {"accuracy"},
-                  .run_eagerly = f.run_eagerly,
-                  .steps_per_execution = f.steps_per_execution});
+  auto [train, test] = datasets::fashion_mnist::load_data();
+  const Shape image_shape = fashion_mnist::image_shape(f.model);
+  std::unique_ptr<Sequential> model;
+  {
+    std::optional<distribute::StrategyScope> scope;
+    if (strategy) scope.emplace(strategy->scope());
+    model = make_model(f.model);
+    optimizers::OptimizerPtr optimizer = optimizers::get(f.optimizer);
+    optimizer->set_learning_rate(f.lr);
+    model->compile({.optimizer = optimizer,
+                    .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                    .metrics = {"accuracy"},
+                    .run_eagerly = f.run_eagerly,
+                    .steps_per_execution = f.steps_per_execution});
+  }
+  if (chief) model->summary();
+  if (strategy && chief)
+    std::printf("strategy: %s, %d replica(s) in sync, global batch %lld\n", f.strategy.c_str(),
+                strategy->num_replicas_in_sync(), static_cast<long long>(f.batch_size));
 
   auto timer = std::make_shared<EpochTimer>();
   std::vector<callbacks::CallbackArg> cbs = {timer};
@@ -78,17 +97,20 @@ int run(const Flags& f) {
     // The model after every epoch (loadable by models::load_model and by Python Keras), and the training
     // state (optimizer, epoch, random generator) beside it for --resume.
     const std::string backup_dir = f.checkpoint + ".train_state";
-    if (!f.resume) std::filesystem::remove_all(backup_dir);
-    else if (!std::filesystem::exists(backup_dir))
+    if (!f.resume && chief) std::filesystem::remove_all(backup_dir);
+    else if (!std::filesystem::exists(backup_dir) && chief)
       std::cerr << "train_fashion_mnist: nothing to resume in " << backup_dir << "; starting from epoch 1\n";
-    cbs.push_back(callbacks::ModelCheckpoint(f.checkpoint, {.verbose = f.verbose > 0 ? 1 : 0}));
+    // The other workers restore from the chief's directory: they wait here until the chief has cleared it.
+    if (strategy) strategy->reduce(distribute::ReduceOp::SUM, Tensor::scalar<float>(0));
+    cbs.push_back(callbacks::ModelCheckpoint(f.checkpoint, {.verbose = verbose > 0 ? 1 : 0}));
     cbs.push_back(callbacks::BackupAndRestore(backup_dir, {.delete_checkpoint = false}));
   }
   auto train_ds = pipeline(train, image_shape, f.batch_size, true, f.seed);
   auto test_ds = pipeline(test, image_shape, f.batch_size, false, f.seed);
-  model->fit(train_ds, {.epochs = f.epochs, .verbose = f.verbose, .callbacks = cbs, .validation_data = test_ds});
+  model->fit(train_ds, {.epochs = f.epochs, .verbose = verbose, .callbacks = cbs, .validation_data = test_ds});
 
   Logs scores = model->evaluate(test_ds, {.verbose = 0});
+  if (!chief) return 0;
   std::printf("test_accuracy=%.4f test_loss=%.4f seconds_per_epoch=%.3f\n", scores.at("accuracy"), scores.at("loss"),
               timer->epochs ? timer->total / timer->epochs : 0.0);
   return 0;
@@ -121,6 +143,11 @@ int main(int argc, char** argv) {
   app.add_flag("--run-eagerly", f.run_eagerly, "Run the training steps op by op instead of as traced functions");
   app.add_option("--steps-per-execution", f.steps_per_execution, "Batches per call of the traced step (compile's)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--strategy", f.strategy,
+                 "none; mirrored (this process's device); multi_worker (one worker per process: "
+                 "mpirun -np N train_fashion_mnist --strategy multi_worker; --batch-size is the global batch)")
+      ->check(CLI::IsMember({"none", "mirrored", "multi_worker"}))
       ->capture_default_str();
   app.add_option("--verbose", f.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
       ->check(CLI::Range(0, 2))

@@ -51,13 +51,19 @@ std::string seconds_text(double s) {
 
 Communicator& Communicator::world() {
   static Communicator* world = [] {
-    g_world = new Communicator();  // lives until exit: finalize_at_exit reads it
+    g_world = new Communicator(true);  // lives until exit: finalize_at_exit reads it
     return g_world;
   }();
   return *world;
 }
 
-Communicator::Communicator() {
+Communicator& Communicator::local() {
+  static Communicator local(false);
+  return local;
+}
+
+Communicator::Communicator(bool use_mpi) {
+  if (!use_mpi) return;
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (!initialised) {

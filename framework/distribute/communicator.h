@@ -19,6 +19,8 @@ class Communicator {
   static Communicator& world();
   // The communicator when a strategy has made it, else null (MPI is then not initialised).
   static const Communicator* existing();
+  // A job of this process alone, without MPI (a strategy whose replicas all live in this process).
+  static Communicator& local();
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -34,7 +36,7 @@ class Communicator {
   bool broken() const { return broken_; }
 
  private:
-  Communicator();
+  explicit Communicator(bool use_mpi);
   // Polls `request` (an MPI_Request) until it completes or `timeout_seconds` pass.
   void wait(void* request, double timeout_seconds, const std::string& what);
   void check_usable(const std::string& what) const;

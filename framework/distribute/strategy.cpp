@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "framework/autodiff/variable_hooks.h"
+#include "framework/core/allocator.h"
 #include "framework/core/error.h"
 #include "framework/distribute/communicator.h"
 #include "framework/graph/trace.h"
@@ -21,6 +22,7 @@ struct Strategy::Impl {
   Communicator* comm = nullptr;
   double timeout_seconds = 600;
   size_t bytes_per_pack = size_t{32} << 20;
+  std::vector<Device> devices;  // MirroredStrategy's
   // Variables created in the scope and not yet broadcast, in creation order (the same on every worker running
   // the same program).
   std::vector<Variable> pending;
@@ -333,6 +335,25 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerMirroredStra
   if (options.bytes_per_pack > 0) impl_->bytes_per_pack = static_cast<size_t>(options.bytes_per_pack);
   impl_->comm = &Communicator::world();
 }
+
+MirroredStrategy::MirroredStrategy(MirroredStrategyOptions options) : Strategy(std::make_shared<Impl>()) {
+  const std::string name = "MirroredStrategy";
+  std::vector<Device> devices = options.devices;
+  if (devices.empty()) {
+    for (int i = 0; i < device_count(DeviceType::CUDA); ++i) devices.push_back(Device::cuda(i));
+    if (devices.empty()) devices.push_back(Device::cpu());
+  }
+  EMBER_CHECK(devices.size() == 1, Unimplemented)
+      << name << ": " << devices.size() << " devices in one process are not supported; give one device (.devices = "
+      << "{Device::cuda(0)}), or start one worker per GPU with MultiWorkerMirroredStrategy (mpirun -np "
+      << devices.size() << ")";
+  impl_->name = name;
+  impl_->devices = devices;
+  impl_->timeout_seconds = detail::default_timeout_seconds();
+  impl_->comm = &Communicator::local();
+}
+
+const std::vector<Device>& MirroredStrategy::devices() const { return impl_->devices; }
 
 // ---------------------------------------------------------------- scopes and contexts
 

@@ -24,6 +24,7 @@
 
 #include "data/dataset.h"
 #include "framework/autodiff/variable.h"
+#include "framework/core/device.h"
 #include "framework/core/tensor.h"
 #include "framework/distribute/errors.h"
 
@@ -115,6 +116,21 @@ class Strategy {
 class MultiWorkerMirroredStrategy : public Strategy {
  public:
   explicit MultiWorkerMirroredStrategy(MultiWorkerMirroredStrategyOptions options = {});
+};
+
+struct MirroredStrategyOptions {
+  // The devices to replicate on; empty: every visible GPU, else the CPU.
+  std::vector<Device> devices{};
+};
+
+// Synchronous training on the devices of this process, a replica per device (TF: tf.distribute.MirroredStrategy).
+// This build runs one replica per process: more than one device is Unimplemented (start one worker per GPU with
+// MultiWorkerMirroredStrategy under mpirun instead). With one device it trains as that device alone.
+class MirroredStrategy : public Strategy {
+ public:
+  explicit MirroredStrategy(MirroredStrategyOptions options = {});
+  // The devices of the replicas.
+  const std::vector<Device>& devices() const;
 };
 
 // Strategy::scope()'s guard: enters on construction, leaves on destruction.
