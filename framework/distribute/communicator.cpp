@@ -67,6 +67,10 @@ Communicator::Communicator(bool use_mpi) {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (!initialised) {
+    // Open MPI runs a non-blocking all-reduce with its libnbc component, whose default schedule for two workers
+    // took twice as long as the blocking MPI_Allreduce here; its ring takes as long (bench_distributed). The
+    // environment decides when it names an algorithm.
+    ::setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
     int provided = 0;
     // Collectives are called from one thread at a time (the training thread, or a traced step's host call).
     check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
@@ -92,15 +96,16 @@ void Communicator::wait(void* request_ptr, double timeout_seconds, const std::st
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
-  // Spin first (a healthy collective completes in micro- to milliseconds and MPI progresses inside MPI_Test),
-  // then test less often, so a long wait for a slower worker does not take a core from it.
-  for (int polls = 0;; ++polls) {
+  // MPI moves a non-blocking collective on only inside MPI_Test, so test without pause while it runs (as a blocking
+  // MPI_Allreduce spins inside MPI). After a second without completion the other workers are busy elsewhere (a
+  // slower step, loading data): test less often, so as not to take a core from them.
+  for (;;) {
     int done = 0;
     check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
     if (done) return;
     const auto now = Clock::now();
     if (now >= deadline) break;
-    if (now - start > std::chrono::milliseconds(10)) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (now - start > std::chrono::seconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   // The request cannot be cancelled (MPI forbids it for collectives): its buffer must outlive it, so the caller
   // leaks it, and this worker is done communicating.

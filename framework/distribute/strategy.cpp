@@ -39,6 +39,7 @@ void track_created(const Variable& v) {
 
 // Buffers of collectives that timed out: MPI may still write them, so they are never freed.
 void keep_forever(std::vector<char>&& buffer) { new std::vector<char>(std::move(buffer)); }
+void keep_forever(const Tensor& buffer) { new Tensor(buffer); }
 
 std::vector<char> host_bytes(const Tensor& t) {
   const Tensor host = t.to(Device::cpu());
@@ -141,33 +142,39 @@ std::vector<Tensor> Strategy::all_reduce(ReduceOp op, const std::vector<Tensor>&
       }
       ++end;
     }
-    std::vector<char> pack(bytes);
-    size_t offset = 0;
+    // The pack is the result: each output is a view of its part (no copy out). MEAN scales each value by 1/n
+    // as it is packed (TF scales the loss by 1/n), exact for a power-of-two number of workers.
+    const int64_t count = static_cast<int64_t>(bytes / dtype_size(dtype));
+    Tensor pack = Tensor::empty(Shape{count}, dtype, Device::cpu());
+    const double scale = op == ReduceOp::MEAN ? 1.0 / n : 1.0;
+    int64_t at = 0;
     for (size_t m : members) {
       const Tensor host = values[m].to(Device::cpu());
-      if (host.nbytes()) std::memcpy(pack.data() + offset, host.raw_data(), host.nbytes());
-      offset += host.nbytes();
+      const int64_t k = host.num_elements();
+      if (dtype == DType::Float32) {
+        const float* src = host.data<float>();
+        float* dst = pack.data<float>() + at;
+        const auto f = static_cast<float>(scale);
+        for (int64_t e = 0; e < k; ++e) dst[e] = src[e] * f;
+      } else {
+        const double* src = host.data<double>();
+        double* dst = pack.data<double>() + at;
+        for (int64_t e = 0; e < k; ++e) dst[e] = src[e] * scale;
+      }
+      at += k;
     }
-    const size_t elem = dtype_size(dtype);
     try {
-      comm.all_reduce_sum(pack.data(), bytes / elem, dtype, impl_->timeout_seconds, what);
+      comm.all_reduce_sum(pack.raw_data(), static_cast<size_t>(count), dtype, impl_->timeout_seconds, what);
     } catch (const DeadlineExceeded&) {
-      keep_forever(std::move(pack));
+      keep_forever(pack);
       throw;
     }
-    if (op == ReduceOp::MEAN && n > 1) {
-      if (dtype == DType::Float32) {
-        auto* p = reinterpret_cast<float*>(pack.data());
-        for (size_t k = 0; k < bytes / elem; ++k) p[k] /= static_cast<float>(n);
-      } else {
-        auto* p = reinterpret_cast<double*>(pack.data());
-        for (size_t k = 0; k < bytes / elem; ++k) p[k] /= static_cast<double>(n);
-      }
-    }
-    offset = 0;
+    at = 0;
     for (size_t m : members) {
-      out[m] = tensor_from_bytes(pack.data() + offset, values[m].shape(), dtype, values[m].device());
-      offset += values[m].nbytes();
+      const int64_t k = values[m].num_elements();
+      Tensor part = pack.slice_rows(at, at + k).view(values[m].shape());
+      out[m] = values[m].device() == Device::cpu() ? part : part.to(values[m].device());
+      at += k;
     }
     i = end;
   }

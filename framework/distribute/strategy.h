@@ -73,8 +73,8 @@ class Strategy {
   // before applying them.
   template <class F, class... Args>
   decltype(auto) run(F&& fn, Args&&... args) const;
-  // `value` combined over the replicas: the sum, or the mean (TF: strategy.reduce with axis None). Every
-  // worker gets the same tensor. float32 or float64.
+  // `value` combined over the replicas: the sum, or the mean (TF: strategy.reduce with axis None; MEAN sums
+  // value / n, exact for a power-of-two number of replicas). Every worker gets the same tensor. float32 or float64.
   Tensor reduce(ReduceOp op, const Tensor& value) const;
   // Each tensor combined over the replicas, packed into all-reduces of about bytes_per_pack bytes (undefined
   // tensors stay undefined). Inside a traced function it runs as a host call on every call.

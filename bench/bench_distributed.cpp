@@ -1,0 +1,98 @@
+// Multi-worker communication and scaling, run as two workers: mpirun -np 2 build/bench/bench_distributed [--json]
+// (Open MPI as root also needs --allow-run-as-root). Rows, printed by the chief:
+// - allreduce_<N>MB: a sum all-reduce of N MB of float32 through Ember's communicator (a non-blocking
+//   MPI_Iallreduce polled against its deadline, in place) beside a plain blocking MPI_Allreduce of the same
+//   buffer, interleaved in one run; the figure is the algorithm bandwidth, bytes / seconds, best of the repeats.
+//   speedup = Ember / MPI (the aim: at least 0.95).
+// - reduce_<N>MB: Strategy::reduce, what fit's gradient all-reduce runs: the same, plus packing the tensor into a
+//   buffer and the result out of it.
+// - mlp_epoch: one epoch of a 784-256-256-10 MLP on 8,192 synthetic samples at a global batch of 128, as two
+//   workers (each 64 rows a step) beside the chief alone at 128 rows a step; speedup = one worker's time / two
+//   workers' time (2.0 would be perfect scaling).
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "framework/distribute/communicator.h"
+#include "framework/ember.h"
+
+using namespace ember;
+using namespace ember::bench;
+
+namespace {
+
+std::shared_ptr<Sequential> mlp() {
+  backend::clear_session();
+  random::set_seed(1);
+  auto m = std::make_shared<Sequential>(std::vector<SequentialEntry>{
+      layers::Input({784}), layers::Dense(256, {.activation = "relu"}), layers::Dense(256, {.activation = "relu"}),
+      layers::Dense(10)});
+  m->compile({.optimizer = optimizers::Adam(), .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+              .metrics = {"accuracy"}});
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool json = json_requested(argc, argv);
+  const distribute::MultiWorkerMirroredStrategy strategy;
+  auto& comm = distribute::detail::Communicator::world();
+  const bool chief = comm.rank() == 0;
+  if (comm.size() < 2) {
+    std::printf("bench_distributed: run it as two workers: mpirun -np 2 %s\n", argv[0]);
+    return 0;
+  }
+  // Waits for every worker without spinning on a core the others need (Ember's collectives back off).
+  auto barrier = [&] { strategy.reduce(distribute::ReduceOp::SUM, Tensor::scalar<float>(0)); };
+
+  for (const int mb : {1, 16, 256}) {
+    const size_t n = static_cast<size_t>(mb) * (1 << 20) / sizeof(float);
+    std::vector<float> buffer(n, 1.0f);
+    Tensor t = Tensor::from_vector(buffer);
+    const int reps = mb >= 256 ? 5 : mb >= 16 ? 10 : 40;
+    double ember = 1e300, mpi = 1e300, reduce = 1e300;
+    for (int r = 0; r < reps; ++r) {
+      barrier();
+      mpi = std::min(mpi, best_seconds(1, [&] {
+                       MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+                     }));
+      barrier();
+      ember = std::min(ember, best_seconds(1, [&] { comm.all_reduce_sum(buffer.data(), n, DType::Float32, 600, "bench"); }));
+      barrier();
+      reduce = std::min(reduce, best_seconds(1, [&] { keep_alive(strategy.reduce(distribute::ReduceOp::SUM, t).raw_data()); }));
+    }
+    const double bytes = static_cast<double>(n * sizeof(float));
+    if (chief) {
+      const std::string size = std::to_string(mb) + "MB";
+      print({"allreduce_" + size, "GB/s", "MPI_Allreduce", bytes / ember / 1e9, bytes / mpi / 1e9, mpi / ember}, json);
+      print({"reduce_" + size, "GB/s", "MPI_Allreduce", bytes / reduce / 1e9, bytes / mpi / 1e9, mpi / reduce}, json);
+    }
+  }
+
+  // One epoch: the chief alone at the global batch (the other worker waits), then both at half of it each.
+  random::set_seed(2);
+  Tensor x = random::normal({8192, 784});
+  Tensor y = ops::cast(random::uniform({8192}, {.minval = 0, .maxval = 10}), DType::Int64);
+  const FitOptions options{.batch_size = 128, .epochs = 1, .verbose = 0, .shuffle = false};
+  double one = 0;
+  if (chief) {
+    auto m = mlp();
+    m->fit(x, y, options);  // warm-up: traces the step
+    one = best_seconds(2, [&] { m->fit(x, y, options); });
+  }
+  barrier();
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = strategy.scope();
+    m = mlp();
+  }
+  m->fit(x, y, options);
+  barrier();
+  const double two = best_seconds(2, [&] { m->fit(x, y, options); });
+  if (chief) print({"mlp_epoch", "s", "1 worker", two, one, one / two}, json);
+  return 0;
+}
