@@ -134,13 +134,12 @@ std::vector<Tensor> Strategy::all_reduce(ReduceOp op, const std::vector<Tensor>&
     const DType dtype = values[i].dtype();
     size_t end = i, bytes = 0;
     std::vector<size_t> members;
-    while (end < values.size() && (!values[end].defined() || values[end].dtype() == dtype) &&
-           (members.empty() || bytes + values[end].nbytes() <= impl_->bytes_per_pack || !values[end].defined())) {
-      if (values[end].defined()) {
-        members.push_back(end);
-        bytes += values[end].nbytes();
-      }
-      ++end;
+    for (; end < values.size(); ++end) {
+      const Tensor& v = values[end];
+      if (!v.defined()) continue;
+      if (v.dtype() != dtype || (!members.empty() && bytes + v.nbytes() > impl_->bytes_per_pack)) break;
+      members.push_back(end);
+      bytes += v.nbytes();
     }
     // The pack is the result: each output is a view of its part (no copy out). MEAN scales each value by 1/n
     // as it is packed (TF scales the loss by 1/n), exact for a power-of-two number of workers.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <cstdlib>
 #include <random>
 
 #include "framework/distribute/strategy.h"
@@ -150,6 +151,55 @@ TEST_CASE("distribute: bad options are named", "[distribute]") {
   CHECK_THROWS_WITH(MultiWorkerMirroredStrategy({.bytes_per_pack = -1}), Catch::Contains("bytes_per_pack"));
   CHECK_THROWS_WITH(strategy().reduce(ReduceOp::SUM, Tensor::from_vector<int32_t>({1})),
                     Catch::Contains("float32 or float64") && Catch::Contains("int32"));
+}
+
+TEST_CASE("distribute: MirroredStrategy on one device trains as that device alone", "[distribute]") {
+  const distribute::MirroredStrategy s({.devices = {Device::cpu()}});
+  CHECK(s.num_replicas_in_sync() == 1);
+  CHECK(s.devices() == std::vector<Device>{Device::cpu()});
+  const Data d = mlp_data();
+  const FitOptions options{.batch_size = 64, .epochs = 1, .verbose = 0, .shuffle = false};
+  auto reference = mlp(1);
+  compile(*reference, false);
+  reference->fit(d.x, d.y, options);
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = s.scope();
+    m = mlp(1);
+    compile(*m, false);
+  }
+  m->fit(d.x, d.y, options);
+  std::vector<Tensor> a = reference->get_weights(), b = m->get_weights();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_vector<float>() == b[i].to_vector<float>());
+  CHECK_THROWS_AS(distribute::MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}), Unimplemented);
+  CHECK_THROWS_WITH(distribute::MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}),
+                    Catch::Contains("MultiWorkerMirroredStrategy (mpirun -np 2)"));
+}
+
+TEST_CASE("distribute: EMBER_COLLECTIVE_TIMEOUT_SECONDS sets the default timeout", "[distribute]") {
+  ::setenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS", "soon", 1);
+  CHECK_THROWS_WITH(MultiWorkerMirroredStrategy(),
+                    Catch::Contains("EMBER_COLLECTIVE_TIMEOUT_SECONDS must be a positive number") && Catch::Contains("soon"));
+  ::setenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS", "2.5", 1);
+  CHECK_NOTHROW(MultiWorkerMirroredStrategy());
+  ::unsetenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS");
+}
+
+TEST_CASE("distribute: all_reduce packs tensors of both float dtypes and skips undefined ones", "[.][mpi]") {
+  const MultiWorkerMirroredStrategy s({.bytes_per_pack = 16});  // several packs
+  const float r = static_cast<float>(rank());
+  std::vector<Tensor> values{Tensor::from_vector<float>({1 + r, 2, 3, 4, 5}), Tensor(),
+                             Tensor::from_vector<double>({10.0 + r, 20.0}), Tensor::from_vector<float>({r, 1})};
+  std::vector<Tensor> sum = s.all_reduce(ReduceOp::SUM, values);
+  CHECK(sum[0].to_vector<float>() == std::vector<float>{3, 4, 6, 8, 10});
+  CHECK_FALSE(sum[1].defined());
+  CHECK(sum[2].to_vector<double>() == std::vector<double>{21, 40});
+  CHECK(sum[3].to_vector<float>() == std::vector<float>{1, 2});
+  std::vector<Tensor> mean = s.all_reduce(ReduceOp::MEAN, values);
+  CHECK(mean[0].to_vector<float>() == std::vector<float>{1.5f, 2, 3, 4, 5});
+  CHECK(mean[2].to_vector<double>() == std::vector<double>{10.5, 20});
+  CHECK(mean[3].to_vector<float>() == std::vector<float>{0.5f, 1});
+  CHECK(values[0].to_vector<float>() == std::vector<float>{1 + r, 2, 3, 4, 5});  // the inputs are left alone
 }
 
 TEST_CASE("distribute: 2 workers at a global batch of 64 train the MLP as 1 worker does", "[.][mpi]") {
