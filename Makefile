@@ -60,13 +60,16 @@ bench: configure
 	/usr/bin/python3 bench/compare_pytorch.py --rounds 3 --bench-train $(BUILD)/bench/bench_train
 	/usr/bin/python3 bench/compare_pytorch_layers.py --bench-layers $(BUILD)/bench/bench_layers
 
-# AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds).
+# AddressSanitizer + UndefinedBehaviorSanitizer, CPU only; the unit tests (not the consumer builds). Not the cases that
+# start Open MPI (named after MultiWorkerMirroredStrategy): its leaks live in components it unloads at exit, which
+# LeakSanitizer can neither name nor suppress.
 test-sanitize: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DEMBER_SANITIZE=ON -DEMBER_CUDA=OFF \
 	  -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_APPS=OFF -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/support/lsan.supp ctest --output-on-failure -j $(JOBS) -L unit
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/support/lsan.supp ctest --output-on-failure -j $(JOBS) -L unit \
+	  -E MultiWorkerMirroredStrategy
 
 # ThreadSanitizer on the data pipeline (the one place Ember runs threads of its own). Only the data test
 # executables are built, to save CI time. Their test cases are named "data: ..."; the one reading the full

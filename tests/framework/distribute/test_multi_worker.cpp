@@ -1,6 +1,7 @@
 // MultiWorkerMirroredStrategy. The cases tagged [mpi] run as two workers under mpirun (tests/CMakeLists.txt
 // registers them): each worker trains with the strategy and also trains a plain model on the whole global batch,
-// and the two must agree. The others run as a single process, a job of one.
+// and the two must agree. The others run as a single process, a job of one; those that start MPI have
+// "MultiWorkerMirroredStrategy" in their names (the sanitizer build leaves them out: see the Makefile).
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -114,7 +115,7 @@ void check_fit_matches_one_worker(const std::function<std::shared_ptr<Sequential
 
 }  // namespace
 
-TEST_CASE("distribute: a process started alone is a job of one", "[distribute]") {
+TEST_CASE("distribute: MultiWorkerMirroredStrategy in a process started alone is a job of one", "[distribute]") {
   const auto& s = strategy();
   CHECK(s.num_replicas_in_sync() == 1);
   CHECK(s.cluster_resolver().is_chief());
@@ -144,7 +145,7 @@ TEST_CASE("distribute: a process started alone is a job of one", "[distribute]")
   for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_vector<float>() == b[i].to_vector<float>());
 }
 
-TEST_CASE("distribute: bad options are named", "[distribute]") {
+TEST_CASE("distribute: MultiWorkerMirroredStrategy names bad options", "[distribute]") {
   using distribute::CommunicationImplementation;
   CHECK_THROWS_AS(MultiWorkerMirroredStrategy({.communication = CommunicationImplementation::NCCL}), Unimplemented);
   CHECK_THROWS_WITH(MultiWorkerMirroredStrategy({.timeout_seconds = 0}), Catch::Contains("timeout_seconds must be positive"));
@@ -176,7 +177,7 @@ TEST_CASE("distribute: MirroredStrategy on one device trains as that device alon
                     Catch::Contains("MultiWorkerMirroredStrategy (mpirun -np 2)"));
 }
 
-TEST_CASE("distribute: EMBER_COLLECTIVE_TIMEOUT_SECONDS sets the default timeout", "[distribute]") {
+TEST_CASE("distribute: MultiWorkerMirroredStrategy reads EMBER_COLLECTIVE_TIMEOUT_SECONDS", "[distribute]") {
   ::setenv("EMBER_COLLECTIVE_TIMEOUT_SECONDS", "soon", 1);
   CHECK_THROWS_WITH(MultiWorkerMirroredStrategy(),
                     Catch::Contains("EMBER_COLLECTIVE_TIMEOUT_SECONDS must be a positive number") && Catch::Contains("soon"));
@@ -211,6 +212,36 @@ TEST_CASE("distribute: 2 workers at a global batch of 64 train the MLP as 1 work
 
 TEST_CASE("distribute: 2 workers at a global batch of 64 train the CNN as 1 worker does", "[.][mpi]") {
   check_fit_matches_one_worker(cnn, cnn_data(), false);
+}
+
+TEST_CASE("distribute: validation, steps_per_execution and a shuffled Dataset under 2 workers", "[.][mpi]") {
+  const Data d = mlp_data();
+  auto make = [](uint64_t seed) {
+    auto m = mlp(seed);
+    m->compile({.optimizer = optimizers::Adam({.learning_rate = 0.01}),
+                .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                .metrics = {"accuracy"},
+                .steps_per_execution = 2});
+    return m;
+  };
+  const auto ds = [&] { return data::Dataset::from_tensor_slices({d.x, d.y}).shuffle(256, {.seed = 3}).batch(64); };
+  const auto val = data::Dataset::from_tensor_slices({d.x, d.y}).take(128).batch(32);
+  const FitOptions options{.epochs = 2, .verbose = 0, .validation_data = val};
+  auto reference = make(1);
+  History h1 = reference->fit(ds(), options);
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = strategy().scope();
+    m = make(1 + 10 * static_cast<uint64_t>(rank()));
+  }
+  History h2 = m->fit(ds(), options);
+  check_close(m->get_weights(), reference->get_weights(), 1e-5);
+  REQUIRE(h2.history.count("val_loss"));
+  for (const auto& [name, values] : h1.history) {
+    INFO(name);
+    for (size_t e = 0; e < values.size(); ++e) CHECK(h2.history[name][e] == Approx(values[e]).epsilon(1e-5));
+    check_same_on_all_workers(h2.history[name]);
+  }
 }
 
 TEST_CASE("distribute: evaluate averages the metrics over the workers' rows", "[.][mpi]") {
