@@ -1,9 +1,10 @@
-// Batch sources for fit/evaluate/predict: tensors batched here, datasets, class weights (Keras 3:
+// Batch sources for fit/evaluate/predict: tensors batched here, datasets, class weights, replicas' rows (Keras 3:
 // keras/src/trainers/data_adapters).
 #include "framework/model/batch_source.h"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "framework/model/callbacks/progbar_logger.h"
 #include "framework/ops/array.h"
@@ -119,54 +120,24 @@ Tensor class_weights_for(const Tensor& y, const std::map<int64_t, double>& class
 
 namespace {
 
-// Wraps a source so that each batch's sample weight comes from its class.
-class ClassWeightSource : public BatchSource {
+// A source's batches, each changed by a function (its passes and state are the source's).
+class MappedSource : public BatchSource {
  public:
-  ClassWeightSource(std::unique_ptr<BatchSource> inner, const Model& model, std::map<int64_t, double> class_weight)
-      : inner_(std::move(inner)), model_(model), class_weight_(std::move(class_weight)) {}
+  MappedSource(std::unique_ptr<BatchSource> inner, std::function<data::Element(data::Element)> fn)
+      : inner_(std::move(inner)), fn_(std::move(fn)) {}
   int64_t num_batches() const override { return inner_->num_batches(); }
   void reset() override { inner_->reset(); }
   std::vector<uint64_t> get_state() const override { return inner_->get_state(); }
   void set_state(const std::vector<uint64_t>& state) override { inner_->set_state(state); }
   std::optional<data::Element> next() override {
     auto batch = inner_->next();
-    if (!batch) return batch;
-    std::vector<Tensor> x, y;
-    Tensor sw;
-    model_.unpack_batch(*batch, x, y, sw);
-    EMBER_CHECK(y.size() == 1, InvalidArgument)
-        << "Model '" << model_.name() << "': class_weight needs batches with targets, for a model with one output";
-    EMBER_CHECK(!sw.defined(), InvalidArgument)
-        << "Model '" << model_.name() << "': give class_weight or sample_weight, not both";
-    batch->push_back(class_weights_for(y[0], class_weight_));
+    if (batch) batch = fn_(std::move(*batch));
     return batch;
   }
 
  private:
   std::unique_ptr<BatchSource> inner_;
-  const Model& model_;
-  std::map<int64_t, double> class_weight_;
-};
-
-// Each batch's rows of this replica (Strategy::local_batch).
-class ReplicaSource : public BatchSource {
- public:
-  ReplicaSource(std::unique_ptr<BatchSource> inner, distribute::Strategy strategy, std::string who)
-      : inner_(std::move(inner)), strategy_(std::move(strategy)), who_(std::move(who)) {}
-  int64_t num_batches() const override { return inner_->num_batches(); }
-  void reset() override { inner_->reset(); }
-  std::vector<uint64_t> get_state() const override { return inner_->get_state(); }
-  void set_state(const std::vector<uint64_t>& state) override { inner_->set_state(state); }
-  std::optional<data::Element> next() override {
-    auto batch = inner_->next();
-    if (batch) batch = strategy_.local_batch(*batch, who_);
-    return batch;
-  }
-
- private:
-  std::unique_ptr<BatchSource> inner_;
-  distribute::Strategy strategy_;
-  std::string who_;
+  std::function<data::Element(data::Element)> fn_;
 };
 
 }  // namespace
@@ -174,12 +145,25 @@ class ReplicaSource : public BatchSource {
 std::unique_ptr<BatchSource> replica_batches(std::unique_ptr<BatchSource> source, const distribute::Strategy& strategy,
                                              std::string who) {
   if (strategy.num_replicas_in_sync() == 1) return source;
-  return std::make_unique<ReplicaSource>(std::move(source), strategy, std::move(who));
+  return std::make_unique<MappedSource>(std::move(source), [strategy, who](data::Element batch) {
+    return strategy.local_batch(batch, who);
+  });
 }
 
+// Each batch's sample weight comes from its class.
 std::unique_ptr<BatchSource> with_class_weights(std::unique_ptr<BatchSource> source, const Model& model,
                                                 std::map<int64_t, double> class_weight) {
-  return std::make_unique<ClassWeightSource>(std::move(source), model, std::move(class_weight));
+  return std::make_unique<MappedSource>(std::move(source), [&model, class_weight](data::Element batch) {
+    std::vector<Tensor> x, y;
+    Tensor sw;
+    model.unpack_batch(batch, x, y, sw);
+    EMBER_CHECK(y.size() == 1, InvalidArgument)
+        << "Model '" << model.name() << "': class_weight needs batches with targets, for a model with one output";
+    EMBER_CHECK(!sw.defined(), InvalidArgument)
+        << "Model '" << model.name() << "': give class_weight or sample_weight, not both";
+    batch.push_back(class_weights_for(y[0], class_weight));
+    return batch;
+  });
 }
 
 Logs to_logs(const MetricResults& results) {

@@ -251,7 +251,12 @@ namespace {
 Logs run_evaluate(Model& model, std::unique_ptr<BatchSource> source, const EvaluateOptions& options,
                   const StrategyOpt& strategy) {
   EMBER_CHECK(model.compiled(), InvalidArgument) << "Model '" << model.name() << "'.evaluate: call compile() first";
-  if (strategy) source = detail::replica_batches(std::move(source), *strategy, "Model '" + model.name() + "'.evaluate");
+  if (strategy) {
+    const std::string who = "Model '" + model.name() + "'.evaluate";
+    source = detail::replica_batches(std::move(source), *strategy, who);
+    // Every worker evaluates the chief's weights (those made in the scope are mirrored at their first use).
+    if (model.built()) strategy->mirror_variables(who, model.weights());
+  }
   EpochIterator it(std::move(source), options.steps);
   callbacks::CallbackList cbs = detail::make_callbacks(options.callbacks, options.verbose, nullptr);
   cbs.set_model(&model);

@@ -90,6 +90,26 @@ void check_same_on_all_workers(const std::vector<double>& values) {
 
 History fit_reference(Sequential& m, const Data& d, FitOptions o) { return m.fit(d.x, d.y, std::move(o)); }
 
+// With one replica, fit under the strategy is plain fit, bit for bit.
+void check_same_as_plain_fit(const distribute::Strategy& s) {
+  const Data d = mlp_data();
+  const FitOptions options{.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false};
+  auto reference = mlp(1);
+  compile(*reference, false);
+  reference->fit(d.x, d.y, options);
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = s.scope();
+    CHECK(distribute::has_strategy());
+    m = mlp(1);
+    compile(*m, false);
+  }
+  CHECK_FALSE(distribute::has_strategy());
+  m->fit(d.x, d.y, options);
+  std::vector<Tensor> a = reference->get_weights(), b = m->get_weights();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_vector<float>() == b[i].to_vector<float>());
+}
+
 void check_fit_matches_one_worker(const std::function<std::shared_ptr<Sequential>(uint64_t)>& make, const Data& d,
                                   bool eager) {
   const FitOptions options{.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false};
@@ -125,24 +145,7 @@ TEST_CASE("distribute: MultiWorkerMirroredStrategy in a process started alone is
   CHECK(s.reduce(ReduceOp::MEAN, v).to_vector<float>() == std::vector<float>{1, 2, 3});
   CHECK(distribute::is_chief_worker());
   CHECK(distribute::write_filepath("/tmp/x/model.keras") == "/tmp/x/model.keras");
-
-  // fit under the strategy is plain fit, bit for bit.
-  const Data d = mlp_data();
-  const FitOptions options{.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false};
-  auto reference = mlp(1);
-  compile(*reference, false);
-  reference->fit(d.x, d.y, options);
-  std::shared_ptr<Sequential> m;
-  {
-    auto scope = s.scope();
-    CHECK(distribute::has_strategy());
-    m = mlp(1);
-    compile(*m, false);
-  }
-  CHECK_FALSE(distribute::has_strategy());
-  m->fit(d.x, d.y, options);
-  std::vector<Tensor> a = reference->get_weights(), b = m->get_weights();
-  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_vector<float>() == b[i].to_vector<float>());
+  check_same_as_plain_fit(s);
 }
 
 TEST_CASE("distribute: MultiWorkerMirroredStrategy names bad options", "[distribute]") {
@@ -158,20 +161,7 @@ TEST_CASE("distribute: MirroredStrategy on one device trains as that device alon
   const distribute::MirroredStrategy s({.devices = {Device::cpu()}});
   CHECK(s.num_replicas_in_sync() == 1);
   CHECK(s.devices() == std::vector<Device>{Device::cpu()});
-  const Data d = mlp_data();
-  const FitOptions options{.batch_size = 64, .epochs = 1, .verbose = 0, .shuffle = false};
-  auto reference = mlp(1);
-  compile(*reference, false);
-  reference->fit(d.x, d.y, options);
-  std::shared_ptr<Sequential> m;
-  {
-    auto scope = s.scope();
-    m = mlp(1);
-    compile(*m, false);
-  }
-  m->fit(d.x, d.y, options);
-  std::vector<Tensor> a = reference->get_weights(), b = m->get_weights();
-  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_vector<float>() == b[i].to_vector<float>());
+  check_same_as_plain_fit(s);
   CHECK_THROWS_AS(distribute::MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}), Unimplemented);
   CHECK_THROWS_WITH(distribute::MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}),
                     Catch::Contains("MultiWorkerMirroredStrategy (mpirun -np 2)"));
@@ -251,7 +241,7 @@ TEST_CASE("distribute: evaluate averages the metrics over the workers' rows", "[
   std::shared_ptr<Sequential> m;
   {
     auto scope = strategy().scope();
-    m = mlp(1);
+    m = mlp(1 + 10 * static_cast<uint64_t>(rank()));  // the chief's weights are evaluated
     compile(*m, false);
   }
   Logs a = reference->evaluate(d.x, d.y, {.batch_size = 64, .verbose = 0});
