@@ -1,6 +1,7 @@
 #include "framework/distribute/strategy.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -9,7 +10,11 @@
 #include "framework/core/allocator.h"
 #include "framework/core/error.h"
 #include "framework/distribute/communicator.h"
+#ifdef EMBER_WITH_NCCL
+#include "framework/distribute/nccl_communicator.h"
+#endif
 #include "framework/graph/trace.h"
+#include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/random.h"
 
@@ -23,6 +28,12 @@ struct Strategy::Impl {
   double timeout_seconds = 600;
   size_t bytes_per_pack = size_t{32} << 20;
   std::vector<Device> devices;  // MirroredStrategy's
+  // NCCL: the GPU the all-reduce runs on (-1: MPI through host memory), and its communicator, made at the first
+  // all-reduce.
+  int nccl_device = -1;
+#ifdef EMBER_WITH_NCCL
+  std::shared_ptr<detail::NcclCommunicator> nccl;
+#endif
   // Variables created in the scope and not yet broadcast, in creation order (the same on every worker running
   // the same program).
   std::vector<Variable> pending;
@@ -109,17 +120,50 @@ StrategyScope Strategy::scope() const { return StrategyScope(*this); }
 void Strategy::enter_replica() const { t_replicas.push_back(*this); }
 void Strategy::exit_replica() const { t_replicas.pop_back(); }
 
+// The NCCL path: one pack per dtype, made and handed out by ops on the GPU, all-reduced there.
+static std::vector<Tensor> all_reduce_nccl(Strategy::Impl& impl, ReduceOp op, const std::vector<Tensor>& values,
+                                    const std::string& what) {
+#ifdef EMBER_WITH_NCCL
+  if (!impl.nccl) impl.nccl = std::make_shared<detail::NcclCommunicator>(*impl.comm, impl.nccl_device, impl.timeout_seconds);
+  const Device device = Device::cuda(impl.nccl_device);
+  std::vector<Tensor> out(values.size());
+  for (const DType dtype : {DType::Float32, DType::Float64}) {
+    std::vector<size_t> members;
+    std::vector<Tensor> flat;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (values[i].defined() && values[i].dtype() == dtype) {
+        members.push_back(i);
+        Tensor v = ops::reshape(values[i].to(device), {values[i].num_elements()});
+        flat.push_back(op == ReduceOp::MEAN ? v * Tensor::scalar_of(1.0 / impl.comm->size(), dtype, device) : v);
+      }
+    if (members.empty()) continue;
+    Tensor pack = flat.size() == 1 ? flat[0].clone() : ops::concat(flat, 0);
+    impl.nccl->all_reduce_sum(pack.raw_data(), static_cast<size_t>(pack.num_elements()), dtype, impl.timeout_seconds, what);
+    int64_t at = 0;
+    for (size_t m : members) {
+      const int64_t k = values[m].num_elements();
+      out[m] = pack.slice_rows(at, at + k).view(values[m].shape());
+      at += k;
+    }
+  }
+  return out;
+#else
+  throw make_error<Internal>(what, ": NCCL is not in this build");
+#endif
+}
+
 std::vector<Tensor> Strategy::all_reduce(ReduceOp op, const std::vector<Tensor>& values) const {
   const std::string what = impl_->name + ": all-reduce of " + std::to_string(values.size()) + " tensors";
   for (const Tensor& t : values)
     EMBER_CHECK(!t.defined() || t.dtype() == DType::Float32 || t.dtype() == DType::Float64, InvalidArgument)
         << what << ": tensors must be float32 or float64, got " << dtype_name(t.dtype()) << " " << t.shape();
-  // One replica: its values are the sum and the mean.
-  if (impl_->comm->size() == 1) return values;
+  // One replica: its values are the sum and the mean (NCCL still runs, as TF runs it for one GPU).
+  if (impl_->comm->size() == 1 && impl_->nccl_device < 0) return values;
   if (graph::is_tracing())
     return graph::host_call(impl_->name + ".all_reduce", values, [s = *this, op](std::span<const Tensor> in) {
       return s.all_reduce(op, std::vector<Tensor>(in.begin(), in.end()));
     });
+  if (impl_->nccl_device >= 0) return all_reduce_nccl(*impl_, op, values, what);
   Communicator& comm = *impl_->comm;
   std::vector<Tensor> out(values.size());
   const int n = comm.size();
@@ -330,8 +374,11 @@ std::vector<Tensor> Strategy::sum_variables(const std::vector<Variable>& vars, c
 MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerMirroredStrategyOptions options)
     : Strategy(std::make_shared<Impl>()) {
   const std::string name = "MultiWorkerMirroredStrategy";
+#ifndef EMBER_WITH_NCCL
   EMBER_CHECK(options.communication != CommunicationImplementation::NCCL, Unimplemented)
-      << name << ": communication NCCL is not available in this build (GPU workers); use AUTO or RING (MPI)";
+      << name << ": communication NCCL is not available in this build (it needs the CUDA backend and NCCL); use "
+      << "AUTO or RING (MPI)";
+#endif
   EMBER_CHECK(!options.timeout_seconds || *options.timeout_seconds > 0, InvalidArgument)
       << name << ": timeout_seconds must be positive, got " << *options.timeout_seconds;
   EMBER_CHECK(options.bytes_per_pack >= 0, InvalidArgument)
@@ -340,6 +387,13 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerMirroredStra
   impl_->timeout_seconds = options.timeout_seconds ? *options.timeout_seconds : detail::default_timeout_seconds();
   if (options.bytes_per_pack > 0) impl_->bytes_per_pack = static_cast<size_t>(options.bytes_per_pack);
   impl_->comm = &Communicator::world();
+  if (options.communication == CommunicationImplementation::NCCL) {
+    const int gpus = device_count(DeviceType::CUDA);
+    EMBER_CHECK(gpus > 0, FailedPrecondition) << name << ": communication NCCL needs a GPU, and none is visible";
+    // One GPU per worker: the worker's rank among those on its machine picks it.
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    impl_->nccl_device = (local ? std::atoi(local) : impl_->comm->rank()) % gpus;
+  }
 }
 
 MirroredStrategy::MirroredStrategy(MirroredStrategyOptions options) : Strategy(std::make_shared<Impl>()) {
@@ -357,6 +411,9 @@ MirroredStrategy::MirroredStrategy(MirroredStrategyOptions options) : Strategy(s
   impl_->devices = devices;
   impl_->timeout_seconds = detail::default_timeout_seconds();
   impl_->comm = &Communicator::local();
+#ifdef EMBER_WITH_NCCL
+  if (devices[0].is_cuda()) impl_->nccl_device = devices[0].index();  // the gradients go through NCCL, as in TF
+#endif
 }
 
 const std::vector<Device>& MirroredStrategy::devices() const { return impl_->devices; }

@@ -34,7 +34,8 @@ namespace ember::distribute {
 enum class ReduceOp { SUM, MEAN };
 
 // The transport of the collectives (TF: tf.distribute.experimental.CommunicationImplementation): RING is MPI's
-// all-reduce between processes; NCCL is for GPU workers (not in this build); AUTO picks RING.
+// all-reduce between processes, through host memory; NCCL all-reduces on the GPU, one GPU per worker (CUDA
+// builds only); AUTO picks RING.
 enum class CommunicationImplementation { AUTO, RING, NCCL };
 
 struct MultiWorkerMirroredStrategyOptions {

@@ -302,10 +302,8 @@ MetricResults Model::train_step(const data::Element& batch) {
     if (!vars.empty()) grads = tape.gradient(scaled, vars);
   }
   // Under a strategy every replica applies the mean of the replicas' gradients (TF: the optimizer's all-reduce
-  // under MultiWorkerMirroredStrategy), so the weights stay identical.
-  const auto& strategy = compiled_->strategy;
-  if (!vars.empty() && strategy && strategy->num_replicas_in_sync() > 1)
-    grads = strategy->all_reduce(distribute::ReduceOp::MEAN, grads);
+  // under MultiWorkerMirroredStrategy), so the weights stay identical. One replica passes them through.
+  if (!vars.empty() && compiled_->strategy) grads = compiled_->strategy->all_reduce(distribute::ReduceOp::MEAN, grads);
   if (!vars.empty()) opt.apply(grads, vars);
   return compute_metrics(y, y_pred, sample_weight, loss);
 }

@@ -150,7 +150,10 @@ TEST_CASE("distribute: MultiWorkerMirroredStrategy in a process started alone is
 
 TEST_CASE("distribute: MultiWorkerMirroredStrategy names bad options", "[distribute]") {
   using distribute::CommunicationImplementation;
-  CHECK_THROWS_AS(MultiWorkerMirroredStrategy({.communication = CommunicationImplementation::NCCL}), Unimplemented);
+  // NCCL: Unimplemented in a build without it, FailedPrecondition without a GPU.
+  if (device_count(DeviceType::CUDA) == 0)
+    CHECK_THROWS_WITH(MultiWorkerMirroredStrategy({.communication = CommunicationImplementation::NCCL}),
+                      Catch::Contains("communication NCCL"));
   CHECK_THROWS_WITH(MultiWorkerMirroredStrategy({.timeout_seconds = 0}), Catch::Contains("timeout_seconds must be positive"));
   CHECK_THROWS_WITH(MultiWorkerMirroredStrategy({.bytes_per_pack = -1}), Catch::Contains("bytes_per_pack"));
   CHECK_THROWS_WITH(strategy().reduce(ReduceOp::SUM, Tensor::from_vector<int32_t>({1})),
@@ -165,6 +168,23 @@ TEST_CASE("distribute: MirroredStrategy on one device trains as that device alon
   CHECK_THROWS_AS(distribute::MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}), Unimplemented);
   CHECK_THROWS_WITH(distribute::MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}),
                     Catch::Contains("MultiWorkerMirroredStrategy (mpirun -np 2)"));
+}
+
+TEST_CASE("distribute: MirroredStrategy on one GPU, through NCCL, trains as the GPU alone", "[distribute][cuda]") {
+  if (device_count(DeviceType::CUDA) == 0) {
+    WARN("no CUDA device (device_count(DeviceType::CUDA) == 0): skipped");
+    return;
+  }
+  DeviceScope on_gpu(Device::cuda(0));
+  const distribute::MirroredStrategy s({.devices = {Device::cuda(0)}});
+  CHECK(s.num_replicas_in_sync() == 1);
+  // One rank's all-reduce is a copy: the values come back as they went.
+  Tensor v = Tensor::from_vector<float>({1, 2, 3}, Device::cuda(0));
+  Tensor r = s.reduce(ReduceOp::MEAN, v);
+  CHECK(r.device() == Device::cuda(0));
+  CHECK(r.to_vector<float>() == std::vector<float>{1, 2, 3});
+  // fit's gradients go through NCCL; a copy changes no bit.
+  check_same_as_plain_fit(s);
 }
 
 TEST_CASE("distribute: MultiWorkerMirroredStrategy reads EMBER_COLLECTIVE_TIMEOUT_SECONDS", "[distribute]") {
