@@ -122,7 +122,7 @@ void Strategy::exit_replica() const { t_replicas.pop_back(); }
 
 // The NCCL path: one pack per dtype, made and handed out by ops on the GPU, all-reduced there.
 static std::vector<Tensor> all_reduce_nccl(Strategy::Impl& impl, ReduceOp op, const std::vector<Tensor>& values,
-                                    const std::string& what) {
+                                           const std::string& what) {
 #ifdef EMBER_WITH_NCCL
   if (!impl.nccl) impl.nccl = std::make_shared<detail::NcclCommunicator>(*impl.comm, impl.nccl_device, impl.timeout_seconds);
   const Device device = Device::cuda(impl.nccl_device);
