@@ -97,8 +97,9 @@ void Communicator::wait(void* request_ptr, double timeout_seconds, const std::st
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
   // MPI moves a non-blocking collective on only inside MPI_Test, so test without pause while it runs (as a blocking
-  // MPI_Allreduce spins inside MPI). After a second without completion the other workers are busy elsewhere (a
-  // slower step, loading data): test less often, so as not to take a core from them.
+  // MPI_Allreduce spins inside MPI). Past 100 us the others are likely still computing: yield between tests, so
+  // that on a machine with fewer cores than processes the worker waited for gets the core; past a second they
+  // are busy elsewhere (a slower step, loading data): test less often.
   for (;;) {
     int done = 0;
     check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
@@ -106,6 +107,7 @@ void Communicator::wait(void* request_ptr, double timeout_seconds, const std::st
     const auto now = Clock::now();
     if (now >= deadline) break;
     if (now - start > std::chrono::seconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    else if (now - start > std::chrono::microseconds(100)) std::this_thread::yield();
   }
   // The request cannot be cancelled (MPI forbids it for collectives): its buffer must outlive it, so the caller
   // leaks it, and this worker is done communicating.
