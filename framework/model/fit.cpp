@@ -42,6 +42,14 @@ MetricResults synced_results(Model& model, const StrategyOpt& strategy, MetricRe
   return summed;
 }
 
+// Whether some worker reads every batch's metrics (a callback with batch hooks, such as the progress bar): the
+// metrics are then synced after every step on all workers, else only when read at the end. One decision for the
+// job, since every worker must call the same collectives.
+bool any_worker(const StrategyOpt& strategy, bool mine) {
+  if (!multi_replica(strategy)) return mine;
+  return strategy->reduce(distribute::ReduceOp::SUM, Tensor::scalar<float>(mine ? 1.0f : 0.0f)).item<float>() > 0;
+}
+
 // The batches of the next execution (compile's steps_per_execution): `n`, or those left in the epoch; none
 // at its end. Keras 3 calls a batch hook once per execution: begin with the index of its first step, end with
 // that of its last (Keras writes first + n - 1 there also when the epoch's last execution runs fewer steps:
@@ -63,6 +71,7 @@ Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs, con
   it.begin_epoch();
   // The batch hooks, and each batch's logs, only for callbacks that use them (Keras's CallbackList).
   const bool batch_hooks = cbs.implements_test_batch_hooks();
+  const bool sync_batches = any_worker(strategy, batch_hooks);
   const int per_execution = detail::steps_per_execution(model);
   MetricResults results;
   int64_t step = 0;
@@ -72,12 +81,13 @@ Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs, con
     if (batch_hooks) cbs.on_test_batch_begin(step);
     {
       profiler::Trace trace("test", step);
-      results = synced_results(model, strategy, detail::run_test_steps(model, batches));
+      results = detail::run_test_steps(model, batches);
+      if (sync_batches) results = synced_results(model, strategy, std::move(results));
     }
     if (batch_hooks) cbs.on_test_batch_end(step + n - 1, detail::to_logs(results));
     step += n;
   }
-  Logs logs = detail::to_logs(results.empty() ? synced_results(model, strategy, model.get_metrics_result()) : results);
+  Logs logs = detail::to_logs(synced_results(model, strategy, results.empty() ? model.get_metrics_result() : results));
   cbs.on_test_end(logs);
   return logs;
 }
@@ -137,6 +147,7 @@ History run_fit(Model& model, FitData data, const FitOptions& options, const Str
   // Before the first epoch draws its shuffle.
   if (multi_replica(strategy)) strategy->sync_random_state(who);
   Logs training_logs;
+  const bool sync_batches = any_worker(strategy, cbs.implements_train_batch_hooks());
   for (int epoch = initial_epoch; epoch < options.epochs; ++epoch) {
     model.reset_metrics();
     cbs.on_epoch_begin(epoch);
@@ -162,7 +173,8 @@ History run_fit(Model& model, FitData data, const FitOptions& options, const Str
       if (batch_hooks) cbs.on_train_batch_begin(step);
       {
         profiler::Trace trace("train", step);  // a training step on the profiler's timeline, as TF marks it
-        results = synced_results(model, strategy, detail::tuned_train_steps(model, batches, step == 0));
+        results = detail::tuned_train_steps(model, batches, step == 0);
+        if (sync_batches) results = synced_results(model, strategy, std::move(results));
       }
       if (batch_hooks) cbs.on_train_batch_end(step + n - 1, detail::to_logs(results));
       step += n;
@@ -170,7 +182,8 @@ History run_fit(Model& model, FitData data, const FitOptions& options, const Str
     }
     EMBER_CHECK(step > 0 || epoch > initial_epoch, InvalidArgument)
         << who << ": the training data gave no batch; give at least one sample (or a dataset with elements)";
-    Logs epoch_logs = detail::to_logs(results.empty() ? synced_results(model, strategy, model.get_metrics_result()) : results);
+    Logs epoch_logs =
+        detail::to_logs(synced_results(model, strategy, results.empty() ? model.get_metrics_result() : results));
     if (validation && (epoch + 1) % options.validation_freq == 0) {
       Logs val_logs = run_test(model, *validation, cbs, strategy);
       for (const auto& [k, v] : val_logs) epoch_logs["val_" + k] = v;
