@@ -77,8 +77,9 @@ class Strategy {
   // `value` combined over the replicas: the sum, or the mean (TF: strategy.reduce with axis None; MEAN sums
   // value / n, exact for a power-of-two number of replicas). Every worker gets the same tensor. float32 or float64.
   Tensor reduce(ReduceOp op, const Tensor& value) const;
-  // Each tensor combined over the replicas, packed into all-reduces of about bytes_per_pack bytes (undefined
-  // tensors stay undefined). Inside a traced function it runs as a host call on every call.
+  // Each tensor combined over the replicas (undefined tensors stay undefined): over MPI packed into all-reduces
+  // of about bytes_per_pack bytes, over NCCL one pack per dtype. Inside a traced function it runs as a host call
+  // on every call.
   std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values) const;
   // This worker's part of every batch of `dataset` (TF: experimental_distribute_dataset): worker k of n takes
   // rows [k*b/n, (k+1)*b/n) of each batch of b rows, so that the n workers together see the global batch. Every
@@ -90,14 +91,14 @@ class Strategy {
   // This worker's rows of a global batch (see experimental_distribute_dataset); `who` names the caller.
   data::Element local_batch(const data::Element& global_batch, const std::string& who) const;
   // Broadcasts the chief's values of the variables created in the scope and not mirrored yet, then of `also`
-  // (those not among them). InvalidArgument on every worker, naming the first difference, when the workers' variables differ (count,
-  // shape or dtype).
+  // (those not among them). InvalidArgument on every worker, naming the first difference, when the workers'
+  // variables differ (count, shape or dtype).
   void mirror_variables(const std::string& who, const std::vector<Variable>& also = {}) const;
   // Sets every worker's global random generator to the chief's (drawing the chief a seed when it has none), so
   // that shuffles and dropout agree across the workers.
   void sync_random_state(const std::string& who) const;
   // Sums the variables' values over the workers, in place (TF: SyncOnReadVariable's SUM aggregation; how metric
-  // states are read). Returns the previous local values, for restore_variables.
+  // states are read). Returns the previous local values, for the caller to assign back.
   std::vector<Tensor> sum_variables(const std::vector<Variable>& vars, const std::string& who) const;
 
   struct Impl;
