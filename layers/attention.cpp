@@ -17,10 +17,21 @@ Tensor attention_as_bool(const Tensor& t) {
   return t.dtype() == DType::Bool ? t : ops::not_equal(t, ops::zeros({}, t.dtype()));
 }
 
-void attention_check_mask(const std::string& who, const Tensor& mask, int64_t batch, int64_t len, const char* what) {
-  const Shape& s = mask.shape();
-  EMBER_CHECK(s.rank() == 2 && (s[0] == batch || s[0] == 1) && s[1] == len, InvalidArgument)
-      << who << ": expected a " << what << " of shape (" << batch << ", " << len << "), got " << s.to_keras_string();
+// InvalidArgument naming the layer unless a mask is (batch or 1, len); unknown (symbolic) sizes match any.
+void attention_check_mask(const std::string& who, const std::optional<Tensor>& mask, int64_t batch, int64_t len,
+                          const char* what) {
+  if (!mask) return;
+  const Shape& s = mask->shape();
+  auto fits = [](int64_t got, int64_t want) { return got < 0 || want < 0 || got == want; };
+  EMBER_CHECK(s.rank() == 2 && (s[0] == 1 || fits(s[0], batch)) && fits(s[1], len), InvalidArgument)
+      << who << ": expected a " << what << " of shape " << Shape{batch, len}.to_keras_string() << ", got "
+      << s.to_keras_string() << " (" << dtype_name(mask->dtype()) << ")";
+}
+
+void attention_check_masks(const std::string& who, const AttentionMaskOptions& c, int64_t batch, int64_t query_len,
+                           int64_t value_len) {
+  attention_check_mask(who, c.query_mask, batch, query_len, "query mask");
+  attention_check_mask(who, c.value_mask, batch, value_len, "value mask");
 }
 
 }  // namespace
@@ -105,11 +116,11 @@ std::vector<Tensor> Attention::call_all(const std::vector<Tensor>& xs, bool trai
   const Tensor& q = xs[0];
   const Tensor& v = xs[1];
   const Tensor& k = xs.size() > 2 ? xs[2] : v;
-  const AttentionMaskOptions c = pending_.value_or(AttentionMaskOptions{});
-  if (c.query_mask) attention_check_mask(who(), *c.query_mask, q.shape()[0], q.shape()[1], "query mask");
-  if (c.value_mask) attention_check_mask(who(), *c.value_mask, v.shape()[0], v.shape()[1], "value mask");
+  const AttentionMaskOptions c = from_call_kwargs(call_kwargs(), who());
+  const bool with_scores = call_kwargs().flag("return_attention_scores", false, who());
+  attention_check_masks(who(), c, q.shape()[0], q.shape()[1], v.shape()[1]);
 
-  if (dot_product_scores() && !c.value_mask && !pending_scores_ && !(training && options_.dropout > 0)) {
+  if (dot_product_scores() && !c.value_mask && !with_scores && !(training && options_.dropout > 0)) {
     // softmax(scale * q . k^T) . v as one head of the fused attention op, the scale folded into the query.
     const Tensor qs = options_.use_scale ? q * read(scale_) : q;
     Tensor out = ops::squeeze(ops::dot_product_attention(ops::expand_dims(qs, 2), ops::expand_dims(k, 2),
@@ -137,36 +148,62 @@ std::vector<Tensor> Attention::call_all(const std::vector<Tensor>& xs, bool trai
   }
   Tensor out = ops::matmul(used, v);
   if (c.query_mask) out = out * ops::expand_dims(ops::cast(attention_as_bool(*c.query_mask), out.dtype()), -1);
-  if (pending_scores_) return {out, weights};
+  if (with_scores) return {out, weights};
   return {out};
 }
 
 Tensor Attention::call(const std::vector<Tensor>& xs, bool training) { return call_all(xs, training).at(0); }
 
-std::vector<Tensor> Attention::attend_impl(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call,
-                                           bool with_scores) {
-  for (const Tensor& x : inputs)
-    EMBER_CHECK(!x.is_symbolic(), InvalidArgument)
-        << who() << ": attend() takes concrete tensors; in a functional model call the layer on {query, value[, key]}";
-  struct Reset {
-    Attention* self;
-    ~Reset() {
-      self->pending_.reset();
-      self->pending_scores_ = false;
-    }
-  } reset{this};
-  pending_ = call;
-  pending_scores_ = with_scores;
-  return call_outputs(inputs, call.training);
+std::vector<Shape> Attention::compute_output_shapes(const std::vector<Shape>& shapes) {
+  const Shape out = compute_output_shape(shapes);
+  if (!call_kwargs().flag("return_attention_scores", false, who())) return {out};
+  return {out, Shape{shapes[0][0], shapes[0][1], shapes[1][1]}};
 }
 
-Tensor Attention::attend(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call) {
-  return attend_impl(inputs, call, false).at(0);
+void Attention::check_call_kwargs(const CallKwargs& kw, const std::vector<Shape>& shapes) const {
+  kw.check_keys({"mask", "use_causal_mask", "return_attention_scores"}, who());
+  kw.flag("return_attention_scores", false, who());
+  const nlohmann::json& mask = kw.values.contains("mask") ? kw.values["mask"] : nlohmann::json();
+  EMBER_CHECK(mask.is_null() || (mask.is_array() && (mask.size() == 2 || mask.size() == 3)), InvalidArgument)
+      << who() << ": keyword argument mask must be a list [query_mask, value_mask], got " << mask.dump().substr(0, 100);
+  const AttentionMaskOptions c = from_call_kwargs(kw, who());
+  if (shapes.size() < 2 || shapes[0].rank() != 3 || shapes[1].rank() != 3) return;  // check_input_shape reports these
+  attention_check_masks(who(), c, shapes[0][0], shapes[0][1], shapes[1][1]);
+}
+
+CallKwargs Attention::to_call_kwargs(const AttentionMaskOptions& c, bool return_attention_scores) {
+  CallKwargs kw;
+  if (c.query_mask || c.value_mask) kw.set("mask", std::vector<std::optional<Tensor>>{c.query_mask, c.value_mask});
+  if (c.use_causal_mask) kw.set("use_causal_mask", true);
+  if (return_attention_scores) kw.set("return_attention_scores", true);
+  return kw;
+}
+
+AttentionMaskOptions Attention::from_call_kwargs(const CallKwargs& kw, const std::string& who) {
+  AttentionMaskOptions c;
+  c.query_mask = kw.tensor("mask", 0, who);
+  c.value_mask = kw.tensor("mask", 1, who);
+  c.use_causal_mask = kw.flag("use_causal_mask", false, who);
+  return c;
+}
+
+Tensor Attention::attend(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call) & {
+  return call_outputs(inputs, to_call_kwargs(call, false), call.training).at(0);
+}
+
+Tensor Attention::attend(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call) && {
+  return std::move(*this).call_outputs(inputs, to_call_kwargs(call, false), call.training).at(0);
 }
 
 std::pair<Tensor, Tensor> Attention::attend_with_scores(const std::vector<Tensor>& inputs,
-                                                        const AttentionMaskOptions& call) {
-  std::vector<Tensor> out = attend_impl(inputs, call, true);
+                                                        const AttentionMaskOptions& call) & {
+  std::vector<Tensor> out = call_outputs(inputs, to_call_kwargs(call, true), call.training);
+  return {out.at(0), out.at(1)};
+}
+
+std::pair<Tensor, Tensor> Attention::attend_with_scores(const std::vector<Tensor>& inputs,
+                                                        const AttentionMaskOptions& call) && {
+  std::vector<Tensor> out = std::move(*this).call_outputs(inputs, to_call_kwargs(call, true), call.training);
   return {out.at(0), out.at(1)};
 }
 

@@ -24,7 +24,8 @@ struct AttentionOptions {
 };
 
 // Keras's call arguments beyond the inputs: mask=[query_mask, value_mask] (bool or 0/1, true: keep),
-// use_causal_mask and training.
+// use_causal_mask and training. On symbolic inputs the masks are symbolic too (e.g. a layers::Input), and the
+// functional model records them (Keras's node kwargs).
 struct AttentionMaskOptions {
   std::optional<Tensor> query_mask{};  // (batch, Tq): masked query positions give zero outputs
   std::optional<Tensor> value_mask{};  // (batch, Tv): masked value positions get no attention
@@ -42,17 +43,27 @@ class Attention : public Layer {
   using Layer::call;
   using Layer::compute_output_shape;
   void build(const std::vector<Shape>& input_shapes) override;
-  // {query, value[, key]} without masks (what a functional model runs).
+  // {query, value[, key]}, with the masks and flags of call_kwargs() (Keras's names: mask=[query_mask, value_mask],
+  // use_causal_mask, return_attention_scores) when the call has them.
   Tensor call(const std::vector<Tensor>& xs, bool training) override;
   std::vector<Tensor> call_all(const std::vector<Tensor>& xs, bool training) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  // The output's shape, then with return_attention_scores the weights' (batch, Tq, Tv).
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes) override;
   void check_input_shape(const std::vector<Shape>& input_shapes) const override;
+  void check_call_kwargs(const CallKwargs& kwargs, const std::vector<Shape>& input_shapes) const override;
   nlohmann::json get_config() const override;
 
-  // Keras's call(inputs, mask=[query_mask, value_mask], use_causal_mask, training) on concrete tensors.
-  Tensor attend(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call = {});
+  // Keras's call(inputs, mask=[query_mask, value_mask], use_causal_mask, training). On symbolic tensors it records
+  // a functional-model node with these arguments; the layer must then be a temporary or held by a std::shared_ptr.
+  Tensor attend(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call = {}) &;
+  Tensor attend(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call = {}) &&;
   // The same with return_attention_scores=True: {output, attention weights (batch, Tq, Tv)}.
-  std::pair<Tensor, Tensor> attend_with_scores(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call = {});
+  std::pair<Tensor, Tensor> attend_with_scores(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call = {}) &;
+  std::pair<Tensor, Tensor> attend_with_scores(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call = {}) &&;
+  // The call arguments as Keras keyword arguments (training goes with the call), and back.
+  static CallKwargs to_call_kwargs(const AttentionMaskOptions& call, bool return_attention_scores);
+  static AttentionMaskOptions from_call_kwargs(const CallKwargs& kwargs, const std::string& who = "Attention");
   // Keras's _calculate_score_mask: which (query, value) pairs may attend, (batch, Tv) or (batch or 1, Tq, Tv), or
   // none. The one place this layer reads the value mask and the causal flag.
   static std::optional<Tensor> compute_score_mask(int64_t query_len, int64_t value_len,
@@ -71,11 +82,7 @@ class Attention : public Layer {
   Variable scale_, concat_score_weight_;
 
  private:
-  std::vector<Tensor> attend_impl(const std::vector<Tensor>& inputs, const AttentionMaskOptions& call, bool with_scores);
-
   SeededNoise noise_;
-  std::optional<AttentionMaskOptions> pending_;  // the masks of the attend() call in progress
-  bool pending_scores_ = false;
 };
 
 }  // namespace ember::layers

@@ -66,12 +66,25 @@ namespace {
 
 Tensor mha_as_bool(const Tensor& t) { return t.dtype() == DType::Bool ? t : ops::not_equal(t, ops::zeros({}, t.dtype())); }
 
-// InvalidArgument unless `mask` has `rank` dimensions, each 1 or the expected size.
-void mha_check_mask(const Tensor& mask, const Shape& expected, const char* what) {
-  bool ok = mask.rank() == expected.rank();
-  for (int64_t i = 0; ok && i < mask.rank(); ++i) ok = mask.shape()[i] == 1 || mask.shape()[i] == expected[i];
-  EMBER_CHECK(ok, InvalidArgument) << "MultiHeadAttention: " << what << " of shape " << mask.shape().to_keras_string()
-                                   << " does not match the expected shape " << expected.to_keras_string();
+// InvalidArgument naming the layer unless a mask has `expected`'s rank, each dimension 1, the expected size, or
+// unknown on either side (symbolic shapes).
+void mha_check_mask(const std::string& who, const std::optional<Tensor>& mask, const Shape& expected, const char* what,
+                    const char* layout) {
+  if (!mask) return;
+  const Shape& s = mask->shape();
+  bool ok = s.rank() == expected.rank();
+  for (int64_t i = 0; ok && i < s.rank(); ++i) ok = s[i] == 1 || s[i] < 0 || expected[i] < 0 || s[i] == expected[i];
+  EMBER_CHECK(ok, InvalidArgument) << who << ": " << what << " of shape " << s.to_keras_string() << " ("
+                                   << dtype_name(mask->dtype()) << ") does not match the expected shape " << layout
+                                   << " = " << expected.to_keras_string();
+}
+
+// Every mask of a call against a query (batch b, length t) and a value of length s.
+void mha_check_masks(const std::string& who, const AttentionCallOptions& c, int64_t b, int64_t t, int64_t s) {
+  mha_check_mask(who, c.query_mask, {b, t}, "query_mask", "(batch, query_len)");
+  mha_check_mask(who, c.value_mask, {b, s}, "value_mask", "(batch, value_len)");
+  mha_check_mask(who, c.key_mask, {b, s}, "key_mask", "(batch, key_len)");
+  mha_check_mask(who, c.attention_mask, {b, t, s}, "attention_mask", "(batch, query_len, key_len)");
 }
 
 }  // namespace
@@ -158,34 +171,23 @@ Shape MultiHeadAttention::compute_output_shape(const std::vector<Shape>& shapes)
 std::optional<Tensor> MultiHeadAttention::compute_attention_mask(const Tensor& query, const Tensor& value,
                                                                  const AttentionCallOptions& c) {
   const int64_t b = query.shape()[0], t = query.shape()[1], s = value.shape()[1];
+  mha_check_masks("MultiHeadAttention", c, b, t, s);
   std::optional<Tensor> mask;
   auto combine = [&](const Tensor& m) { mask = mask ? ops::logical_and(*mask, m) : m; };
-  if (c.query_mask) {
-    mha_check_mask(*c.query_mask, {b, t}, "query_mask");
-    combine(ops::expand_dims(mha_as_bool(*c.query_mask), -1));  // (b, t, 1)
-  }
-  if (c.value_mask) {
-    mha_check_mask(*c.value_mask, {b, s}, "value_mask");
-    combine(ops::expand_dims(mha_as_bool(*c.value_mask), -2));  // (b, 1, s)
-  }
-  if (c.key_mask) {
-    mha_check_mask(*c.key_mask, {b, s}, "key_mask");
-    combine(ops::expand_dims(mha_as_bool(*c.key_mask), -2));
-  }
+  if (c.query_mask) combine(ops::expand_dims(mha_as_bool(*c.query_mask), -1));  // (b, t, 1)
+  if (c.value_mask) combine(ops::expand_dims(mha_as_bool(*c.value_mask), -2));  // (b, 1, s)
+  if (c.key_mask) combine(ops::expand_dims(mha_as_bool(*c.key_mask), -2));
   if (c.use_causal_mask) {
     // Keras's _compute_causal_mask: query i sees keys 0..i, aligned top-left.
     Tensor rows = ops::reshape(ops::range(0, static_cast<double>(t), 1, DType::Int32), {1, t, 1});
     Tensor cols = ops::reshape(ops::range(0, static_cast<double>(s), 1, DType::Int32), {1, 1, s});
     combine(ops::greater_equal(rows, cols));
   }
-  if (c.attention_mask) {
-    mha_check_mask(*c.attention_mask, {b, t, s}, "attention_mask");
-    combine(mha_as_bool(*c.attention_mask));
-  }
+  if (c.attention_mask) combine(mha_as_bool(*c.attention_mask));
   return mask;
 }
 
-std::vector<Tensor> MultiHeadAttention::run(const std::vector<Tensor>& xs, bool training, bool with_scores) {
+std::vector<Tensor> MultiHeadAttention::call_all(const std::vector<Tensor>& xs, bool training) {
   std::vector<Shape> shapes;
   for (const Tensor& x : xs) shapes.push_back(x.shape());
   check_input_shape(shapes);
@@ -198,15 +200,14 @@ std::vector<Tensor> MultiHeadAttention::run(const std::vector<Tensor>& xs, bool 
       << who() << ": query " << query.shape().to_keras_string() << ", value " << value.shape().to_keras_string()
       << " and key " << key.shape().to_keras_string()
       << " must have one batch size, and key and value one length";
+  const AttentionCallOptions c = from_call_kwargs(call_kwargs());
+  const bool with_scores = call_kwargs().flag("return_attention_scores", false, who());
   ops::DotProductAttentionOptions o{.scale = 1.0 / std::sqrt(static_cast<double>(key_dim_))};
-  if (pending_) {
-    const AttentionCallOptions& c = *pending_;
-    // A causal mask alone is the attention op's own, which its fused kernel applies without a mask tensor.
-    if (c.use_causal_mask && !c.query_mask && !c.value_mask && !c.key_mask && !c.attention_mask)
-      o.is_causal = true;
-    else if (std::optional<Tensor> m = compute_attention_mask(query, value, c))
-      o.mask = ops::expand_dims(*m, 1);
-  }
+  // A causal mask alone is the attention op's own, which its fused kernel applies without a mask tensor.
+  if (c.use_causal_mask && !c.query_mask && !c.value_mask && !c.key_mask && !c.attention_mask)
+    o.is_causal = true;
+  else if (std::optional<Tensor> m = compute_attention_mask(query, value, c))
+    o.mask = ops::expand_dims(*m, 1);
   const Tensor q = (*query_dense_)(query, training);
   const Tensor k = (*key_dense_)(key, training);
   const Tensor v = (*value_dense_)(value, training);
@@ -216,41 +217,75 @@ std::vector<Tensor> MultiHeadAttention::run(const std::vector<Tensor>& xs, bool 
   const Tensor scores = ops::dot_product_attention_weights(q, k, o);
   const Tensor dropped = (*dropout_layer_)(scores, training);
   const Tensor heads = ops::transpose(ops::matmul(dropped, ops::transpose(v, {0, 2, 1, 3})), {0, 2, 1, 3});
-  return {(*output_dense_)(heads, training), scores};
-}
-
-std::vector<Tensor> MultiHeadAttention::call_all(const std::vector<Tensor>& xs, bool training) {
-  return run(xs, training, pending_scores_);
+  const Tensor out = (*output_dense_)(heads, training);
+  if (with_scores) return {out, scores};
+  return {out};
 }
 
 Tensor MultiHeadAttention::call(const std::vector<Tensor>& xs, bool training) { return call_all(xs, training).at(0); }
 
-std::vector<Tensor> MultiHeadAttention::attend_impl(const Tensor& query, const Tensor& value,
-                                                    const AttentionCallOptions& call, bool with_scores) {
-  std::vector<Tensor> xs{query, value};
-  if (call.key) xs.push_back(*call.key);
-  for (const Tensor& x : xs)
-    EMBER_CHECK(!x.is_symbolic(), InvalidArgument)
-        << who() << ": attend() takes concrete tensors; in a functional model call the layer on {query, value[, key]}";
-  struct Reset {
-    MultiHeadAttention* self;
-    ~Reset() {
-      self->pending_.reset();
-      self->pending_scores_ = false;
-    }
-  } reset{this};
-  pending_ = call;
-  pending_scores_ = with_scores;
-  return call_outputs(xs, call.training);
+std::vector<Shape> MultiHeadAttention::compute_output_shapes(const std::vector<Shape>& shapes) {
+  const Shape out = compute_output_shape(shapes);
+  if (!call_kwargs().flag("return_attention_scores", false, who())) return {out};
+  return {out, Shape{shapes[0][0], num_heads_, shapes[0][1], shapes[1][1]}};
 }
 
-Tensor MultiHeadAttention::attend(const Tensor& query, const Tensor& value, const AttentionCallOptions& call) {
-  return attend_impl(query, value, call, false).at(0);
+void MultiHeadAttention::check_call_kwargs(const CallKwargs& kw, const std::vector<Shape>& shapes) const {
+  kw.check_keys({"query_mask", "value_mask", "key_mask", "attention_mask", "use_causal_mask", "return_attention_scores"},
+                who());
+  kw.flag("return_attention_scores", false, who());
+  const AttentionCallOptions c = from_call_kwargs(kw, who());
+  if (shapes.size() < 2 || shapes[0].rank() != 3 || shapes[1].rank() != 3) return;  // check_input_shape reports these
+  mha_check_masks(who(), c, shapes[0][0], shapes[0][1], shapes[1][1]);
+}
+
+CallKwargs MultiHeadAttention::to_call_kwargs(const AttentionCallOptions& c, bool return_attention_scores) {
+  CallKwargs kw;
+  if (c.query_mask) kw.set("query_mask", *c.query_mask);
+  if (c.value_mask) kw.set("value_mask", *c.value_mask);
+  if (c.key_mask) kw.set("key_mask", *c.key_mask);
+  if (c.attention_mask) kw.set("attention_mask", *c.attention_mask);
+  if (c.use_causal_mask) kw.set("use_causal_mask", true);
+  if (return_attention_scores) kw.set("return_attention_scores", true);
+  return kw;
+}
+
+AttentionCallOptions MultiHeadAttention::from_call_kwargs(const CallKwargs& kw, const std::string& who) {
+  AttentionCallOptions c;
+  c.query_mask = kw.tensor("query_mask", who);
+  c.value_mask = kw.tensor("value_mask", who);
+  c.key_mask = kw.tensor("key_mask", who);
+  c.attention_mask = kw.tensor("attention_mask", who);
+  c.use_causal_mask = kw.flag("use_causal_mask", false, who);
+  return c;
+}
+
+namespace {
+std::vector<Tensor> mha_inputs(const Tensor& query, const Tensor& value, const AttentionCallOptions& call) {
+  std::vector<Tensor> xs{query, value};
+  if (call.key) xs.push_back(*call.key);
+  return xs;
+}
+}  // namespace
+
+Tensor MultiHeadAttention::attend(const Tensor& query, const Tensor& value, const AttentionCallOptions& call) & {
+  return call_outputs(mha_inputs(query, value, call), to_call_kwargs(call, false), call.training).at(0);
+}
+
+Tensor MultiHeadAttention::attend(const Tensor& query, const Tensor& value, const AttentionCallOptions& call) && {
+  return std::move(*this).call_outputs(mha_inputs(query, value, call), to_call_kwargs(call, false), call.training).at(0);
 }
 
 std::pair<Tensor, Tensor> MultiHeadAttention::attend_with_scores(const Tensor& query, const Tensor& value,
-                                                                 const AttentionCallOptions& call) {
-  std::vector<Tensor> out = attend_impl(query, value, call, true);
+                                                                 const AttentionCallOptions& call) & {
+  std::vector<Tensor> out = call_outputs(mha_inputs(query, value, call), to_call_kwargs(call, true), call.training);
+  return {out.at(0), out.at(1)};
+}
+
+std::pair<Tensor, Tensor> MultiHeadAttention::attend_with_scores(const Tensor& query, const Tensor& value,
+                                                                 const AttentionCallOptions& call) && {
+  std::vector<Tensor> out =
+      std::move(*this).call_outputs(mha_inputs(query, value, call), to_call_kwargs(call, true), call.training);
   return {out.at(0), out.at(1)};
 }
 

@@ -34,7 +34,8 @@ struct MultiHeadAttentionOptions {
   bool trainable = true;
 };
 
-// Keras's call arguments beyond the inputs. Masks are bool or 0/1 tensors (true: keep).
+// Keras's call arguments beyond the inputs. Masks are bool or 0/1 tensors (true: keep). On symbolic tensors the
+// masks are symbolic too (e.g. a layers::Input), and the functional model records them (Keras's node kwargs).
 struct AttentionCallOptions {
   std::optional<Tensor> key{};             // (batch, key_len, features); default the value
   std::optional<Tensor> attention_mask{};  // (batch, query_len, key_len): which keys each query may attend to
@@ -56,20 +57,32 @@ class MultiHeadAttention : public Layer {
   using Layer::compute_output_shape;
   // {query_shape, value_shape[, key_shape]}.
   void build(const std::vector<Shape>& input_shapes) override;
-  // {query, value[, key]} without masks (what a functional model runs).
+  // {query, value[, key]}, with the masks and flags of call_kwargs() (Keras's names: query_mask, value_mask,
+  // key_mask, attention_mask, use_causal_mask, return_attention_scores) when the call has them.
   Tensor call(const std::vector<Tensor>& xs, bool training) override;
   std::vector<Tensor> call_all(const std::vector<Tensor>& xs, bool training) override;
   Shape compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  // The output's shape, then with return_attention_scores the scores' (batch, num_heads, query_len, key_len).
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& input_shapes) override;
   void check_input_shape(const std::vector<Shape>& input_shapes) const override;
+  void check_call_kwargs(const CallKwargs& kwargs, const std::vector<Shape>& input_shapes) const override;
   nlohmann::json get_config() const override;
   // Keras's .weights.h5 paths of the sublayers: query_dense, key_dense, value_dense, output_dense, _dropout_layer.
   std::vector<std::pair<std::string, LayerPtr>> attribute_sublayers() const override;
 
-  // Keras's call(query, value, key, masks..., use_causal_mask, training) on concrete tensors (builds on first use).
-  Tensor attend(const Tensor& query, const Tensor& value, const AttentionCallOptions& call = {});
+  // Keras's call(query, value, key, masks..., use_causal_mask, training) (builds on first use). On symbolic tensors
+  // it records a functional-model node with these arguments; the layer must then be a temporary or held by a
+  // std::shared_ptr, as for operator().
+  Tensor attend(const Tensor& query, const Tensor& value, const AttentionCallOptions& call = {}) &;
+  Tensor attend(const Tensor& query, const Tensor& value, const AttentionCallOptions& call = {}) &&;
   // The same with return_attention_scores=True: {output, scores (batch, heads, query_len, key_len)}.
   std::pair<Tensor, Tensor> attend_with_scores(const Tensor& query, const Tensor& value,
-                                               const AttentionCallOptions& call = {});
+                                               const AttentionCallOptions& call = {}) &;
+  std::pair<Tensor, Tensor> attend_with_scores(const Tensor& query, const Tensor& value,
+                                               const AttentionCallOptions& call = {}) &&;
+  // The call arguments as Keras keyword arguments (the key goes with the inputs, training with the call), and back.
+  static CallKwargs to_call_kwargs(const AttentionCallOptions& call, bool return_attention_scores);
+  static AttentionCallOptions from_call_kwargs(const CallKwargs& kwargs, const std::string& who = "MultiHeadAttention");
   // Keras's _compute_attention_mask: attention_mask, the query/value/key masks and the causal mask combined
   // into one bool (batch or 1, query_len, key_len) mask, or none. The one place masks are read.
   static std::optional<Tensor> compute_attention_mask(const Tensor& query, const Tensor& value,
@@ -80,18 +93,12 @@ class MultiHeadAttention : public Layer {
   int64_t value_dim() const { return options_.value_dim.value_or(key_dim_); }
 
  private:
-  std::vector<Tensor> run(const std::vector<Tensor>& xs, bool training, bool with_scores);
-  std::vector<Tensor> attend_impl(const Tensor& query, const Tensor& value, const AttentionCallOptions& call,
-                                  bool with_scores);
   std::string who() const { return "MultiHeadAttention '" + name() + "'"; }
 
   int64_t num_heads_, key_dim_;
   MultiHeadAttentionOptions options_;
   std::shared_ptr<attention_detail::EinsumDense> query_dense_, key_dense_, value_dense_, output_dense_;
   std::shared_ptr<Dropout> dropout_layer_;
-  // Masks and flags of the attend() call in progress, read by call_all.
-  std::optional<AttentionCallOptions> pending_;
-  bool pending_scores_ = false;
 };
 
 }  // namespace ember::layers

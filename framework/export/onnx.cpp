@@ -67,6 +67,9 @@ std::vector<Value> convert_graph(GraphBuilder& b, const Model& model, const std:
     EMBER_CHECK(!n->training.value_or(false), Unimplemented)
         << "ONNX export: layer '" << layer.name() << "' (" << layer.class_name()
         << ") is called with training=True, which an inference graph cannot reproduce";
+    EMBER_CHECK(n->kwargs.empty(), Unimplemented)
+        << "ONNX export: layer '" << layer.name() << "' (" << layer.class_name() << ") is called with keyword arguments "
+        << n->kwargs.dump().substr(0, 200) << ", which the export does not support";
     std::vector<Value> args;
     for (const Tensor& in : n->inputs) args.push_back(value_of(in));
     if (const auto* sub = dynamic_cast<const Model*>(&layer)) {

@@ -55,6 +55,17 @@ Tensor Input(const Shape& shape, InputOptions options) {
 
 namespace detail {
 
+std::vector<Tensor> Node::call_inputs(const std::vector<Tensor>& values) const {
+  return {values.begin(), values.end() - static_cast<std::ptrdiff_t>(kwarg_tensors)};
+}
+
+CallKwargs Node::call_kwargs(const std::vector<Tensor>& values) const {
+  CallKwargs out;
+  if (!kwargs.is_null()) out.values = kwargs;
+  out.tensors.assign(values.end() - static_cast<std::ptrdiff_t>(kwarg_tensors), values.end());
+  return out;
+}
+
 std::shared_ptr<layers::InputLayer> input_layer_of(const Tensor& t) {
   if (!t.defined() || !t.is_symbolic()) return nullptr;
   const Node& n = *t.keras_history()->node;
@@ -66,9 +77,12 @@ Tensor record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const Shap
 }
 
 std::vector<Tensor> record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const std::vector<Shape>& output_shapes,
-                                DType dtype) {
-  auto node = std::make_shared<Node>(Node{std::move(layer), inputs, output_shapes.at(0), dtype, std::nullopt,
-                                          output_shapes.size() > 1 ? output_shapes : std::vector<Shape>{}});
+                                DType dtype, const CallKwargs& kwargs) {
+  std::vector<Tensor> all = inputs;
+  all.insert(all.end(), kwargs.tensors.begin(), kwargs.tensors.end());
+  auto node = std::make_shared<Node>(Node{std::move(layer), std::move(all), output_shapes.at(0), dtype, std::nullopt,
+                                          output_shapes.size() > 1 ? output_shapes : std::vector<Shape>{},
+                                          kwargs.values, kwargs.tensors.size()});
   std::vector<Tensor> out;
   for (size_t i = 0; i < output_shapes.size(); ++i)
     out.push_back(Tensor::symbolic(output_shapes[i], dtype,

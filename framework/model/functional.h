@@ -16,7 +16,8 @@ namespace detail {
 // One call of a layer on symbolic tensors.
 struct Node {
   LayerPtr layer;
-  std::vector<Tensor> inputs;  // symbolic; empty for an Input layer's node
+  // Symbolic: the call's inputs, then the tensors of its keyword arguments (kwargs); empty for an Input layer's node.
+  std::vector<Tensor> inputs;
   Shape output_shape;
   DType output_dtype = DType::Float32;
   // A training flag fixed at this call (Keras: a node's kwargs {"training": true}, e.g. Monte Carlo
@@ -24,6 +25,14 @@ struct Node {
   std::optional<bool> training;
   // Every output's shape, when the layer gives several (an RNN with return_state); empty: output_shape alone.
   std::vector<Shape> more_output_shapes;
+  // Keras call keyword arguments beyond training (CallKwargs::values: {"__tensor__": i} is the i-th of the keyword
+  // tensors, the last kwarg_tensors entries of inputs); empty for most calls.
+  nlohmann::json kwargs = nlohmann::json::object();
+  size_t kwarg_tensors = 0;
+
+  // The call's inputs (without the keyword tensors), and its keyword arguments, from one value per entry of inputs.
+  std::vector<Tensor> call_inputs(const std::vector<Tensor>& values) const;
+  CallKwargs call_kwargs(const std::vector<Tensor>& values) const;
 };
 
 // Carried by a symbolic tensor: the node that produced it, and which of the node's outputs it is (a layer
@@ -71,9 +80,10 @@ namespace detail {
 std::shared_ptr<layers::InputLayer> input_layer_of(const Tensor& symbolic);
 // Records a node for layer called on symbolic inputs and returns its symbolic output.
 Tensor record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const Shape& output_shape, DType dtype);
-// The same for a layer with several outputs: one symbolic tensor per output shape (all of the dtype).
+// The same for a layer with several outputs and keyword arguments: one symbolic tensor per output shape (all of the
+// dtype).
 std::vector<Tensor> record_node(LayerPtr layer, const std::vector<Tensor>& inputs, const std::vector<Shape>& output_shapes,
-                                DType dtype);
+                                DType dtype, const CallKwargs& kwargs = {});
 }  // namespace detail
 
 }  // namespace ember

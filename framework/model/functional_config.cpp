@@ -60,38 +60,74 @@ std::vector<FcfgRef> fcfg_refs(const json& j, const char* key) {
   return out;
 }
 
-// One layer call read from a config: its input references and a fixed training flag.
+// One layer call read from a config: its input references, a fixed training flag and further keyword arguments.
 struct FcfgCall {
   std::vector<FcfgRef> inputs;
   bool as_list = false;  // the layer takes a list of tensors (merge layers)
   std::optional<bool> training;
-  json initial_state;  // an RNN's initial_state keyword argument: a tensor or a list of them
+  json keyword_inputs;  // the tensors of fcfg_keyword_input's keyword: a tensor or a list of them
+  json kwargs = json::object();  // CallKwargs::values, {"__tensor__": i} for kwarg_refs[i]
+  std::vector<FcfgRef> kwarg_refs;
 };
 
-void fcfg_read_kwargs(const json& kwargs, const std::string& layer, FcfgCall& call) {
+bool fcfg_is_keras_tensor(const json& j) {
+  return j.is_object() && j.value("class_name", std::string()) == "__keras_tensor__" && j.contains("config") &&
+         j["config"].is_object() && j["config"].contains("keras_history") && fcfg_is_ref(j["config"]["keras_history"]);
+}
+
+// The keyword whose tensors Ember's layer takes as trailing inputs rather than as keyword arguments: an RNN's
+// initial_state (Keras's rnn(x, initial_state=[h, c]) is Ember's rnn({x, h, c})), MultiHeadAttention's key.
+const char* fcfg_keyword_input(const std::string& cls) {
+  if (detail::keras_takes_initial_state(cls)) return "initial_state";
+  if (detail::keras_takes_positional_inputs(cls)) return "key";
+  return nullptr;
+}
+
+// A keyword argument's value with its Keras tensors replaced by {"__tensor__": i}, their references appended to refs.
+json fcfg_kwarg_value(const json& v, std::vector<FcfgRef>& refs) {
+  if (fcfg_is_keras_tensor(v)) {
+    refs.push_back(fcfg_ref(v["config"]["keras_history"]));
+    return {{"__tensor__", refs.size() - 1}};
+  }
+  if (!v.is_array() && !v.is_object()) return v;
+  json out = v;
+  for (auto it = out.begin(); it != out.end(); ++it) *it = fcfg_kwarg_value(*it, refs);
+  return out;
+}
+
+// mask_op: whether a layer name is one of the Keras ops that computed masks (not rebuilt).
+void fcfg_read_kwargs(const json& kwargs, const std::string& layer, const std::string& cls,
+                      const std::function<bool(const std::string&)>& mask_op, FcfgCall& call) {
   if (kwargs.is_null()) return;
   EMBER_CHECK(kwargs.is_object(), InvalidArgument)
       << "Model.from_config: layer '" << layer << "': node kwargs must be an object, got " << kwargs.dump().substr(0, 200);
+  const char* keyword_input = fcfg_keyword_input(cls);
   for (const auto& [k, v] : kwargs.items()) {
+    if (v.is_null()) continue;  // Keras writes None-valued ones ("mask": null, "query_mask": null): the defaults
     if (k == "training" && v.is_boolean()) {
       call.training = v.get<bool>();
-    } else if (k == "initial_state" && !v.is_null()) {
-      call.initial_state = v;
-    } else if (k == "mask") {
-      // Keras 3 writes the masks its layers received; Ember's layers recompute the same masks as they run.
-    } else {
-      // None-valued kwargs (Keras writes "mask": null for model calls) change nothing.
-      EMBER_CHECK(v.is_null(), Unimplemented) << "Model.from_config: layer '" << layer << "' is called with keyword argument "
-                                              << k << "=" << v.dump().substr(0, 100)
-                                              << ", which Ember does not support (only training and null values)";
+      continue;
     }
+    if (keyword_input && k == keyword_input) {
+      call.keyword_inputs = v;
+      continue;
+    }
+    const size_t before = call.kwarg_refs.size();
+    json value = fcfg_kwarg_value(v, call.kwarg_refs);
+    // Keras 3 writes the masks its layers received from other layers (computed by mask ops); Ember's layers
+    // recompute those as they run. A mask the model's own tensors give (an Input) is an argument like any other.
+    const auto added = call.kwarg_refs.begin() + static_cast<std::ptrdiff_t>(before);
+    if (k == "mask" &&
+        (added == call.kwarg_refs.end() || std::any_of(added, call.kwarg_refs.end(), [&](const FcfgRef& r) { return mask_op(r.layer); }))) {
+      call.kwarg_refs.resize(before);
+      continue;
+    }
+    call.kwargs[k] = value;
   }
 }
 
 FcfgRef fcfg_tensor_ref(const json& t, const std::string& layer) {
-  EMBER_CHECK(t.is_object() && t.value("class_name", std::string()) == "__keras_tensor__" && t.contains("config") &&
-                  t["config"].contains("keras_history") && fcfg_is_ref(t["config"]["keras_history"]),
-              Unimplemented)
+  EMBER_CHECK(fcfg_is_keras_tensor(t), Unimplemented)
       << "Model.from_config: layer '" << layer
       << "': only symbolic tensors ({\"class_name\": \"__keras_tensor__\", \"config\": {\"keras_history\": [...]}}) "
          "are supported as call arguments, got "
@@ -99,7 +135,8 @@ FcfgRef fcfg_tensor_ref(const json& t, const std::string& layer) {
   return fcfg_ref(t["config"]["keras_history"]);
 }
 
-FcfgCall fcfg_read_node(const json& node, const std::string& layer) {
+FcfgCall fcfg_read_node(const json& node, const std::string& layer, const std::string& cls,
+                        const std::function<bool(const std::string&)>& mask_op) {
   FcfgCall call;
   if (node.is_array()) {  // Keras 2: [[name, node, tensor, kwargs], ...]
     for (const json& e : node) {
@@ -107,10 +144,10 @@ FcfgCall fcfg_read_node(const json& node, const std::string& layer) {
           << "Model.from_config: layer '" << layer << "': a Keras 2 inbound node entry must be [layer, node, tensor, {kwargs}], got "
           << e.dump().substr(0, 200);
       call.inputs.push_back(fcfg_ref(e));
-      if (e.size() == 4) fcfg_read_kwargs(e[3], layer, call);
+      if (e.size() == 4) fcfg_read_kwargs(e[3], layer, cls, mask_op, call);
     }
-    EMBER_CHECK(call.initial_state.is_null(), Unimplemented)
-        << "Model.from_config: layer '" << layer << "': initial_state in a Keras 2 inbound node is not supported";
+    EMBER_CHECK(call.keyword_inputs.is_null() && call.kwarg_refs.empty(), Unimplemented)
+        << "Model.from_config: layer '" << layer << "': tensors as keyword arguments in a Keras 2 inbound node are not supported";
     call.as_list = call.inputs.size() > 1;
     return call;
   }
@@ -129,13 +166,16 @@ FcfgCall fcfg_read_node(const json& node, const std::string& layer) {
   } else {
     call.inputs.push_back(fcfg_tensor_ref(args[0], layer));
   }
-  if (node.contains("kwargs")) fcfg_read_kwargs(node["kwargs"], layer, call);
-  if (!call.initial_state.is_null()) {
-    // Keras's rnn(x, initial_state=[h, c]) is Ember's rnn({x, h, c}).
-    EMBER_CHECK(!call.as_list, InvalidArgument)
+  if (node.contains("kwargs")) fcfg_read_kwargs(node["kwargs"], layer, cls, mask_op, call);
+  if (!call.keyword_inputs.is_null()) {
+    // Keras's rnn(x, initial_state=[h, c]) is Ember's rnn({x, h, c}); mha(q, v, key=k) is mha({q, v, k}).
+    const bool rnn = detail::keras_takes_initial_state(cls);
+    EMBER_CHECK(!rnn || !call.as_list, InvalidArgument)
         << "Model.from_config: layer '" << layer << "' is called on a list and with initial_state; expected one sequence";
-    const json& states = call.initial_state;
-    for (const json& t : states.is_array() ? states : json::array({states})) call.inputs.push_back(fcfg_tensor_ref(t, layer));
+    EMBER_CHECK(rnn || call.inputs.size() == 2, InvalidArgument)
+        << "Model.from_config: layer '" << layer << "' is given its key both by position and by keyword";
+    const json& ts = call.keyword_inputs;
+    for (const json& t : ts.is_array() ? ts : json::array({ts})) call.inputs.push_back(fcfg_tensor_ref(t, layer));
     call.as_list = true;
   }
   return call;
@@ -273,17 +313,21 @@ class FcfgRebuild {
     for (; done < calls.size(); ++done) {
       const json& node = calls[done];
       const std::string who = "layer '" + lname + "' call " + std::to_string(produced_[lname].size());
-      FcfgCall call = fcfg_read_node(node, lname);
+      FcfgCall call = fcfg_read_node(node, lname, classes_[lname], [&](const std::string& l) { return mask_ops_.count(l) > 0; });
       EMBER_CHECK(!call.inputs.empty(), InvalidArgument) << "Model.from_config: " << who << " has no inputs";
+      std::vector<FcfgRef> refs = call.inputs;
+      refs.insert(refs.end(), call.kwarg_refs.begin(), call.kwarg_refs.end());
       std::vector<Tensor> args;
-      for (const FcfgRef& r : call.inputs) {
+      for (const FcfgRef& r : refs) {
         std::optional<Tensor> t = resolve(r, who, node.is_array() && is_model_class(r.layer, true) ? 1 : 0);
         if (!t) break;
         args.push_back(*t);
       }
-      if (args.size() < call.inputs.size()) break;
+      if (args.size() < refs.size()) break;
+      CallKwargs kwargs{call.kwargs, std::vector<Tensor>(args.begin() + static_cast<std::ptrdiff_t>(call.inputs.size()), args.end())};
+      args.resize(call.inputs.size());
       // Every output of the call: a later reference may name any of them ([layer, node, tensor]).
-      std::vector<Tensor> ys = created_[lname]->call_outputs(args);
+      std::vector<Tensor> ys = created_[lname]->call_outputs(args, kwargs);
       if (call.training) ys[0].keras_history()->node->training = call.training;
       produced_[lname].push_back(std::move(ys));
     }
@@ -357,12 +401,22 @@ json Model::get_config() const {
     json inbound = json::array();
     for (const auto& n : nodes_) {
       if (n->layer != l || n->inputs.empty()) continue;
+      auto tensor_json = [&](const Tensor& t) -> json {
+        return {{"class_name", "__keras_tensor__"},
+                {"config", {{"shape", fcfg_shape_json(t.shape())}, {"dtype", dtype_name(t.dtype())}, {"keras_history", history(t)}}}};
+      };
       json tensors = json::array();
-      for (const Tensor& t : n->inputs)
-        tensors.push_back({{"class_name", "__keras_tensor__"},
-                           {"config", {{"shape", fcfg_shape_json(t.shape())}, {"dtype", dtype_name(t.dtype())},
-                                       {"keras_history", history(t)}}}});
-      json kwargs = json::object();
+      for (const Tensor& t : n->call_inputs(n->inputs)) tensors.push_back(tensor_json(t));
+      // The keyword arguments as recorded, each {"__tensor__": i} replaced by that keyword tensor.
+      const std::vector<Tensor> kw_tensors = n->call_kwargs(n->inputs).tensors;
+      std::function<json(const json&)> with_tensors = [&](const json& v) -> json {
+        if (v.is_object() && v.contains("__tensor__")) return tensor_json(kw_tensors.at(v["__tensor__"].get<size_t>()));
+        if (!v.is_array() && !v.is_object()) return v;
+        json out = v;
+        for (auto it = out.begin(); it != out.end(); ++it) *it = with_tensors(*it);
+        return out;
+      };
+      json kwargs = n->kwargs.is_null() ? json::object() : with_tensors(n->kwargs);
       if (n->training) kwargs["training"] = *n->training;
       if (tensors.size() > 1 && detail::keras_takes_initial_state(l->class_name())) {
         // Ember's rnn({x, h, c}) is Keras's rnn(x, initial_state=[h, c]).

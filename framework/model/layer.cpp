@@ -28,6 +28,21 @@ struct CallFrame {
   ~CallFrame() { t_call_stack.pop_back(); }
 };
 
+const CallKwargs& no_call_kwargs() {
+  static const CallKwargs none;
+  return none;
+}
+
+// Makes a call's keyword arguments the layer's call_kwargs() while it runs (nested calls restore the outer ones).
+struct KwargsScope {
+  KwargsScope(const CallKwargs*& slot, const CallKwargs& kwargs) : slot_(slot), saved_(slot) {
+    slot = kwargs.empty() ? nullptr : &kwargs;
+  }
+  ~KwargsScope() { slot_ = saved_; }
+  const CallKwargs*& slot_;
+  const CallKwargs* saved_;
+};
+
 std::string shapes_string(const std::vector<Shape>& shapes) {
   if (shapes.size() == 1) return shapes[0].to_keras_string();
   std::string s = "[";
@@ -142,21 +157,33 @@ Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) & { retur
 Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) && { return call_dispatch(xs, training, true); }
 
 Tensor Layer::call_dispatch(const std::vector<Tensor>& xs, bool training, bool temporary) {
-  return call_dispatch_all(xs, training, temporary).at(0);
+  return call_dispatch_all(xs, no_call_kwargs(), training, temporary).at(0);
 }
 
 std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& xs, bool training) & {
-  return call_dispatch_all(xs, training, false);
+  return call_dispatch_all(xs, no_call_kwargs(), training, false);
 }
 std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& xs, bool training) && {
-  return call_dispatch_all(xs, training, true);
+  return call_dispatch_all(xs, no_call_kwargs(), training, true);
+}
+std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& xs, const CallKwargs& kwargs, bool training) & {
+  return call_dispatch_all(xs, kwargs, training, false);
+}
+std::vector<Tensor> Layer::call_outputs(const std::vector<Tensor>& xs, const CallKwargs& kwargs, bool training) && {
+  return call_dispatch_all(xs, kwargs, training, true);
 }
 
-std::vector<Tensor> Layer::call_dispatch_all(const std::vector<Tensor>& xs, bool training, bool temporary) {
+std::vector<Tensor> Layer::call_dispatch_all(const std::vector<Tensor>& xs, const CallKwargs& kwargs, bool training,
+                                             bool temporary) {
   EMBER_CHECK(!xs.empty(), InvalidArgument) << class_name() << " '" << name_ << "': called with no inputs";
   size_t symbolic = 0;
   for (const Tensor& x : xs) symbolic += x.is_symbolic() ? 1 : 0;
-  if (symbolic == 0) return call_concrete_all(xs, training);
+  for (const Tensor& t : kwargs.tensors)
+    EMBER_CHECK(t.defined() && t.is_symbolic() == (symbolic > 0), InvalidArgument)
+        << class_name() << " '" << name_ << "': keyword argument tensors must be "
+        << (symbolic > 0 ? "symbolic (from layers::Input or a layer), as the inputs are"
+                         : "concrete, as the inputs are (symbolic ones only in a functional model)");
+  if (symbolic == 0) return call_concrete_all(xs, kwargs, training);
   EMBER_CHECK(symbolic == xs.size(), InvalidArgument)
       << class_name() << " '" << name_ << "': inputs mix symbolic tensors (from layers::Input) and concrete ones";
   LayerPtr self = weak_from_this().lock();
@@ -167,7 +194,7 @@ std::vector<Tensor> Layer::call_dispatch_all(const std::vector<Tensor>& xs, bool
            "std::shared_ptr (auto d = std::make_shared<layers::Dense>(8); (*d)(x)), so the model can own it";
     self = std::move(*this).move_to_shared();
   }
-  return self->call_symbolic(xs, self);
+  return self->call_symbolic(xs, kwargs, self);
 }
 
 void Layer::ensure_built(const std::vector<Shape>& shapes) {
@@ -186,6 +213,15 @@ void Layer::build_for(const std::vector<Shape>& input_shapes) { ensure_built(inp
 Tensor Layer::call_concrete(const std::vector<Tensor>& xs, bool training) {
   std::vector<Tensor> out = call_concrete_all(xs, training);
   return out.at(0);
+}
+
+std::vector<Tensor> Layer::call_concrete_all(const std::vector<Tensor>& xs, const CallKwargs& kwargs, bool training) {
+  if (kwargs.empty()) return call_concrete_all(xs, training);
+  std::vector<Shape> shapes;
+  for (const Tensor& x : xs) shapes.push_back(x.shape());
+  check_call_kwargs(kwargs, shapes);
+  KwargsScope scope(call_kwargs_, kwargs);
+  return call_concrete_all(xs, training);
 }
 
 std::vector<Tensor> Layer::call_concrete_all(const std::vector<Tensor>& xs, bool training) {
@@ -233,15 +269,101 @@ std::vector<Tensor> Layer::compute_mask(const std::vector<Tensor>& /*xs*/, const
   return masks;
 }
 
-std::vector<Tensor> Layer::call_symbolic(const std::vector<Tensor>& xs, LayerPtr self) {
+std::vector<Tensor> Layer::call_symbolic(const std::vector<Tensor>& xs, const CallKwargs& kwargs, LayerPtr self) {
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
   for (const Tensor& x : xs) {
     shapes.push_back(x.shape());
     dtypes.push_back(x.dtype());
   }
+  if (!kwargs.empty()) check_call_kwargs(kwargs, shapes);
+  KwargsScope scope(call_kwargs_, kwargs);
   ensure_built(shapes);
-  return detail::record_node(std::move(self), xs, compute_output_shapes(shapes), compute_output_dtype(dtypes));
+  return detail::record_node(std::move(self), xs, compute_output_shapes(shapes), compute_output_dtype(dtypes), kwargs);
+}
+
+void Layer::check_call_kwargs(const CallKwargs& kwargs, const std::vector<Shape>& /*input_shapes*/) const {
+  kwargs.check_keys({}, class_name() + " '" + name_ + "'");
+}
+
+const CallKwargs& Layer::call_kwargs() const { return call_kwargs_ ? *call_kwargs_ : no_call_kwargs(); }
+
+// ---------------------------------------------------------------- keyword arguments
+
+namespace {
+const nlohmann::json* kwargs_entry(const nlohmann::json& values, const std::string& key) {
+  auto it = values.find(key);
+  return it == values.end() || it->is_null() ? nullptr : &*it;
+}
+}  // namespace
+
+CallKwargs& CallKwargs::set(const std::string& key, nlohmann::json value) {
+  values[key] = std::move(value);
+  return *this;
+}
+
+CallKwargs& CallKwargs::set(const std::string& key, const Tensor& tensor) {
+  EMBER_CHECK(tensor.defined(), InvalidArgument) << "CallKwargs: keyword argument " << key << " is an undefined tensor";
+  tensors.push_back(tensor);
+  return set(key, nlohmann::json{{"__tensor__", tensors.size() - 1}});
+}
+
+CallKwargs& CallKwargs::set(const std::string& key, const std::vector<std::optional<Tensor>>& list) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const std::optional<Tensor>& t : list) {
+    if (!t || !t->defined()) {
+      entries.push_back(nullptr);
+      continue;
+    }
+    tensors.push_back(*t);
+    entries.push_back({{"__tensor__", tensors.size() - 1}});
+  }
+  return set(key, std::move(entries));
+}
+
+namespace {
+std::optional<Tensor> kwargs_tensor(const CallKwargs& kw, const nlohmann::json* e, const std::string& what,
+                                    const std::string& who) {
+  if (!e || e->is_null()) return std::nullopt;
+  EMBER_CHECK(e->is_object() && e->contains("__tensor__"), InvalidArgument)
+      << who << ": keyword argument " << what << " must be a tensor, got " << e->dump().substr(0, 100);
+  const size_t i = e->at("__tensor__").get<size_t>();
+  EMBER_CHECK(i < kw.tensors.size(), Internal)
+      << who << ": keyword argument " << what << " refers to tensor " << i << " of " << kw.tensors.size();
+  return kw.tensors[i];
+}
+}  // namespace
+
+std::optional<Tensor> CallKwargs::tensor(const std::string& key, const std::string& who) const {
+  return kwargs_tensor(*this, kwargs_entry(values, key), key, who);
+}
+
+std::optional<Tensor> CallKwargs::tensor(const std::string& key, size_t index, const std::string& who) const {
+  const nlohmann::json* list = kwargs_entry(values, key);
+  if (!list) return std::nullopt;
+  EMBER_CHECK(list->is_array(), InvalidArgument)
+      << who << ": keyword argument " << key << " must be a list of tensors, got " << list->dump().substr(0, 100);
+  return index < list->size() ? kwargs_tensor(*this, &(*list)[index], key + "[" + std::to_string(index) + "]", who)
+                              : std::nullopt;
+}
+
+bool CallKwargs::flag(const std::string& key, bool default_value, const std::string& who) const {
+  const nlohmann::json* e = kwargs_entry(values, key);
+  if (!e) return default_value;
+  EMBER_CHECK(e->is_boolean(), InvalidArgument)
+      << who << ": keyword argument " << key << " must be true or false, got " << e->dump().substr(0, 100);
+  return e->get<bool>();
+}
+
+void CallKwargs::check_keys(const std::vector<std::string>& allowed, const std::string& who) const {
+  if (!values.is_object()) return;
+  for (const auto& [k, v] : values.items()) {
+    if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+    std::string list;
+    for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw InvalidArgument(who + ": unexpected keyword argument " + k + (allowed.empty() ? "; the layer takes none beyond training"
+                                                                       : "; it takes " + list));
+  }
 }
 
 std::vector<Shape> Layer::compute_output_shapes(const std::vector<Shape>& shapes) {

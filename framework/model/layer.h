@@ -43,6 +43,30 @@ struct LayerOptions {
   bool trainable = true;
 };
 
+// Keras call keyword arguments beyond the inputs and `training` (MultiHeadAttention's attention_mask and
+// use_causal_mask, Attention's mask=[query_mask, value_mask], return_attention_scores): a JSON object of plain
+// values in which {"__tensor__": i} stands for tensors[i]. A call on symbolic tensors records them on its
+// functional node, the model passes them again each time it runs, and get_config writes them as Keras writes the
+// node's "kwargs".
+struct CallKwargs {
+  nlohmann::json values = nlohmann::json::object();
+  std::vector<Tensor> tensors;
+
+  // Sets keyword `key` to a plain value, a tensor, or a list of tensors (none: Python's None).
+  CallKwargs& set(const std::string& key, nlohmann::json value);
+  CallKwargs& set(const std::string& key, const Tensor& tensor);
+  CallKwargs& set(const std::string& key, const std::vector<std::optional<Tensor>>& tensors);
+  bool empty() const { return values.empty(); }
+  // The tensor of a keyword, or of entry `index` of a list-valued keyword; none when absent or null.
+  // InvalidArgument naming `who` when the value is not a tensor (or a list of them).
+  std::optional<Tensor> tensor(const std::string& key, const std::string& who) const;
+  std::optional<Tensor> tensor(const std::string& key, size_t index, const std::string& who) const;
+  // A boolean keyword's value (default when absent); InvalidArgument naming `who` when it is not a boolean.
+  bool flag(const std::string& key, bool default_value, const std::string& who) const;
+  // InvalidArgument naming `who` unless every keyword is one of `allowed`.
+  void check_keys(const std::vector<std::string>& allowed, const std::string& who) const;
+};
+
 class Layer : public std::enable_shared_from_this<Layer> {
  public:
   // base_name: the snake_case stem of automatic names ("dense"); options as above.
@@ -67,6 +91,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // records one functional-model node and returns a symbolic tensor per output.
   std::vector<Tensor> call_outputs(const std::vector<Tensor>& xs, bool training = false) &;
   std::vector<Tensor> call_outputs(const std::vector<Tensor>& xs, bool training = false) &&;
+  // The same with Keras keyword arguments beyond training (see CallKwargs), for layers that take them
+  // (check_call_kwargs); their tensors must be symbolic exactly when the inputs are.
+  std::vector<Tensor> call_outputs(const std::vector<Tensor>& xs, const CallKwargs& kwargs, bool training = false) &;
+  std::vector<Tensor> call_outputs(const std::vector<Tensor>& xs, const CallKwargs& kwargs, bool training = false) &&;
 
   // --- what subclasses override ---
   // Creates the weights (add_weight) for inputs of this shape (-1 = unknown batch dimension).
@@ -91,6 +119,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
                                           bool training);
   // The outputs' masks, in output order (undefined: none). The default passes the input masks on.
   virtual std::vector<Tensor> compute_mask(const std::vector<Tensor>& xs, const std::vector<Tensor>& masks);
+  // --- keyword arguments (see CallKwargs) ---
+  // Throws InvalidArgument naming the layer unless it takes these keyword arguments with inputs of these shapes.
+  // The default takes none. Runs before every call with keyword arguments, symbolic or concrete.
+  virtual void check_call_kwargs(const CallKwargs& kwargs, const std::vector<Shape>& input_shapes) const;
   // Output shape for an input shape (-1 dims stay -1). The default runs call() on zeros (batch 1).
   virtual Shape compute_output_shape(const Shape& input_shape);
   virtual Shape compute_output_shape(const std::vector<Shape>& input_shapes);
@@ -172,13 +204,18 @@ class Layer : public std::enable_shared_from_this<Layer> {
   friend class Model;
   // Set by layers that take or pass on masks (Keras: self.supports_masking = True).
   bool supports_masking_ = false;
+  // The keyword arguments of the call in progress (empty outside calls given some), for call_all and
+  // compute_output_shapes.
+  const CallKwargs& call_kwargs() const;
 
  private:
   Tensor call_dispatch(const std::vector<Tensor>& xs, bool training, bool temporary);
-  std::vector<Tensor> call_dispatch_all(const std::vector<Tensor>& xs, bool training, bool temporary);
+  std::vector<Tensor> call_dispatch_all(const std::vector<Tensor>& xs, const CallKwargs& kwargs, bool training,
+                                        bool temporary);
   Tensor call_concrete(const std::vector<Tensor>& xs, bool training);
   std::vector<Tensor> call_concrete_all(const std::vector<Tensor>& xs, bool training);
-  std::vector<Tensor> call_symbolic(const std::vector<Tensor>& xs, LayerPtr self);
+  std::vector<Tensor> call_concrete_all(const std::vector<Tensor>& xs, const CallKwargs& kwargs, bool training);
+  std::vector<Tensor> call_symbolic(const std::vector<Tensor>& xs, const CallKwargs& kwargs, LayerPtr self);
   void ensure_built(const std::vector<Shape>& shapes);
 
   struct Weight {
@@ -198,6 +235,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
     std::weak_ptr<const int> alive;
   };
   std::vector<Child> children_;
+  const CallKwargs* call_kwargs_ = nullptr;  // call_kwargs() while a call with keyword arguments runs
   std::vector<Tensor> call_losses_;
   void append_losses(std::vector<Tensor>& out, bool frozen) const;
   std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);

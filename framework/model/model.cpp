@@ -185,7 +185,7 @@ std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& xs, bool trai
     std::vector<Tensor> args;
     args.reserve(n->inputs.size());
     for (const Tensor& in : n->inputs) args.push_back(value_of(values, in));
-    values[n.get()] = n->layer->call_concrete_all(args, n->training.value_or(training));
+    values[n.get()] = n->layer->call_concrete_all(n->call_inputs(args), n->call_kwargs(args), n->training.value_or(training));
   }
   std::vector<Tensor> out;
   for (const Tensor& t : outputs_) out.push_back(value_of(values, t));
@@ -397,7 +397,7 @@ std::shared_ptr<Model> clone_model(const Model& model) {
     std::vector<Tensor> args;
     for (const Tensor& in : n->inputs) args.push_back(value_of(values, in));
     LayerPtr l = layer_for(n->layer);
-    values[n.get()] = l->call_outputs(args);
+    values[n.get()] = l->call_outputs(n->call_inputs(args), n->call_kwargs(args));
     values[n.get()][0].keras_history()->node->training = n->training;
   }
   std::vector<Tensor> outputs;

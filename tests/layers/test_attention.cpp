@@ -10,44 +10,13 @@
 #include "framework/ember.h"
 #include "framework/io/hdf5_file.h"
 #include "framework/ops/dispatch.h"
-#include "tests/support/fixtures.h"
+#include "tests/layers/attention_testing.h"
 #include "tests/support/layer_testing.h"
 #include "tests/support/temp_dir.h"
 
 using namespace ember;
 using namespace ember::testing;
-
-namespace {
-
-Tensor input_of(const Shape& shape, uint32_t seed) {
-  return make(uniform_in(shape.num_elements(), -1, 1, seed), shape, DType::Float32);
-}
-
-Tensor bool_mask(const std::vector<double>& values, const Shape& shape) {
-  return ops::cast(make(values, shape, DType::Float32), DType::Bool);
-}
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = values_as_double(a), y = values_as_double(b);
-  REQUIRE(x.size() == y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
-template <typename E>
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no exception of the expected type)";
-}
-
-std::string ckpt(const std::string& name) { return fixture_path("checkpoints/" + name).string(); }
-
-}  // namespace
+using namespace ember::testing::attention;
 
 TEST_CASE("attention layers pass the layer conformance check", "[layers][attention]") {
   run_layer_test({.what = "MultiHeadAttention(2, 3) on {query, value}",
