@@ -135,6 +135,15 @@ TEST_CASE("attention keyword arguments are written as Keras 3's node kwargs and 
   std::shared_ptr<Model> with_key = std::dynamic_pointer_cast<Model>(Model::from_config(keyed));
   with_key->set_weights(f.model->get_weights());
   CHECK(max_abs_diff(with_key->call_outputs(x)[0], want[0]) == 0);
+
+  // A keyword the layer does not take, or a flag that is not a boolean, names the layer.
+  for (const auto& [key, value] : {std::pair<std::string, json>{"sliding_window", 3}, {"use_causal_mask", "yes"}}) {
+    json bad = config;
+    for (json& l : bad["layers"])
+      if (l["class_name"] == "MultiHeadAttention") l["inbound_nodes"][0]["kwargs"][key] = value;
+    CHECK_THAT(message_of<InvalidArgument>([&] { Model::from_config(bad); }),
+               Catch::Contains("MultiHeadAttention 'multi_head_attention': ") && Catch::Contains(key));
+  }
 }
 
 TEST_CASE("a masked attention model runs the same in fit, traced fit and eagerly", "[layers][attention][functional]") {
