@@ -185,7 +185,10 @@ std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& xs, bool trai
     std::vector<Tensor> args;
     args.reserve(n->inputs.size());
     for (const Tensor& in : n->inputs) args.push_back(value_of(values, in));
-    values[n.get()] = n->layer->call_concrete_all(n->call_inputs(args), n->call_kwargs(args), n->training.value_or(training));
+    const bool node_training = n->training.value_or(training);
+    // Most calls have no keyword arguments: those skip building them.
+    values[n.get()] = n->kwargs.empty() ? n->layer->call_concrete_all(args, node_training)
+                                        : n->layer->call_concrete_all(n->call_inputs(args), n->call_kwargs(args), node_training);
   }
   std::vector<Tensor> out;
   for (const Tensor& t : outputs_) out.push_back(value_of(values, t));
