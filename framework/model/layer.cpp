@@ -33,14 +33,14 @@ const CallKwargs& no_call_kwargs() {
   return none;
 }
 
-// Makes a call's keyword arguments the layer's call_kwargs() while it runs (nested calls restore the outer ones).
+// The keyword arguments of the layer calls running on this thread, innermost last (per thread, so one layer may
+// run on several threads at once with different arguments).
+thread_local std::vector<std::pair<const Layer*, const CallKwargs*>> t_call_kwargs;
+
+// Makes a call's keyword arguments the layer's call_kwargs() while it runs.
 struct KwargsScope {
-  KwargsScope(const CallKwargs*& slot, const CallKwargs& kwargs) : slot_(slot), saved_(slot) {
-    slot = kwargs.empty() ? nullptr : &kwargs;
-  }
-  ~KwargsScope() { slot_ = saved_; }
-  const CallKwargs*& slot_;
-  const CallKwargs* saved_;
+  KwargsScope(const Layer* layer, const CallKwargs& kwargs) { t_call_kwargs.emplace_back(layer, &kwargs); }
+  ~KwargsScope() { t_call_kwargs.pop_back(); }
 };
 
 std::string shapes_string(const std::vector<Shape>& shapes) {
@@ -220,7 +220,7 @@ std::vector<Tensor> Layer::call_concrete_all(const std::vector<Tensor>& xs, cons
   std::vector<Shape> shapes;
   for (const Tensor& x : xs) shapes.push_back(x.shape());
   check_call_kwargs(kwargs, shapes);
-  KwargsScope scope(call_kwargs_, kwargs);
+  KwargsScope scope(this, kwargs);
   return call_concrete_all(xs, training);
 }
 
@@ -277,7 +277,7 @@ std::vector<Tensor> Layer::call_symbolic(const std::vector<Tensor>& xs, const Ca
     dtypes.push_back(x.dtype());
   }
   if (!kwargs.empty()) check_call_kwargs(kwargs, shapes);
-  KwargsScope scope(call_kwargs_, kwargs);
+  KwargsScope scope(this, kwargs);
   ensure_built(shapes);
   return detail::record_node(std::move(self), xs, compute_output_shapes(shapes), compute_output_dtype(dtypes), kwargs);
 }
@@ -286,7 +286,11 @@ void Layer::check_call_kwargs(const CallKwargs& kwargs, const std::vector<Shape>
   kwargs.check_keys({}, class_name() + " '" + name_ + "'");
 }
 
-const CallKwargs& Layer::call_kwargs() const { return call_kwargs_ ? *call_kwargs_ : no_call_kwargs(); }
+const CallKwargs& Layer::call_kwargs() const {
+  for (auto it = t_call_kwargs.rbegin(); it != t_call_kwargs.rend(); ++it)
+    if (it->first == this) return *it->second;
+  return no_call_kwargs();
+}
 
 // ---------------------------------------------------------------- keyword arguments
 

@@ -235,7 +235,6 @@ class Layer : public std::enable_shared_from_this<Layer> {
     std::weak_ptr<const int> alive;
   };
   std::vector<Child> children_;
-  const CallKwargs* call_kwargs_ = nullptr;  // call_kwargs() while a call with keyword arguments runs
   std::vector<Tensor> call_losses_;
   void append_losses(std::vector<Tensor>& out, bool frozen) const;
   std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
