@@ -34,6 +34,7 @@
 #include "framework/ops/image.h"
 #include "framework/ops/optimizer_ops.h"
 #include "framework/ops/random.h"
+#include "framework/ops/recurrent.h"
 #include "framework/ops/reduce.h"
 #include "framework/precision/policy.h"
 #include "layers/layers.h"

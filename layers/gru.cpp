@@ -10,7 +10,9 @@ GRU::GRU(int64_t units, GRUOptions options)
           RNNOptions{options.return_sequences, options.return_state, options.go_backwards, options.stateful,
                      options.unroll, options.zero_output_for_mask, options.name, options.dtype, options.trainable}),
       units_(units),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  fused_sequence_allowed_ = true;
+}
 
 nlohmann::json GRU::get_config() const {
   nlohmann::json c = rnn_config();

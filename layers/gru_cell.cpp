@@ -4,6 +4,7 @@
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/linalg.h"
+#include "framework/ops/recurrent.h"
 
 namespace ember::layers {
 
@@ -90,6 +91,18 @@ std::vector<Tensor> GRUCell::step(const Tensor& input, const std::vector<Tensor>
   }
   Tensor h = z * h_prev + (1.0 - z) * hh;
   return {h, h};
+}
+
+bool GRUCell::has_fused_sequence(const Tensor& sequence) const {
+  return detail::rnn_fusable_options(options_) && (options_.reset_after || sequence.device().type() == DeviceType::CPU);
+}
+
+std::vector<Tensor> GRUCell::run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training) {
+  const Tensor x = sequence_with_dropout(sequence, training);
+  const bool after = options_.reset_after;
+  return detail::rnn_run_widened(
+      compute_dtype(), {x, states.at(0), read(kernel_), read(recurrent_kernel_), read(bias_)},
+      [after](const std::vector<Tensor>& in) { return ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], after); });
 }
 
 nlohmann::json GRUCell::get_config() const {

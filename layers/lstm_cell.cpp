@@ -5,6 +5,7 @@
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/linalg.h"
+#include "framework/ops/recurrent.h"
 
 namespace ember::layers {
 
@@ -75,6 +76,15 @@ std::vector<Tensor> LSTMCell::step(const Tensor& input, const std::vector<Tensor
   Tensor c = gate(z_f) * c_prev + gate(z_i) * act(z_c);
   Tensor h = gate(z_o) * act(c);
   return {h, h, c};
+}
+
+bool LSTMCell::has_fused_sequence(const Tensor& /*sequence*/) const { return detail::rnn_fusable_options(options_); }
+
+std::vector<Tensor> LSTMCell::run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training) {
+  const Tensor x = sequence_with_dropout(sequence, training);
+  return detail::rnn_run_widened(
+      compute_dtype(), {x, states.at(0), states.at(1), read(kernel_), read(recurrent_kernel_), read(bias_)},
+      [](const std::vector<Tensor>& in) { return ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5]); });
 }
 
 nlohmann::json LSTMCell::get_config() const {

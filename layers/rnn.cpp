@@ -117,33 +117,49 @@ std::vector<Tensor> RNN::run(const std::vector<Tensor>& xs, const Tensor& mask, 
     step_masks = steps == 1 ? std::vector<Tensor>{m} : ops::split(m, steps, 1);
   }
   std::vector<Tensor> states = initial_states(xs);
-  std::vector<Tensor> inputs = steps == 1 ? std::vector<Tensor>{seq} : ops::split(seq, steps, 1);
   cell_->reset_dropout_masks();  // every step of this sequence shares the masks its first step draws
-  std::vector<Tensor> outputs;
-  Tensor last;
-  for (int64_t k = 0; k < steps; ++k) {
-    const int64_t t = options_.go_backwards ? steps - 1 - k : k;
-    std::vector<Tensor> r = cell_->step(ops::reshape(inputs[t], {batch, features}), states, training);
-    if (mask.defined()) {
-      const Tensor& m = step_masks[t];
-      const Tensor& out = r.at(0);
-      const bool zeros = options_.zero_output_for_mask || !last.defined();
-      last = ops::where(m, out, zeros ? ops::zeros_like(out) : last);
-      for (size_t i = 0; i < states.size(); ++i) states[i] = ops::where(m, r.at(1 + i), states[i]);
-    } else {
-      last = r.at(0);
-      states.assign(r.begin() + 1, r.end());
+  Tensor out;
+  if (takes_fused_sequence(seq, mask)) {
+    // Outputs in the order the steps ran, as in the loop: go_backwards reverses the sequence first.
+    Tensor x = seq;
+    if (options_.go_backwards)  // seq[:, ::-1, :]
+      x = ops::strided_slice(seq, {0, 0, 0}, {0, 0, 0}, {1, -1, 1}, {.begin_mask = 7, .end_mask = 7});
+    std::vector<Tensor> r = cell_->run_sequence(x, states, training);
+    states.assign(r.begin() + 1, r.end());
+    out = options_.return_sequences ? r[0] : states.at(0);
+  } else {
+    std::vector<Tensor> inputs = steps == 1 ? std::vector<Tensor>{seq} : ops::split(seq, steps, 1);
+    std::vector<Tensor> outputs;
+    Tensor last;
+    for (int64_t k = 0; k < steps; ++k) {
+      const int64_t t = options_.go_backwards ? steps - 1 - k : k;
+      std::vector<Tensor> r = cell_->step(ops::reshape(inputs[t], {batch, features}), states, training);
+      if (mask.defined()) {
+        const Tensor& m = step_masks[t];
+        const Tensor& o = r.at(0);
+        const bool zeros = options_.zero_output_for_mask || !last.defined();
+        last = ops::where(m, o, zeros ? ops::zeros_like(o) : last);
+        for (size_t i = 0; i < states.size(); ++i) states[i] = ops::where(m, r.at(1 + i), states[i]);
+      } else {
+        last = r.at(0);
+        states.assign(r.begin() + 1, r.end());
+      }
+      if (options_.return_sequences) outputs.push_back(last);
     }
-    if (options_.return_sequences) outputs.push_back(last);
+    out = options_.return_sequences ? ops::stack(outputs, 1) : last;
   }
   cell_->reset_dropout_masks();
   if (options_.stateful) {
     for (size_t i = 0; i < states_.size(); ++i)
       states_[i].assign(states[i].dtype() == states_[i].dtype() ? states[i] : ops::cast(states[i], states_[i].dtype()));
   }
-  std::vector<Tensor> out{options_.return_sequences ? ops::stack(outputs, 1) : last};
-  if (options_.return_state) out.insert(out.end(), states.begin(), states.end());
-  return out;
+  std::vector<Tensor> result{out};
+  if (options_.return_state) result.insert(result.end(), states.begin(), states.end());
+  return result;
+}
+
+bool RNN::takes_fused_sequence(const Tensor& sequence, const Tensor& mask) const {
+  return fused_sequence_allowed_ && !mask.defined() && !options_.unroll && cell_->has_fused_sequence(sequence);
 }
 
 Tensor RNN::call(const std::vector<Tensor>& xs, bool training) { return call_all(xs, training).at(0); }

@@ -70,11 +70,16 @@ class RNN : public Layer {
   nlohmann::json rnn_config() const;
   static RNNOptions rnn_options_from_config(const nlohmann::json& config, const std::string& who);
   std::string who() const { return class_name() + " '" + name() + "'"; }
+  // LSTM and GRU run their cell over the whole sequence in one op where Keras would take cuDNN (the cell's
+  // has_fused_sequence, no mask, no unroll); an RNN over a user's or built-in cell always runs step by step.
+  bool fused_sequence_allowed_ = false;
 
  private:
   std::vector<Tensor> initial_states(const std::vector<Tensor>& xs);
   // The loop over the time steps; mask (batch, timesteps) or undefined.
   std::vector<Tensor> run(const std::vector<Tensor>& xs, const Tensor& mask, bool training);
+  // Whether run takes the cell's whole-sequence op for this call.
+  bool takes_fused_sequence(const Tensor& sequence, const Tensor& mask) const;
 
   std::shared_ptr<RNNCell> cell_;
   RNNOptions options_;

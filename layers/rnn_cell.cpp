@@ -1,6 +1,7 @@
 #include "layers/rnn_cell.h"
 
 #include "framework/graph/trace.h"
+#include "framework/ops/array.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/elementwise.h"
@@ -20,6 +21,15 @@ constexpr int kRnnDrawShift = 40;
 namespace detail {
 std::string rnn_activation_name(const std::string& activation) {
   return activation.empty() ? "linear" : activation;
+}
+
+std::vector<Tensor> rnn_run_widened(DType compute_dtype, std::vector<Tensor> inputs,
+                                    const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& op) {
+  if (compute_dtype == DType::Float32 || compute_dtype == DType::Float64) return op(inputs);
+  for (Tensor& t : inputs) t = ops::cast(t, DType::Float32);
+  std::vector<Tensor> out = op(inputs);
+  for (Tensor& t : out) t = ops::cast(t, compute_dtype);
+  return out;
 }
 
 std::optional<uint64_t> rnn_config_seed(const nlohmann::json& c, const std::string& who) {
@@ -69,13 +79,24 @@ Tensor RNNCell::draw_mask(const Shape& shape, double rate) {
   return ops::cast(keep, compute_dtype()) * (1.0 / (1.0 - rate));
 }
 
-const std::vector<Tensor>& RNNCell::dropout_masks(const Tensor& like, int count, bool recurrent) {
+const std::vector<Tensor>& RNNCell::dropout_masks(const Shape& shape, int count, bool recurrent) {
   std::vector<Tensor>& masks = recurrent ? recurrent_masks_ : input_masks_;
   if (masks.empty()) {
     const double rate = recurrent ? recurrent_dropout_ : dropout_;
-    for (int i = 0; i < count; ++i) masks.push_back(draw_mask(like.shape(), rate));
+    for (int i = 0; i < count; ++i) masks.push_back(draw_mask(shape, rate));
   }
   return masks;
+}
+
+Tensor RNNCell::sequence_with_dropout(const Tensor& sequence, bool training) {
+  if (!training || dropout_ <= 0) return sequence;
+  const Shape& s = sequence.shape();
+  return sequence * ops::reshape(dropout_masks(Shape{s[0], s[2]}, 1, false)[0], {s[0], 1, s[2]});
+}
+
+std::vector<Tensor> RNNCell::run_sequence(const Tensor& /*sequence*/, const std::vector<Tensor>& /*states*/,
+                                          bool /*training*/) {
+  throw Unimplemented(who() + ": has no whole-sequence path (has_fused_sequence is false)");
 }
 
 // ---------------------------------------------------------------- as a layer

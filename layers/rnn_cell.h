@@ -3,6 +3,7 @@
 // layer, from an input and the previous states to an output and the new states. SimpleRNNCell, LSTMCell and
 // GRUCell derive from it, and so does a user's cell given to layers::RNN.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,14 @@ class RNNCell : public Layer {
   // Zero states for a batch, in the compute dtype (Keras: get_initial_state).
   virtual std::vector<Tensor> get_initial_state(int64_t batch_size) const;
 
+  // --- the whole-sequence path (LSTM and GRU: ops::lstm_sequence, ops::gru_sequence) ---
+  // Whether run_sequence can run this cell over a sequence of `sequence`'s device: Keras's conditions for cuDNN.
+  virtual bool has_fused_sequence(const Tensor& /*sequence*/) const { return false; }
+  // Every step at once: sequence (batch, timesteps, features) and states as for step give {outputs (batch,
+  // timesteps, output_size), final states...}. Input dropout applies to the whole sequence with the mask that
+  // step would draw; the caller resets the masks around it as around the steps.
+  virtual std::vector<Tensor> run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training);
+
   // Forgets the dropout masks of the current sequence: layers::RNN calls it before and after each sequence,
   // so every step of one call shares its masks and every call draws new ones.
   void reset_dropout_masks();
@@ -53,7 +62,13 @@ class RNNCell : public Layer {
   double recurrent_dropout() const { return recurrent_dropout_; }
   // `count` masks shaped like `like`: 0 with probability rate, else 1 / (1 - rate) (Keras's dropout of ones).
   // Drawn on the first step of a sequence and kept for the rest; recurrent selects the recurrent masks.
-  const std::vector<Tensor>& dropout_masks(const Tensor& like, int count, bool recurrent);
+  const std::vector<Tensor>& dropout_masks(const Tensor& like, int count, bool recurrent) {
+    return dropout_masks(like.shape(), count, recurrent);
+  }
+  const std::vector<Tensor>& dropout_masks(const Shape& shape, int count, bool recurrent);
+  // The sequence (batch, timesteps, features) times the input dropout mask of its steps while training with
+  // dropout (Keras's cuDNN path: one (batch, features) mask broadcast over the steps), else as given.
+  Tensor sequence_with_dropout(const Tensor& sequence, bool training);
   // "<Class> '<name>'" for messages.
   std::string who() const;
   // The states given to a standalone call, checked against state_size.
@@ -72,6 +87,16 @@ namespace detail {
 
 // The activation's Keras name for a config ("" is "linear").
 std::string rnn_activation_name(const std::string& activation);
+// Keras's conditions for its cuDNN kernels, shared by LSTMCell and GRUCell: tanh, sigmoid gates, a bias and no
+// recurrent dropout.
+template <class O>
+bool rnn_fusable_options(const O& o) {
+  return o.activation == "tanh" && o.recurrent_activation == "sigmoid" && o.use_bias && o.recurrent_dropout == 0;
+}
+// Runs a whole-sequence op, which takes float32 and float64, on float32 copies of its inputs under a float16 or
+// bfloat16 compute dtype, and casts its results back to it.
+std::vector<Tensor> rnn_run_widened(DType compute_dtype, std::vector<Tensor> inputs,
+                                    const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& op);
 // Reads a config's "seed" (null: none).
 std::optional<uint64_t> rnn_config_seed(const nlohmann::json& c, const std::string& who);
 

@@ -176,6 +176,13 @@ struct BatchNormAttrs {
   bool operator==(const BatchNormAttrs& o) const { return detail::same_bits(epsilon, o.epsilon) && ops == o.ops; }
 };
 
+// gru_sequence and its gradient: Keras's reset_after (the reset gate applied after the recurrent product, with a
+// separate recurrent bias: bias (2, 3 * units)) or before it (bias (3 * units)). Unused by the LSTM ops.
+struct RnnSequenceAttrs {
+  bool reset_after = true;
+  bool operator==(const RnnSequenceAttrs&) const = default;
+};
+
 // apply_adam: Keras's Adam step with the bias correction folded into alpha; the coefficients are rounded
 // to the variable's dtype before use, exactly as the unfused ops would round their scalars.
 struct AdamAttrs {
@@ -219,7 +226,7 @@ using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, Ar
                            TransposeAttrs, AxisAttrs, StridedSliceAttrs, GatherAttrs, SegmentAttrs, OneHotAttrs,
                            PadAttrs, TileAttrs, CreationAttrs, RandomAttrs, Conv2DAttrs, Pool2DAttrs, AdamAttrs,
                            AffineTransformAttrs, CustomOpAttrs, FusedAttentionAttrs, MultiAdamAttrs,
-                           MultiSgdAttrs, BatchNormAttrs>;
+                           MultiSgdAttrs, BatchNormAttrs, RnnSequenceAttrs>;
 
 // The name users know an op by, in messages and the profiler: a custom op's registered name, else the table's.
 const char* op_name(OpId op, const Attrs& attrs);

@@ -311,6 +311,28 @@ void add_nn(Table& t) {
   fbn.push_back({"[3,2,2,4]", bn_inputs({3, 2, 2, 4}, false, 196), bn(BatchNormOps::Bn)});
   fbn.push_back({"[5,3] relu", bn_inputs({5, 3}, false, 200), bn(BatchNormOps::BnRelu)});
   fbn.push_back({"[2,3,2,3] add, relu", bn_inputs({2, 3, 2, 3}, true, 204), bn(BatchNormOps::BnAddRelu)});
+  // Whole-sequence LSTM and GRU: every output (the sequence and the final states) reaches the target.
+  auto flat = [](const std::vector<Tensor>& r) {
+    const Shape& s = r[0].shape();
+    std::vector<Tensor> parts{ops::reshape(r[0], {s[0], s[1] * s[2]})};
+    parts.insert(parts.end(), r.begin() + 1, r.end());
+    return ops::concat(parts, 1);
+  };
+  t[OpId::lstm_sequence].push_back(
+      {"batch 2, 3 steps, 4 features, 3 units",
+       [] {
+         return Inputs{any64({2, 3, 4}, 401), any64({2, 3}, 402), any64({2, 3}, 403),
+                       any64({4, 12}, 404), any64({3, 12}, 405), any64({12}, 406)};
+       },
+       [flat](const Inputs& in) { return flat(ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5])); }});
+  for (bool after : {true, false})
+    t[OpId::gru_sequence].push_back(
+        {after ? "reset_after, batch 2, 3 steps, 4 features, 3 units" : "reset_before, batch 2, 3 steps",
+         [after] {
+           return Inputs{any64({2, 3, 4}, 411), any64({2, 3}, 412), any64({4, 9}, 413), any64({3, 9}, 414),
+                         after ? any64({2, 9}, 415) : any64({9}, 416)};
+         },
+         [flat, after](const Inputs& in) { return flat(ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], after)); }});
   auto xent = [](const Inputs& in) { return ops::sparse_softmax_cross_entropy_with_logits(in[1], in[0]); };
   t[OpId::sparse_softmax_cross_entropy_with_logits].push_back(
       {"[3,4], int64 labels", [] { return Inputs{any64({3, 4}, 183), i64({3, 0, 2}, {3})}; }, xent});

@@ -1,0 +1,391 @@
+// CPU whole-sequence LSTM and GRU (framework/ops/recurrent.h). Batch-major throughout: a (batch, steps, width)
+// tensor is a (batch * steps, width) matrix whose rows b * steps + t are step t of sequence b, and one step's rows
+// are the same matrix seen with a row stride of steps * width, so no transposes are needed.
+// - Forward: one product projects the inputs of every step (x kernel), then per step one recurrent product
+//   accumulates into that step's gates and one pass over the batch applies them (Eigen's vectorised tanh and
+//   logistic).
+// - Backward: the gates are recomputed from y (every step's h is known, so x kernel + h_prev recurrent_kernel is two
+//   products over all steps), then per step the gates' gradients and one product for dh_prev; after the loop one
+//   product each gives dx, dkernel and drecurrent_kernel over the whole sequence, and a column sum the bias's.
+// Float32 products go to oneDNN's sgemm, float64 ones to Eigen.
+#include <oneapi/dnnl/dnnl.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "framework/core/error.h"
+#include "framework/core/parallel.h"
+#include "framework/ops/dispatch.h"
+
+namespace ember {
+
+namespace {
+
+template <class T>
+using RnnMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using RnnConstRows = Eigen::Map<const RnnMat<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using RnnRows = Eigen::Map<RnnMat<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using RnnVec = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using RnnConstVec = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+// c (m x n, row stride ldc) = op(a) op(b), or += with accumulate; a is m x k (k x m when ta), b k x n (n x k).
+template <class T>
+void rnn_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+          bool accumulate, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (!accumulate) RnnRows<T>(c, m, n, Eigen::OuterStride<>(ldc)).setZero();
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    const dnnl_status_t s = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb,
+                                       accumulate ? 1.0f : 0.0f, c, ldc);
+    EMBER_CHECK(s == dnnl_success, Internal) << "recurrent sequence op: dnnl_sgemm failed with oneDNN status " << s;
+  } else {
+    const RnnConstRows<T> A(a, ta ? k : m, ta ? m : k, Eigen::OuterStride<>(lda));
+    const RnnConstRows<T> B(b, tb ? n : k, tb ? k : n, Eigen::OuterStride<>(ldb));
+    RnnRows<T> C(c, m, n, Eigen::OuterStride<>(ldc));
+    auto run = [&](const auto& x, const auto& y) {
+      if (accumulate) C.noalias() += x * y;
+      else C.noalias() = x * y;
+    };
+    if (ta && tb) run(A.transpose(), B.transpose());
+    else if (ta) run(A.transpose(), B);
+    else if (tb) run(A, B.transpose());
+    else run(A, B);
+  }
+}
+
+// The sizes of a sequence op: batch, steps, features, units.
+struct RnnDims {
+  int64_t b, t, i, u;
+  int64_t rows() const { return b * t; }
+};
+RnnDims rnn_dims_of(const Tensor& x, const Tensor& h0) { return {x.shape()[0], x.shape()[1], x.shape()[2], h0.shape()[1]}; }
+
+template <class T>
+T* rnn_scratch(Tensor& holder, int64_t elements) {
+  holder = Tensor::empty({elements}, std::is_same_v<T, float> ? DType::Float32 : DType::Float64, Device::cpu());
+  return holder.data<T>();
+}
+
+// Runs fn(b) for each sequence of the batch, split over the pool when a step's work (width elements per
+// sequence) is large enough.
+template <class F>
+void rnn_for_batch(int64_t batch, int64_t width, F&& fn) {
+  parallel_for(batch, grain_for(8 * width), [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) fn(b);
+  });
+}
+
+// (batch, steps, units): row (b, t) holds h_{t-1} of sequence b: h0 at t = 0, else y's step t - 1.
+template <class T>
+void rnn_previous_states(const T* h0, const T* y, T* hp, const RnnDims& d) {
+  rnn_for_batch(d.b, d.t * d.u, [&](int64_t b) {
+    std::memcpy(hp + b * d.t * d.u, h0 + b * d.u, sizeof(T) * d.u);
+    std::memcpy(hp + (b * d.t + 1) * d.u, y + b * d.t * d.u, sizeof(T) * (d.t - 1) * d.u);
+  });
+}
+
+// out (width) = the column sums of m (rows x width): a bias's gradient.
+template <class T>
+void rnn_column_sums(const T* m, int64_t rows, int64_t width, T* out) {
+  parallel_for(width, grain_for(rows), [&](int64_t begin, int64_t end) {
+    RnnVec<T> o(out + begin, end - begin);
+    o.setZero();
+    for (int64_t r = 0; r < rows; ++r) o += RnnConstVec<T>(m + r * width + begin, end - begin);
+  });
+}
+
+// ------------------------------------------------------------------------------------------------ LSTM
+
+// One sequence's step: z (4u) holds the gates' products, becomes their activations i, f, g, o; c advances in place
+// from c_prev (may alias c); h = o tanh(c).
+template <class T>
+void lstm_gates(T* z, const T* bias, const T* c_prev, T* c, T* h, int64_t u) {
+  RnnVec<T> zs(z, 4 * u);
+  zs += RnnConstVec<T>(bias, 4 * u);
+  RnnVec<T> i(z, u), f(z + u, u), g(z + 2 * u, u), o(z + 3 * u, u);
+  i = i.logistic();
+  f = f.logistic();
+  g = g.tanh();
+  o = o.logistic();
+  RnnVec<T> cv(c, u);
+  cv = f * RnnConstVec<T>(c_prev, u) + i * g;
+  RnnVec<T>(h, u) = o * cv.tanh();
+}
+
+template <class T>
+void lstm_sequence_cpu_t(const KernelContext& ctx) {
+  const Tensor &x = ctx.inputs[0], &h0 = ctx.inputs[1], &c0 = ctx.inputs[2], &kernel = ctx.inputs[3],
+               &recurrent = ctx.inputs[4], &bias = ctx.inputs[5];
+  const RnnDims d = rnn_dims_of(x, h0);
+  const int64_t w = 4 * d.u, ldg = d.t * w;
+  T* y = ctx.outputs[0].data<T>();
+  T* h = ctx.outputs[1].data<T>();
+  T* c = ctx.outputs[2].data<T>();
+  Tensor gates_buf;
+  T* gates = rnn_scratch<T>(gates_buf, d.rows() * w);
+  const T *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>();
+  rnn_gemm<T>(false, false, d.rows(), w, d.i, x.data<T>(), d.i, k, w, false, gates, w);
+  for (int64_t t = 0; t < d.t; ++t) {
+    const T* hp = t == 0 ? h0.data<T>() : y + (t - 1) * d.u;
+    rnn_gemm<T>(false, false, d.b, w, d.u, hp, t == 0 ? d.u : d.t * d.u, r, w, true, gates + t * w, ldg);
+    const T* cp = t == 0 ? c0.data<T>() : c;
+    rnn_for_batch(d.b, w, [&](int64_t b) {
+      lstm_gates(gates + b * ldg + t * w, bs, cp + b * d.u, c + b * d.u, y + (b * d.t + t) * d.u, d.u);
+    });
+  }
+  rnn_for_batch(d.b, d.u, [&](int64_t b) { std::memcpy(h + b * d.u, y + (b * d.t + d.t - 1) * d.u, sizeof(T) * d.u); });
+}
+
+template <class T>
+void lstm_sequence_grad_cpu_t(const KernelContext& ctx) {
+  const Tensor &x = ctx.inputs[0], &h0 = ctx.inputs[1], &c0 = ctx.inputs[2], &kernel = ctx.inputs[3],
+               &recurrent = ctx.inputs[4], &bias = ctx.inputs[5], &yt = ctx.inputs[6], &dyt = ctx.inputs[7];
+  const RnnDims d = rnn_dims_of(x, h0);
+  const int64_t u = d.u, w = 4 * u, ldg = d.t * w;
+  const T *xs = x.data<T>(), *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>();
+  const T *y = yt.data<T>(), *dy = dyt.data<T>();
+  Tensor gates_buf, hp_buf, cs_buf;
+  T* gates = rnn_scratch<T>(gates_buf, d.rows() * w);
+  T* hp = rnn_scratch<T>(hp_buf, d.rows() * u);
+  T* cs = rnn_scratch<T>(cs_buf, d.rows() * u);  // every step's c
+  rnn_previous_states(h0.data<T>(), y, hp, d);
+  rnn_gemm<T>(false, false, d.rows(), w, d.i, xs, d.i, k, w, false, gates, w);
+  rnn_gemm<T>(false, false, d.rows(), w, u, hp, u, r, w, true, gates, w);
+  const T* c0p = c0.data<T>();
+  rnn_for_batch(d.b, d.t * w, [&](int64_t b) {
+    std::vector<T> h_unused(u);
+    for (int64_t t = 0; t < d.t; ++t) {
+      const T* cp = t == 0 ? c0p + b * u : cs + (b * d.t + t - 1) * u;
+      lstm_gates(gates + b * ldg + t * w, bs, cp, cs + (b * d.t + t) * u, h_unused.data(), u);
+    }
+  });
+  // dh and dc carry the gradients of h_t and c_t back through the steps; they end as dh0 and dc0.
+  T* dh = ctx.outputs[1].data<T>();
+  T* dc = ctx.outputs[2].data<T>();
+  std::memcpy(dh, ctx.inputs[8].data<T>(), sizeof(T) * d.b * u);
+  std::memcpy(dc, ctx.inputs[9].data<T>(), sizeof(T) * d.b * u);
+  for (int64_t t = d.t - 1; t >= 0; --t) {
+    rnn_for_batch(d.b, w, [&](int64_t b) {
+      T* z = gates + b * ldg + t * w;  // the activations become the pre-activations' gradients
+      const int64_t row = b * d.t + t;
+      RnnVec<T> i(z, u), f(z + u, u), g(z + 2 * u, u), o(z + 3 * u, u), dhv(dh + b * u, u), dcv(dc + b * u, u);
+      const RnnConstVec<T> c(cs + row * u, u), c_prev(t == 0 ? c0p + b * u : cs + (row - 1) * u, u);
+      dhv += RnnConstVec<T>(dy + row * u, u);
+      const auto tc = c.tanh().eval();
+      dcv += dhv * o * (T(1) - tc * tc);
+      o = dhv * tc * o * (T(1) - o);
+      const auto di = (dcv * g).eval();
+      g = dcv * i * (T(1) - g * g);
+      i = di * i * (T(1) - i);
+      const auto df = (dcv * c_prev).eval();
+      dcv *= f;
+      f = df * f * (T(1) - f);
+    });
+    rnn_gemm<T>(false, true, d.b, u, w, gates + t * w, ldg, r, w, false, dh, u);
+  }
+  rnn_gemm<T>(false, true, d.rows(), d.i, w, gates, w, k, w, false, ctx.outputs[0].data<T>(), d.i);
+  rnn_gemm<T>(true, false, d.i, w, d.rows(), xs, d.i, gates, w, false, ctx.outputs[3].data<T>(), w);
+  rnn_gemm<T>(true, false, u, w, d.rows(), hp, u, gates, w, false, ctx.outputs[4].data<T>(), w);
+  rnn_column_sums(gates, d.rows(), w, ctx.outputs[5].data<T>());
+}
+
+// ------------------------------------------------------------------------------------------------ GRU
+
+// Keras's GRU, per sequence and step. xz (3u): the input products x kernel + input bias, becomes the activations
+// z, r, hh. With reset_after, rec (3u): h_prev recurrent + recurrent bias (kept for the backward). Without, rec (2u)
+// holds h_prev recurrent[:, :2u], and the candidate's product (r h_prev) recurrent[:, 2u:] comes in a second pass.
+template <class T>
+void gru_gates_after(T* xz, const T* rec, const T* h_prev, T* h, int64_t u) {
+  RnnVec<T> z(xz, u), r(xz + u, u), hh(xz + 2 * u, u);
+  z = (z + RnnConstVec<T>(rec, u)).logistic();
+  r = (r + RnnConstVec<T>(rec + u, u)).logistic();
+  hh = (hh + r * RnnConstVec<T>(rec + 2 * u, u)).tanh();
+  const RnnConstVec<T> hp(h_prev, u);
+  RnnVec<T>(h, u) = z * hp + (T(1) - z) * hh;
+}
+
+template <class T>
+void gru_gates_before(T* xz, const T* rec_zr, const T* h_prev, T* rh, int64_t u) {
+  RnnVec<T> z(xz, u), r(xz + u, u);
+  z = (z + RnnConstVec<T>(rec_zr, u)).logistic();
+  r = (r + RnnConstVec<T>(rec_zr + u, u)).logistic();
+  RnnVec<T>(rh, u) = r * RnnConstVec<T>(h_prev, u);
+}
+
+template <class T>
+void gru_candidate_before(T* xz, const T* rec_h, const T* h_prev, T* h, int64_t u) {
+  RnnVec<T> z(xz, u), hh(xz + 2 * u, u);
+  hh = (hh + RnnConstVec<T>(rec_h, u)).tanh();
+  RnnVec<T>(h, u) = z * RnnConstVec<T>(h_prev, u) + (T(1) - z) * hh;
+}
+
+// Adds bias (width) to every row of m (rows x width).
+template <class T>
+void rnn_add_rows(T* m, int64_t rows, int64_t width, const T* bias) {
+  parallel_for(rows, grain_for(width), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) RnnVec<T>(m + row * width, width) += RnnConstVec<T>(bias, width);
+  });
+}
+
+template <class T>
+void gru_sequence_cpu_t(const KernelContext& ctx) {
+  const Tensor &x = ctx.inputs[0], &h0 = ctx.inputs[1], &kernel = ctx.inputs[2], &recurrent = ctx.inputs[3],
+               &bias = ctx.inputs[4];
+  const bool after = std::get<RnnSequenceAttrs>(ctx.attrs).reset_after;
+  const RnnDims d = rnn_dims_of(x, h0);
+  const int64_t u = d.u, w = 3 * u, ldg = d.t * w;
+  T* y = ctx.outputs[0].data<T>();
+  const T *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>();
+  Tensor xz_buf, rec_buf, rh_buf;
+  T* xz = rnn_scratch<T>(xz_buf, d.rows() * w);
+  T* rec = rnn_scratch<T>(rec_buf, d.b * w);
+  T* rh = after ? nullptr : rnn_scratch<T>(rh_buf, d.b * u);
+  rnn_gemm<T>(false, false, d.rows(), w, d.i, x.data<T>(), d.i, k, w, false, xz, w);
+  rnn_add_rows(xz, d.rows(), w, bs);
+  for (int64_t t = 0; t < d.t; ++t) {
+    const T* hp = t == 0 ? h0.data<T>() : y + (t - 1) * u;
+    const int64_t ldh = t == 0 ? u : d.t * u;
+    if (after) {
+      rnn_for_batch(d.b, w, [&](int64_t b) { std::memcpy(rec + b * w, bs + w, sizeof(T) * w); });
+      rnn_gemm<T>(false, false, d.b, w, u, hp, ldh, r, w, true, rec, w);
+      rnn_for_batch(d.b, w, [&](int64_t b) {
+        gru_gates_after(xz + b * ldg + t * w, rec + b * w, hp + b * ldh, y + (b * d.t + t) * u, u);
+      });
+    } else {
+      rnn_gemm<T>(false, false, d.b, 2 * u, u, hp, ldh, r, w, false, rec, w);
+      rnn_for_batch(d.b, w, [&](int64_t b) { gru_gates_before(xz + b * ldg + t * w, rec + b * w, hp + b * ldh, rh + b * u, u); });
+      rnn_gemm<T>(false, false, d.b, u, u, rh, u, r + 2 * u, w, false, rec, w);
+      rnn_for_batch(d.b, w, [&](int64_t b) {
+        gru_candidate_before(xz + b * ldg + t * w, rec + b * w, hp + b * ldh, y + (b * d.t + t) * u, u);
+      });
+    }
+  }
+  T* h = ctx.outputs[1].data<T>();
+  rnn_for_batch(d.b, u, [&](int64_t b) { std::memcpy(h + b * u, y + (b * d.t + d.t - 1) * u, sizeof(T) * u); });
+}
+
+template <class T>
+void gru_sequence_grad_cpu_t(const KernelContext& ctx) {
+  const Tensor &x = ctx.inputs[0], &h0 = ctx.inputs[1], &kernel = ctx.inputs[2], &recurrent = ctx.inputs[3],
+               &bias = ctx.inputs[4];
+  const bool after = std::get<RnnSequenceAttrs>(ctx.attrs).reset_after;
+  const RnnDims d = rnn_dims_of(x, h0);
+  const int64_t u = d.u, w = 3 * u, ldg = d.t * w;
+  const T *xs = x.data<T>(), *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>();
+  const T *y = ctx.inputs[5].data<T>(), *dy = ctx.inputs[6].data<T>();
+  Tensor xz_buf, rec_buf, hp_buf, rh_buf, drh_buf;
+  T* xz = rnn_scratch<T>(xz_buf, d.rows() * w);  // the input products; then the activations; then the gradients
+  // reset_after: h_prev recurrent + recurrent bias (3u), then the gradient of the recurrent products. Without it:
+  // h_prev recurrent[:, :2u] and (r h_prev) recurrent[:, 2u:] (3u).
+  T* rec = rnn_scratch<T>(rec_buf, d.rows() * w);
+  T* hp = rnn_scratch<T>(hp_buf, d.rows() * u);
+  T* rh = after ? nullptr : rnn_scratch<T>(rh_buf, d.rows() * u);
+  T* drh = after ? nullptr : rnn_scratch<T>(drh_buf, d.b * u);
+  rnn_previous_states(h0.data<T>(), y, hp, d);
+  rnn_gemm<T>(false, false, d.rows(), w, d.i, xs, d.i, k, w, false, xz, w);
+  rnn_add_rows(xz, d.rows(), w, bs);
+  if (after) {
+    rnn_for_batch(d.rows(), w, [&](int64_t row) { std::memcpy(rec + row * w, bs + w, sizeof(T) * w); });
+    rnn_gemm<T>(false, false, d.rows(), w, u, hp, u, r, w, true, rec, w);
+  } else {
+    rnn_gemm<T>(false, false, d.rows(), 2 * u, u, hp, u, r, w, false, rec, w);
+  }
+  std::vector<T> h_unused(static_cast<size_t>(d.rows() * u));
+  rnn_for_batch(d.rows(), w, [&](int64_t row) {
+    if (after) gru_gates_after(xz + row * w, rec + row * w, hp + row * u, h_unused.data() + row * u, u);
+    else gru_gates_before(xz + row * w, rec + row * w, hp + row * u, rh + row * u, u);
+  });
+  if (!after) {
+    rnn_gemm<T>(false, false, d.rows(), u, u, rh, u, r + 2 * u, w, false, rec + 2 * u, w);
+    rnn_for_batch(d.rows(), w, [&](int64_t row) {
+      const int64_t u3 = 3 * u;
+      RnnVec<T> hh(xz + row * u3 + 2 * u, u);
+      hh = (hh + RnnConstVec<T>(rec + row * u3 + 2 * u, u)).tanh();
+    });
+  }
+  T* dh = ctx.outputs[1].data<T>();  // the gradient of h_t, carried back to dh0
+  std::memcpy(dh, ctx.inputs[7].data<T>(), sizeof(T) * d.b * u);
+  // Per step the activations in xz become the gradients of the input products (z, r, candidate), and with
+  // reset_after rec becomes the recurrent products' (z, r, r times the candidate's).
+  for (int64_t t = d.t - 1; t >= 0; --t) {
+    rnn_for_batch(d.b, w, [&](int64_t b) {
+      const int64_t row = b * d.t + t;
+      T* a = xz + row * w;
+      RnnVec<T> z(a, u), r_act(a + u, u), hh(a + 2 * u, u), dhv(dh + b * u, u);
+      dhv += RnnConstVec<T>(dy + row * u, u);
+      const auto dz = (dhv * (RnnConstVec<T>(hp + row * u, u) - hh)).eval();
+      hh = dhv * (T(1) - z) * (T(1) - hh * hh);
+      dhv *= z;
+      z = dz * z * (T(1) - z);
+      if (after) {
+        T* g = rec + row * w;
+        RnnVec<T> gz(g, u), gr(g + u, u), gh(g + 2 * u, u);
+        const auto dr = (hh * gh * r_act * (T(1) - r_act)).eval();
+        gh = hh * r_act;
+        r_act = dr;
+        gz = z;
+        gr = dr;
+      }
+    });
+    if (after) {
+      rnn_gemm<T>(false, true, d.b, u, w, rec + t * w, ldg, r, w, true, dh, u);
+      continue;
+    }
+    // d(r h_prev) = d candidate recurrent[:, 2u:]^T, then r's gradient and h_prev's share through r h_prev.
+    rnn_gemm<T>(false, true, d.b, u, u, xz + t * w + 2 * u, ldg, r + 2 * u, w, false, drh, u);
+    rnn_for_batch(d.b, w, [&](int64_t b) {
+      const int64_t row = b * d.t + t;
+      RnnVec<T> r_act(xz + row * w + u, u);
+      const RnnConstVec<T> d_rh(drh + b * u, u);
+      RnnVec<T>(dh + b * u, u) += d_rh * r_act;
+      r_act = d_rh * RnnConstVec<T>(hp + row * u, u) * r_act * (T(1) - r_act);
+    });
+    rnn_gemm<T>(false, true, d.b, u, 2 * u, xz + t * w, ldg, r, w, true, dh, u);
+  }
+  T *dk = ctx.outputs[2].data<T>(), *dr = ctx.outputs[3].data<T>(), *db = ctx.outputs[4].data<T>();
+  rnn_gemm<T>(false, true, d.rows(), d.i, w, xz, w, k, w, false, ctx.outputs[0].data<T>(), d.i);
+  rnn_gemm<T>(true, false, d.i, w, d.rows(), xs, d.i, xz, w, false, dk, w);
+  rnn_column_sums(xz, d.rows(), w, db);
+  if (after) {
+    rnn_gemm<T>(true, false, u, w, d.rows(), hp, u, rec, w, false, dr, w);
+    rnn_column_sums(rec, d.rows(), w, db + w);
+  } else {
+    rnn_gemm<T>(true, false, u, 2 * u, d.rows(), hp, u, xz, w, false, dr, w);
+    rnn_gemm<T>(true, false, u, u, d.rows(), rh, u, xz + 2 * u, w, false, dr + 2 * u, w);
+  }
+}
+
+template <class F32, class F64>
+void rnn_by_dtype(const KernelContext& ctx, F32 f32, F64 f64) {
+  if (ctx.inputs[0].dtype() == DType::Float32) f32(ctx);
+  else f64(ctx);
+}
+
+void lstm_sequence_cpu(const KernelContext& ctx) {
+  rnn_by_dtype(ctx, lstm_sequence_cpu_t<float>, lstm_sequence_cpu_t<double>);
+}
+void lstm_sequence_grad_cpu(const KernelContext& ctx) {
+  rnn_by_dtype(ctx, lstm_sequence_grad_cpu_t<float>, lstm_sequence_grad_cpu_t<double>);
+}
+void gru_sequence_cpu(const KernelContext& ctx) { rnn_by_dtype(ctx, gru_sequence_cpu_t<float>, gru_sequence_cpu_t<double>); }
+void gru_sequence_grad_cpu(const KernelContext& ctx) {
+  rnn_by_dtype(ctx, gru_sequence_grad_cpu_t<float>, gru_sequence_grad_cpu_t<double>);
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(lstm_sequence, CPU, lstm_sequence_cpu, DType::Float32, DType::Float64);
+EMBER_REGISTER_KERNEL(lstm_sequence_grad, CPU, lstm_sequence_grad_cpu, DType::Float32, DType::Float64);
+EMBER_REGISTER_KERNEL(gru_sequence, CPU, gru_sequence_cpu, DType::Float32, DType::Float64);
+EMBER_REGISTER_KERNEL(gru_sequence_grad, CPU, gru_sequence_grad_cpu, DType::Float32, DType::Float64);
+
+}  // namespace ember

@@ -1,0 +1,122 @@
+#include "framework/ops/recurrent.h"
+
+#include <sstream>
+#include <string>
+
+#include "framework/core/error.h"
+#include "framework/ops/dispatch.h"
+
+namespace ember::ops {
+
+namespace {
+
+struct RnnSequenceDims {
+  int64_t batch, steps, features, units;
+};
+
+std::string rnn_describe(std::initializer_list<std::pair<const char*, const Tensor*>> tensors) {
+  std::ostringstream os;
+  const char* sep = "";
+  for (const auto& [name, t] : tensors) {
+    os << sep << name << " " << t->shape() << " " << dtype_name(t->dtype());
+    sep = ", ";
+  }
+  return os.str();
+}
+
+// Checks the shapes and dtypes of a sequence op's inputs (gates: 4 for the LSTM, 3 for the GRU) and returns its sizes.
+RnnSequenceDims rnn_check_sequence(const char* op, int gates, const Tensor& x, std::initializer_list<const Tensor*> states,
+                            const Tensor& kernel, const Tensor& recurrent, const Tensor& bias, const Shape& bias_shape,
+                            const std::string& got) {
+  EMBER_CHECK(x.rank() == 3 && x.shape()[1] > 0 && kernel.rank() == 2, InvalidArgument)
+      << op << ": expected x (batch, steps > 0, features) and a kernel (features, " << gates << " * units), got " << got;
+  const RnnSequenceDims d{x.shape()[0], x.shape()[1], x.shape()[2], kernel.shape()[1] / gates};
+  bool ok = d.units > 0 && kernel.shape() == Shape({d.features, gates * d.units}) &&
+            recurrent.shape() == Shape({d.units, gates * d.units}) && bias.shape() == bias_shape;
+  for (const Tensor* s : states) ok = ok && s->shape() == Shape({d.batch, d.units});
+  EMBER_CHECK(ok, InvalidArgument) << op << ": expected x (batch, steps, features), states (batch, units), kernel "
+                                   << "(features, " << gates << " * units), recurrent_kernel (units, " << gates
+                                   << " * units) and bias " << bias_shape << ", got " << got;
+  const DType dt = x.dtype();
+  ok = dt == DType::Float32 || dt == DType::Float64;
+  for (const Tensor* t : states) ok = ok && t->dtype() == dt;
+  ok = ok && kernel.dtype() == dt && recurrent.dtype() == dt && bias.dtype() == dt;
+  EMBER_CHECK(ok, InvalidArgument) << op << ": expected float32 or float64 inputs of one dtype, got " << got;
+  return d;
+}
+
+Shape rnn_gru_bias_shape(const Tensor& kernel, bool reset_after) {
+  const int64_t width = kernel.rank() == 2 ? kernel.shape()[1] : 0;
+  return reset_after ? Shape{2, width} : Shape{width};
+}
+
+void rnn_check_like(const char* op, const char* what, const Tensor& t, const Shape& shape, DType dt) {
+  EMBER_CHECK(t.shape() == shape && t.dtype() == dt, InvalidArgument)
+      << op << ": expected " << what << " of shape " << shape << " " << dtype_name(dt) << ", got " << t.shape() << " "
+      << dtype_name(t.dtype());
+}
+
+}  // namespace
+
+std::vector<Tensor> lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& kernel,
+                                  const Tensor& recurrent_kernel, const Tensor& bias) {
+  const std::string got = rnn_describe({{"x", &x}, {"h0", &h0}, {"c0", &c0}, {"kernel", &kernel},
+                                    {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
+  const Shape bias_shape{kernel.rank() == 2 ? kernel.shape()[1] : 0};
+  const RnnSequenceDims d = rnn_check_sequence("lstm_sequence", 4, x, {&h0, &c0}, kernel, recurrent_kernel, bias, bias_shape, got);
+  const DType dt = x.dtype();
+  const OutputSpec specs[] = {{Shape{d.batch, d.steps, d.units}, dt}, {h0.shape(), dt}, {c0.shape(), dt}};
+  const Tensor inputs[] = {x, h0, c0, kernel, recurrent_kernel, bias};
+  return run_op(OpId::lstm_sequence, inputs, specs);
+}
+
+std::vector<Tensor> lstm_sequence_grad(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& kernel,
+                                       const Tensor& recurrent_kernel, const Tensor& bias, const Tensor& y,
+                                       const Tensor& dy, const Tensor& dh, const Tensor& dc) {
+  const char* op = "lstm_sequence_grad";
+  const std::string got = rnn_describe({{"x", &x}, {"h0", &h0}, {"c0", &c0}, {"kernel", &kernel},
+                                    {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
+  const Shape bias_shape{kernel.rank() == 2 ? kernel.shape()[1] : 0};
+  const RnnSequenceDims d = rnn_check_sequence(op, 4, x, {&h0, &c0}, kernel, recurrent_kernel, bias, bias_shape, got);
+  const DType dt = x.dtype();
+  rnn_check_like(op, "y", y, {d.batch, d.steps, d.units}, dt);
+  rnn_check_like(op, "dy", dy, y.shape(), dt);
+  rnn_check_like(op, "dh", dh, h0.shape(), dt);
+  rnn_check_like(op, "dc", dc, c0.shape(), dt);
+  const OutputSpec specs[] = {{x.shape(), dt},      {h0.shape(), dt},     {c0.shape(), dt},
+                              {kernel.shape(), dt}, {recurrent_kernel.shape(), dt}, {bias.shape(), dt}};
+  const Tensor inputs[] = {x, h0, c0, kernel, recurrent_kernel, bias, y, dy, dh, dc};
+  return run_op(OpId::lstm_sequence_grad, inputs, specs);
+}
+
+std::vector<Tensor> gru_sequence(const Tensor& x, const Tensor& h0, const Tensor& kernel, const Tensor& recurrent_kernel,
+                                 const Tensor& bias, bool reset_after) {
+  const std::string got = rnn_describe(
+      {{"x", &x}, {"h0", &h0}, {"kernel", &kernel}, {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
+  const RnnSequenceDims d = rnn_check_sequence("gru_sequence", 3, x, {&h0}, kernel, recurrent_kernel, bias,
+                                        rnn_gru_bias_shape(kernel, reset_after), got);
+  const DType dt = x.dtype();
+  const OutputSpec specs[] = {{Shape{d.batch, d.steps, d.units}, dt}, {h0.shape(), dt}};
+  const Tensor inputs[] = {x, h0, kernel, recurrent_kernel, bias};
+  return run_op(OpId::gru_sequence, inputs, specs, RnnSequenceAttrs{reset_after});
+}
+
+std::vector<Tensor> gru_sequence_grad(const Tensor& x, const Tensor& h0, const Tensor& kernel,
+                                      const Tensor& recurrent_kernel, const Tensor& bias, const Tensor& y,
+                                      const Tensor& dy, const Tensor& dh, bool reset_after) {
+  const char* op = "gru_sequence_grad";
+  const std::string got = rnn_describe(
+      {{"x", &x}, {"h0", &h0}, {"kernel", &kernel}, {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
+  const RnnSequenceDims d =
+      rnn_check_sequence(op, 3, x, {&h0}, kernel, recurrent_kernel, bias, rnn_gru_bias_shape(kernel, reset_after), got);
+  const DType dt = x.dtype();
+  rnn_check_like(op, "y", y, {d.batch, d.steps, d.units}, dt);
+  rnn_check_like(op, "dy", dy, y.shape(), dt);
+  rnn_check_like(op, "dh", dh, h0.shape(), dt);
+  const OutputSpec specs[] = {
+      {x.shape(), dt}, {h0.shape(), dt}, {kernel.shape(), dt}, {recurrent_kernel.shape(), dt}, {bias.shape(), dt}};
+  const Tensor inputs[] = {x, h0, kernel, recurrent_kernel, bias, y, dy, dh};
+  return run_op(OpId::gru_sequence_grad, inputs, specs, RnnSequenceAttrs{reset_after});
+}
+
+}  // namespace ember::ops
