@@ -2,7 +2,8 @@
 // mean(y^2) with respect to the layer's weights, and an SGD update, in ms per step.
 //   mha_train_ms:  MultiHeadAttention(8 heads, key_dim 64) as self-attention on (batch 8, sequence 256, 512
 //                  features);
-//   lstm_train_ms: LSTM(256) over (batch 64, 100 steps, 128 features), y its last output.
+//   lstm_train_ms: LSTM(256) over (batch 64, 100 steps, 128 features), y its last output (the whole-sequence op);
+//   lstm_per_step_train_ms: the same LSTM with unroll=True, which runs the cell step by step with framework ops.
 // Reference: the step's matmul FLOPs at the float32 rate of ops::matmul 1024x1024x1024 measured in the same run,
 // so speedup = how close the step comes to that GEMM ceiling. bench/compare_pytorch_layers.py runs this program
 // and measures torch.nn.MultiheadAttention and torch.nn.LSTM on the same steps, printing both.
@@ -105,6 +106,15 @@ int main(int argc, char** argv) {
   const double lstm_s = seconds_per_call(3, 2, lstm_step);
   const double lstm_bound = lstm_step_flops() / (gemm * 1e9);
   print({"lstm_train_ms", "ms", "matmul_bound_ms", lstm_s * 1e3, lstm_bound * 1e3, lstm_bound / lstm_s}, json);
+
+  layers::LSTM per_step(kLstmUnits, {.unroll = true});
+  per_step(seq);
+  per_step.set_weights(lstm.get_weights());
+  const std::vector<Variable> per_step_vars = per_step.trainable_weights();
+  optimizers::SGD per_step_sgd({.learning_rate = 0.01});
+  const double per_step_s = seconds_per_call(3, 2, train_step(per_step_vars, per_step_sgd, [&] { return per_step(seq, true); }));
+  print({"lstm_per_step_train_ms", "ms", "matmul_bound_ms", per_step_s * 1e3, lstm_bound * 1e3, lstm_bound / per_step_s},
+        json);
 
   if (const std::string dir = flag_value(argc, argv, "--profile-lstm"); !dir.empty()) {
     profiler::Profile p(dir, {.summary_rows = 25});

@@ -102,7 +102,11 @@ std::vector<Tensor> GRUCell::run_sequence(const Tensor& sequence, const std::vec
   const bool after = options_.reset_after;
   return detail::rnn_run_widened(
       compute_dtype(), {x, states.at(0), read(kernel_), read(recurrent_kernel_), read(bias_)},
-      [after](const std::vector<Tensor>& in) { return ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], after); });
+      [after](const std::vector<Tensor>& in) {
+        std::vector<Tensor> r = ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], after);
+        r.pop_back();  // the backward's saved state
+        return r;
+      });
 }
 
 nlohmann::json GRUCell::get_config() const {

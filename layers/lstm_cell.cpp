@@ -84,7 +84,11 @@ std::vector<Tensor> LSTMCell::run_sequence(const Tensor& sequence, const std::ve
   const Tensor x = sequence_with_dropout(sequence, training);
   return detail::rnn_run_widened(
       compute_dtype(), {x, states.at(0), states.at(1), read(kernel_), read(recurrent_kernel_), read(bias_)},
-      [](const std::vector<Tensor>& in) { return ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5]); });
+      [](const std::vector<Tensor>& in) {
+        std::vector<Tensor> r = ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5]);
+        r.pop_back();  // the backward's saved state
+        return r;
+      });
 }
 
 nlohmann::json LSTMCell::get_config() const {

@@ -10,6 +10,8 @@ namespace ember::ops {
 
 namespace {
 
+using detail::RnnSavedElements;
+
 struct RnnSequenceDims {
   int64_t batch, steps, features, units;
 };
@@ -56,7 +58,23 @@ void rnn_check_like(const char* op, const char* what, const Tensor& t, const Sha
       << dtype_name(t.dtype());
 }
 
+RnnSavedElements& rnn_saved_elements_fn(DeviceType device) {
+  static RnnSavedElements fns[kNumDeviceTypes] = {};
+  return fns[static_cast<int>(device)];
+}
+
+// The saved state's spec on x's device.
+OutputSpec rnn_saved_spec(const char* op, bool lstm, bool reset_after, const Tensor& x, const RnnSequenceDims& d) {
+  const RnnSavedElements fn = rnn_saved_elements_fn(x.device().type());
+  EMBER_CHECK(fn != nullptr, Unimplemented) << op << ": no kernel for device " << x.device();
+  return {Shape{fn({lstm, reset_after, d.batch, d.steps, d.features, d.units, x.dtype(), x.device()})}, x.dtype()};
+}
+
 }  // namespace
+
+namespace detail {
+void register_rnn_saved_elements(DeviceType device, RnnSavedElements fn) { rnn_saved_elements_fn(device) = fn; }
+}  // namespace detail
 
 std::vector<Tensor> lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& kernel,
                                   const Tensor& recurrent_kernel, const Tensor& bias) {
@@ -65,14 +83,15 @@ std::vector<Tensor> lstm_sequence(const Tensor& x, const Tensor& h0, const Tenso
   const Shape bias_shape{kernel.rank() == 2 ? kernel.shape()[1] : 0};
   const RnnSequenceDims d = rnn_check_sequence("lstm_sequence", 4, x, {&h0, &c0}, kernel, recurrent_kernel, bias, bias_shape, got);
   const DType dt = x.dtype();
-  const OutputSpec specs[] = {{Shape{d.batch, d.steps, d.units}, dt}, {h0.shape(), dt}, {c0.shape(), dt}};
+  const OutputSpec specs[] = {{Shape{d.batch, d.steps, d.units}, dt}, {h0.shape(), dt}, {c0.shape(), dt},
+                              rnn_saved_spec("lstm_sequence", true, false, x, d)};
   const Tensor inputs[] = {x, h0, c0, kernel, recurrent_kernel, bias};
   return run_op(OpId::lstm_sequence, inputs, specs);
 }
 
 std::vector<Tensor> lstm_sequence_grad(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& kernel,
                                        const Tensor& recurrent_kernel, const Tensor& bias, const Tensor& y,
-                                       const Tensor& dy, const Tensor& dh, const Tensor& dc) {
+                                       const Tensor& saved, const Tensor& dy, const Tensor& dh, const Tensor& dc) {
   const char* op = "lstm_sequence_grad";
   const std::string got = rnn_describe({{"x", &x}, {"h0", &h0}, {"c0", &c0}, {"kernel", &kernel},
                                     {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
@@ -83,9 +102,10 @@ std::vector<Tensor> lstm_sequence_grad(const Tensor& x, const Tensor& h0, const 
   rnn_check_like(op, "dy", dy, y.shape(), dt);
   rnn_check_like(op, "dh", dh, h0.shape(), dt);
   rnn_check_like(op, "dc", dc, c0.shape(), dt);
+  rnn_check_like(op, "saved", saved, rnn_saved_spec(op, true, false, x, d).shape, dt);
   const OutputSpec specs[] = {{x.shape(), dt},      {h0.shape(), dt},     {c0.shape(), dt},
                               {kernel.shape(), dt}, {recurrent_kernel.shape(), dt}, {bias.shape(), dt}};
-  const Tensor inputs[] = {x, h0, c0, kernel, recurrent_kernel, bias, y, dy, dh, dc};
+  const Tensor inputs[] = {x, h0, c0, kernel, recurrent_kernel, bias, y, saved, dy, dh, dc};
   return run_op(OpId::lstm_sequence_grad, inputs, specs);
 }
 
@@ -96,14 +116,15 @@ std::vector<Tensor> gru_sequence(const Tensor& x, const Tensor& h0, const Tensor
   const RnnSequenceDims d = rnn_check_sequence("gru_sequence", 3, x, {&h0}, kernel, recurrent_kernel, bias,
                                         rnn_gru_bias_shape(kernel, reset_after), got);
   const DType dt = x.dtype();
-  const OutputSpec specs[] = {{Shape{d.batch, d.steps, d.units}, dt}, {h0.shape(), dt}};
+  const OutputSpec specs[] = {{Shape{d.batch, d.steps, d.units}, dt}, {h0.shape(), dt},
+                              rnn_saved_spec("gru_sequence", false, reset_after, x, d)};
   const Tensor inputs[] = {x, h0, kernel, recurrent_kernel, bias};
   return run_op(OpId::gru_sequence, inputs, specs, RnnSequenceAttrs{reset_after});
 }
 
 std::vector<Tensor> gru_sequence_grad(const Tensor& x, const Tensor& h0, const Tensor& kernel,
                                       const Tensor& recurrent_kernel, const Tensor& bias, const Tensor& y,
-                                      const Tensor& dy, const Tensor& dh, bool reset_after) {
+                                      const Tensor& saved, const Tensor& dy, const Tensor& dh, bool reset_after) {
   const char* op = "gru_sequence_grad";
   const std::string got = rnn_describe(
       {{"x", &x}, {"h0", &h0}, {"kernel", &kernel}, {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
@@ -113,9 +134,10 @@ std::vector<Tensor> gru_sequence_grad(const Tensor& x, const Tensor& h0, const T
   rnn_check_like(op, "y", y, {d.batch, d.steps, d.units}, dt);
   rnn_check_like(op, "dy", dy, y.shape(), dt);
   rnn_check_like(op, "dh", dh, h0.shape(), dt);
+  rnn_check_like(op, "saved", saved, rnn_saved_spec(op, false, reset_after, x, d).shape, dt);
   const OutputSpec specs[] = {
       {x.shape(), dt}, {h0.shape(), dt}, {kernel.shape(), dt}, {recurrent_kernel.shape(), dt}, {bias.shape(), dt}};
-  const Tensor inputs[] = {x, h0, kernel, recurrent_kernel, bias, y, dy, dh};
+  const Tensor inputs[] = {x, h0, kernel, recurrent_kernel, bias, y, saved, dy, dh};
   return run_op(OpId::gru_sequence_grad, inputs, specs, RnnSequenceAttrs{reset_after});
 }
 

@@ -1,5 +1,5 @@
-// Backward formulas of the whole-sequence recurrent ops: their own backward kernels, which recompute the gates from
-// the saved output sequence. Those kernels are not differentiable themselves, so a tape recording the backward (a
+// Backward formulas of the whole-sequence recurrent ops: their own backward kernels, which read the state the
+// forward saved (its last output). Those kernels are not differentiable themselves, so a tape recording the backward (a
 // second derivative) is refused rather than given a wrong answer; the per-step layers give second derivatives.
 #include "framework/autodiff/grad_registry.h"
 #include "framework/autodiff/gradient_tape.h"
@@ -18,15 +18,15 @@ void rnn_check_first_order(const GradContext& ctx) {
 std::vector<Tensor> lstm_sequence_grad(const GradContext& ctx) {
   rnn_check_first_order(ctx);
   const auto& in = ctx.inputs;
-  return ops::lstm_sequence_grad(in[0], in[1], in[2], in[3], in[4], in[5], ctx.outputs[0], ctx.grads[0], ctx.grads[1],
-                                 ctx.grads[2]);
+  return ops::lstm_sequence_grad(in[0], in[1], in[2], in[3], in[4], in[5], ctx.outputs[0], ctx.outputs[3], ctx.grads[0],
+                                 ctx.grads[1], ctx.grads[2]);
 }
 
 std::vector<Tensor> gru_sequence_grad(const GradContext& ctx) {
   rnn_check_first_order(ctx);
   const auto& in = ctx.inputs;
-  return ops::gru_sequence_grad(in[0], in[1], in[2], in[3], in[4], ctx.outputs[0], ctx.grads[0], ctx.grads[1],
-                                std::get<RnnSequenceAttrs>(ctx.attrs).reset_after);
+  return ops::gru_sequence_grad(in[0], in[1], in[2], in[3], in[4], ctx.outputs[0], ctx.outputs[2], ctx.grads[0],
+                                ctx.grads[1], std::get<RnnSequenceAttrs>(ctx.attrs).reset_after);
 }
 
 }  // namespace

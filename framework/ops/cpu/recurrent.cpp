@@ -4,9 +4,9 @@
 // - Forward: one product projects the inputs of every step (x kernel), then per step one recurrent product
 //   accumulates into that step's gates and one pass over the batch applies them (Eigen's vectorised tanh and
 //   logistic).
-// - Backward: the gates are recomputed from y (every step's h is known, so x kernel + h_prev recurrent_kernel is two
-//   products over all steps), then per step the gates' gradients and one product for dh_prev; after the loop one
-//   product each gives dx, dkernel and drecurrent_kernel over the whole sequence, and a column sum the bias's.
+// - Backward: from the gate activations the forward saved (its last output), per step the gates' gradients and one
+//   product for dh_prev; after the loop one product each gives dx, dkernel and drecurrent_kernel over the whole
+//   sequence, and a column sum the bias's.
 // Float32 products go to oneDNN's sgemm, float64 ones to Eigen.
 #include <oneapi/dnnl/dnnl.h>
 
@@ -18,6 +18,7 @@
 #include "framework/core/error.h"
 #include "framework/core/parallel.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/recurrent.h"
 
 namespace ember {
 
@@ -105,8 +106,11 @@ void rnn_column_sums(const T* m, int64_t rows, int64_t width, T* out) {
 
 // ------------------------------------------------------------------------------------------------ LSTM
 
-// One sequence's step: z (4u) holds the gates' products, becomes their activations i, f, g, o; c advances in place
-// from c_prev (may alias c); h = o tanh(c).
+// The forward's saved state for the backward (the op's last output): every step's gate activations i, f, g, o
+// ((batch, steps, 4 units)), then every step's c ((batch, steps, units)).
+
+// One sequence's step: z (4u) holds the gates' products, becomes their activations i, f, g, o; c = f c_prev + i g,
+// h = o tanh(c).
 template <class T>
 void lstm_gates(T* z, const T* bias, const T* c_prev, T* c, T* h, int64_t u) {
   RnnVec<T> zs(z, 4 * u);
@@ -126,91 +130,87 @@ void lstm_sequence_cpu_t(const KernelContext& ctx) {
   const Tensor &x = ctx.inputs[0], &h0 = ctx.inputs[1], &c0 = ctx.inputs[2], &kernel = ctx.inputs[3],
                &recurrent = ctx.inputs[4], &bias = ctx.inputs[5];
   const RnnDims d = rnn_dims_of(x, h0);
-  const int64_t w = 4 * d.u, ldg = d.t * w;
+  const int64_t u = d.u, w = 4 * u, ldg = d.t * w;
   T* y = ctx.outputs[0].data<T>();
-  T* h = ctx.outputs[1].data<T>();
-  T* c = ctx.outputs[2].data<T>();
-  Tensor gates_buf;
-  T* gates = rnn_scratch<T>(gates_buf, d.rows() * w);
-  const T *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>();
+  T* gates = ctx.outputs[3].data<T>();
+  T* cs = gates + d.rows() * w;
+  const T *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>(), *c0p = c0.data<T>();
   rnn_gemm<T>(false, false, d.rows(), w, d.i, x.data<T>(), d.i, k, w, false, gates, w);
   for (int64_t t = 0; t < d.t; ++t) {
-    const T* hp = t == 0 ? h0.data<T>() : y + (t - 1) * d.u;
-    rnn_gemm<T>(false, false, d.b, w, d.u, hp, t == 0 ? d.u : d.t * d.u, r, w, true, gates + t * w, ldg);
-    const T* cp = t == 0 ? c0.data<T>() : c;
+    const T* hp = t == 0 ? h0.data<T>() : y + (t - 1) * u;
+    rnn_gemm<T>(false, false, d.b, w, u, hp, t == 0 ? u : d.t * u, r, w, true, gates + t * w, ldg);
     rnn_for_batch(d.b, w, [&](int64_t b) {
-      lstm_gates(gates + b * ldg + t * w, bs, cp + b * d.u, c + b * d.u, y + (b * d.t + t) * d.u, d.u);
+      const int64_t row = b * d.t + t;
+      lstm_gates(gates + row * w, bs, t == 0 ? c0p + b * u : cs + (row - 1) * u, cs + row * u, y + row * u, u);
     });
   }
-  rnn_for_batch(d.b, d.u, [&](int64_t b) { std::memcpy(h + b * d.u, y + (b * d.t + d.t - 1) * d.u, sizeof(T) * d.u); });
+  T *h = ctx.outputs[1].data<T>(), *c = ctx.outputs[2].data<T>();
+  rnn_for_batch(d.b, u, [&](int64_t b) {
+    const int64_t last = b * d.t + d.t - 1;
+    std::memcpy(h + b * u, y + last * u, sizeof(T) * u);
+    std::memcpy(c + b * u, cs + last * u, sizeof(T) * u);
+  });
 }
 
 template <class T>
 void lstm_sequence_grad_cpu_t(const KernelContext& ctx) {
   const Tensor &x = ctx.inputs[0], &h0 = ctx.inputs[1], &c0 = ctx.inputs[2], &kernel = ctx.inputs[3],
-               &recurrent = ctx.inputs[4], &bias = ctx.inputs[5], &yt = ctx.inputs[6], &dyt = ctx.inputs[7];
+               &recurrent = ctx.inputs[4];
   const RnnDims d = rnn_dims_of(x, h0);
   const int64_t u = d.u, w = 4 * u, ldg = d.t * w;
-  const T *xs = x.data<T>(), *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>();
-  const T *y = yt.data<T>(), *dy = dyt.data<T>();
-  Tensor gates_buf, hp_buf, cs_buf;
-  T* gates = rnn_scratch<T>(gates_buf, d.rows() * w);
+  const T *xs = x.data<T>(), *k = kernel.data<T>(), *r = recurrent.data<T>(), *c0p = c0.data<T>();
+  const T *y = ctx.inputs[6].data<T>(), *acts = ctx.inputs[7].data<T>(), *dy = ctx.inputs[8].data<T>();
+  const T* cs = acts + d.rows() * w;
+  Tensor dgates_buf, hp_buf;
+  T* dgates = rnn_scratch<T>(dgates_buf, d.rows() * w);  // the gradients of the gates' pre-activations
   T* hp = rnn_scratch<T>(hp_buf, d.rows() * u);
-  T* cs = rnn_scratch<T>(cs_buf, d.rows() * u);  // every step's c
   rnn_previous_states(h0.data<T>(), y, hp, d);
-  rnn_gemm<T>(false, false, d.rows(), w, d.i, xs, d.i, k, w, false, gates, w);
-  rnn_gemm<T>(false, false, d.rows(), w, u, hp, u, r, w, true, gates, w);
-  const T* c0p = c0.data<T>();
-  rnn_for_batch(d.b, d.t * w, [&](int64_t b) {
-    std::vector<T> h_unused(u);
-    for (int64_t t = 0; t < d.t; ++t) {
-      const T* cp = t == 0 ? c0p + b * u : cs + (b * d.t + t - 1) * u;
-      lstm_gates(gates + b * ldg + t * w, bs, cp, cs + (b * d.t + t) * u, h_unused.data(), u);
-    }
-  });
   // dh and dc carry the gradients of h_t and c_t back through the steps; they end as dh0 and dc0.
   T* dh = ctx.outputs[1].data<T>();
   T* dc = ctx.outputs[2].data<T>();
-  std::memcpy(dh, ctx.inputs[8].data<T>(), sizeof(T) * d.b * u);
-  std::memcpy(dc, ctx.inputs[9].data<T>(), sizeof(T) * d.b * u);
+  std::memcpy(dh, ctx.inputs[9].data<T>(), sizeof(T) * d.b * u);
+  std::memcpy(dc, ctx.inputs[10].data<T>(), sizeof(T) * d.b * u);
   for (int64_t t = d.t - 1; t >= 0; --t) {
     rnn_for_batch(d.b, w, [&](int64_t b) {
-      T* z = gates + b * ldg + t * w;  // the activations become the pre-activations' gradients
       const int64_t row = b * d.t + t;
-      RnnVec<T> i(z, u), f(z + u, u), g(z + 2 * u, u), o(z + 3 * u, u), dhv(dh + b * u, u), dcv(dc + b * u, u);
+      const T* a = acts + row * w;
+      T* z = dgates + row * w;
+      const RnnConstVec<T> i(a, u), f(a + u, u), g(a + 2 * u, u), o(a + 3 * u, u);
       const RnnConstVec<T> c(cs + row * u, u), c_prev(t == 0 ? c0p + b * u : cs + (row - 1) * u, u);
+      RnnVec<T> dhv(dh + b * u, u), dcv(dc + b * u, u);
       dhv += RnnConstVec<T>(dy + row * u, u);
       const auto tc = c.tanh().eval();
       dcv += dhv * o * (T(1) - tc * tc);
-      o = dhv * tc * o * (T(1) - o);
-      const auto di = (dcv * g).eval();
-      g = dcv * i * (T(1) - g * g);
-      i = di * i * (T(1) - i);
-      const auto df = (dcv * c_prev).eval();
+      RnnVec<T>(z, u) = dcv * g * i * (T(1) - i);
+      RnnVec<T>(z + u, u) = dcv * c_prev * f * (T(1) - f);
+      RnnVec<T>(z + 2 * u, u) = dcv * i * (T(1) - g * g);
+      RnnVec<T>(z + 3 * u, u) = dhv * tc * o * (T(1) - o);
       dcv *= f;
-      f = df * f * (T(1) - f);
     });
-    rnn_gemm<T>(false, true, d.b, u, w, gates + t * w, ldg, r, w, false, dh, u);
+    rnn_gemm<T>(false, true, d.b, u, w, dgates + t * w, ldg, r, w, false, dh, u);
   }
-  rnn_gemm<T>(false, true, d.rows(), d.i, w, gates, w, k, w, false, ctx.outputs[0].data<T>(), d.i);
-  rnn_gemm<T>(true, false, d.i, w, d.rows(), xs, d.i, gates, w, false, ctx.outputs[3].data<T>(), w);
-  rnn_gemm<T>(true, false, u, w, d.rows(), hp, u, gates, w, false, ctx.outputs[4].data<T>(), w);
-  rnn_column_sums(gates, d.rows(), w, ctx.outputs[5].data<T>());
+  rnn_gemm<T>(false, true, d.rows(), d.i, w, dgates, w, k, w, false, ctx.outputs[0].data<T>(), d.i);
+  rnn_gemm<T>(true, false, d.i, w, d.rows(), xs, d.i, dgates, w, false, ctx.outputs[3].data<T>(), w);
+  rnn_gemm<T>(true, false, u, w, d.rows(), hp, u, dgates, w, false, ctx.outputs[4].data<T>(), w);
+  rnn_column_sums(dgates, d.rows(), w, ctx.outputs[5].data<T>());
 }
 
 // ------------------------------------------------------------------------------------------------ GRU
 
+// The saved state: every step's activations z, r, hh ((batch, steps, 3 units)), then with reset_after every step's
+// recurrent products h_prev recurrent + recurrent bias ((batch, steps, 3 units)), without it every step's r h_prev
+// ((batch, steps, units)).
+
 // Keras's GRU, per sequence and step. xz (3u): the input products x kernel + input bias, becomes the activations
-// z, r, hh. With reset_after, rec (3u): h_prev recurrent + recurrent bias (kept for the backward). Without, rec (2u)
-// holds h_prev recurrent[:, :2u], and the candidate's product (r h_prev) recurrent[:, 2u:] comes in a second pass.
+// z, r, hh. With reset_after, rec (3u) holds h_prev recurrent + recurrent bias. Without, rec (2u) holds h_prev
+// recurrent[:, :2u], and the candidate's product (r h_prev) recurrent[:, 2u:] comes in a second pass.
 template <class T>
 void gru_gates_after(T* xz, const T* rec, const T* h_prev, T* h, int64_t u) {
   RnnVec<T> z(xz, u), r(xz + u, u), hh(xz + 2 * u, u);
   z = (z + RnnConstVec<T>(rec, u)).logistic();
   r = (r + RnnConstVec<T>(rec + u, u)).logistic();
   hh = (hh + r * RnnConstVec<T>(rec + 2 * u, u)).tanh();
-  const RnnConstVec<T> hp(h_prev, u);
-  RnnVec<T>(h, u) = z * hp + (T(1) - z) * hh;
+  RnnVec<T>(h, u) = z * RnnConstVec<T>(h_prev, u) + (T(1) - z) * hh;
 }
 
 template <class T>
@@ -245,27 +245,32 @@ void gru_sequence_cpu_t(const KernelContext& ctx) {
   const int64_t u = d.u, w = 3 * u, ldg = d.t * w;
   T* y = ctx.outputs[0].data<T>();
   const T *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>();
-  Tensor xz_buf, rec_buf, rh_buf;
-  T* xz = rnn_scratch<T>(xz_buf, d.rows() * w);
-  T* rec = rnn_scratch<T>(rec_buf, d.b * w);
-  T* rh = after ? nullptr : rnn_scratch<T>(rh_buf, d.b * u);
+  T* xz = ctx.outputs[2].data<T>();
+  T* saved = xz + d.rows() * w;  // reset_after: the recurrent products (3u a row); else r h_prev (u a row)
+  Tensor rec_buf;
+  T* rec = after ? nullptr : rnn_scratch<T>(rec_buf, d.b * w);
   rnn_gemm<T>(false, false, d.rows(), w, d.i, x.data<T>(), d.i, k, w, false, xz, w);
   rnn_add_rows(xz, d.rows(), w, bs);
   for (int64_t t = 0; t < d.t; ++t) {
     const T* hp = t == 0 ? h0.data<T>() : y + (t - 1) * u;
     const int64_t ldh = t == 0 ? u : d.t * u;
     if (after) {
-      rnn_for_batch(d.b, w, [&](int64_t b) { std::memcpy(rec + b * w, bs + w, sizeof(T) * w); });
-      rnn_gemm<T>(false, false, d.b, w, u, hp, ldh, r, w, true, rec, w);
+      rnn_for_batch(d.b, w, [&](int64_t b) { std::memcpy(saved + (b * d.t + t) * w, bs + w, sizeof(T) * w); });
+      rnn_gemm<T>(false, false, d.b, w, u, hp, ldh, r, w, true, saved + t * w, ldg);
       rnn_for_batch(d.b, w, [&](int64_t b) {
-        gru_gates_after(xz + b * ldg + t * w, rec + b * w, hp + b * ldh, y + (b * d.t + t) * u, u);
+        const int64_t row = b * d.t + t;
+        gru_gates_after(xz + row * w, saved + row * w, hp + b * ldh, y + row * u, u);
       });
     } else {
       rnn_gemm<T>(false, false, d.b, 2 * u, u, hp, ldh, r, w, false, rec, w);
-      rnn_for_batch(d.b, w, [&](int64_t b) { gru_gates_before(xz + b * ldg + t * w, rec + b * w, hp + b * ldh, rh + b * u, u); });
-      rnn_gemm<T>(false, false, d.b, u, u, rh, u, r + 2 * u, w, false, rec, w);
       rnn_for_batch(d.b, w, [&](int64_t b) {
-        gru_candidate_before(xz + b * ldg + t * w, rec + b * w, hp + b * ldh, y + (b * d.t + t) * u, u);
+        const int64_t row = b * d.t + t;
+        gru_gates_before(xz + row * w, rec + b * w, hp + b * ldh, saved + row * u, u);
+      });
+      rnn_gemm<T>(false, false, d.b, u, u, saved + t * u, d.t * u, r + 2 * u, w, false, rec, w);
+      rnn_for_batch(d.b, w, [&](int64_t b) {
+        const int64_t row = b * d.t + t;
+        gru_candidate_before(xz + row * w, rec + b * w, hp + b * ldh, y + row * u, u);
       });
     }
   }
@@ -275,93 +280,72 @@ void gru_sequence_cpu_t(const KernelContext& ctx) {
 
 template <class T>
 void gru_sequence_grad_cpu_t(const KernelContext& ctx) {
-  const Tensor &x = ctx.inputs[0], &h0 = ctx.inputs[1], &kernel = ctx.inputs[2], &recurrent = ctx.inputs[3],
-               &bias = ctx.inputs[4];
+  const Tensor &x = ctx.inputs[0], &h0 = ctx.inputs[1], &kernel = ctx.inputs[2], &recurrent = ctx.inputs[3];
   const bool after = std::get<RnnSequenceAttrs>(ctx.attrs).reset_after;
   const RnnDims d = rnn_dims_of(x, h0);
   const int64_t u = d.u, w = 3 * u, ldg = d.t * w;
-  const T *xs = x.data<T>(), *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>();
-  const T *y = ctx.inputs[5].data<T>(), *dy = ctx.inputs[6].data<T>();
-  Tensor xz_buf, rec_buf, hp_buf, rh_buf, drh_buf;
-  T* xz = rnn_scratch<T>(xz_buf, d.rows() * w);  // the input products; then the activations; then the gradients
-  // reset_after: h_prev recurrent + recurrent bias (3u), then the gradient of the recurrent products. Without it:
-  // h_prev recurrent[:, :2u] and (r h_prev) recurrent[:, 2u:] (3u).
-  T* rec = rnn_scratch<T>(rec_buf, d.rows() * w);
+  const T *xs = x.data<T>(), *k = kernel.data<T>(), *r = recurrent.data<T>();
+  const T *y = ctx.inputs[5].data<T>(), *acts = ctx.inputs[6].data<T>(), *dy = ctx.inputs[7].data<T>();
+  const T* saved = acts + d.rows() * w;
+  Tensor dx_buf, drec_buf, hp_buf, drh_buf;
+  T* dxz = rnn_scratch<T>(dx_buf, d.rows() * w);  // the gradients of the input products z, r, candidate
+  // reset_after: the gradients of the recurrent products (z, r, r times the candidate's)
+  T* drec = after ? rnn_scratch<T>(drec_buf, d.rows() * w) : nullptr;
   T* hp = rnn_scratch<T>(hp_buf, d.rows() * u);
-  T* rh = after ? nullptr : rnn_scratch<T>(rh_buf, d.rows() * u);
   T* drh = after ? nullptr : rnn_scratch<T>(drh_buf, d.b * u);
   rnn_previous_states(h0.data<T>(), y, hp, d);
-  rnn_gemm<T>(false, false, d.rows(), w, d.i, xs, d.i, k, w, false, xz, w);
-  rnn_add_rows(xz, d.rows(), w, bs);
-  if (after) {
-    rnn_for_batch(d.rows(), w, [&](int64_t row) { std::memcpy(rec + row * w, bs + w, sizeof(T) * w); });
-    rnn_gemm<T>(false, false, d.rows(), w, u, hp, u, r, w, true, rec, w);
-  } else {
-    rnn_gemm<T>(false, false, d.rows(), 2 * u, u, hp, u, r, w, false, rec, w);
-  }
-  std::vector<T> h_unused(static_cast<size_t>(d.rows() * u));
-  rnn_for_batch(d.rows(), w, [&](int64_t row) {
-    if (after) gru_gates_after(xz + row * w, rec + row * w, hp + row * u, h_unused.data() + row * u, u);
-    else gru_gates_before(xz + row * w, rec + row * w, hp + row * u, rh + row * u, u);
-  });
-  if (!after) {
-    rnn_gemm<T>(false, false, d.rows(), u, u, rh, u, r + 2 * u, w, false, rec + 2 * u, w);
-    rnn_for_batch(d.rows(), w, [&](int64_t row) {
-      const int64_t u3 = 3 * u;
-      RnnVec<T> hh(xz + row * u3 + 2 * u, u);
-      hh = (hh + RnnConstVec<T>(rec + row * u3 + 2 * u, u)).tanh();
-    });
-  }
   T* dh = ctx.outputs[1].data<T>();  // the gradient of h_t, carried back to dh0
-  std::memcpy(dh, ctx.inputs[7].data<T>(), sizeof(T) * d.b * u);
-  // Per step the activations in xz become the gradients of the input products (z, r, candidate), and with
-  // reset_after rec becomes the recurrent products' (z, r, r times the candidate's).
+  std::memcpy(dh, ctx.inputs[8].data<T>(), sizeof(T) * d.b * u);
   for (int64_t t = d.t - 1; t >= 0; --t) {
     rnn_for_batch(d.b, w, [&](int64_t b) {
       const int64_t row = b * d.t + t;
-      T* a = xz + row * w;
-      RnnVec<T> z(a, u), r_act(a + u, u), hh(a + 2 * u, u), dhv(dh + b * u, u);
+      const T* a = acts + row * w;
+      T* g = dxz + row * w;
+      const RnnConstVec<T> z(a, u), rr(a + u, u), hh(a + 2 * u, u);
+      RnnVec<T> dhv(dh + b * u, u), dz(g, u), dr(g + u, u), dhh(g + 2 * u, u);
       dhv += RnnConstVec<T>(dy + row * u, u);
-      const auto dz = (dhv * (RnnConstVec<T>(hp + row * u, u) - hh)).eval();
-      hh = dhv * (T(1) - z) * (T(1) - hh * hh);
+      dz = dhv * (RnnConstVec<T>(hp + row * u, u) - hh) * z * (T(1) - z);
+      dhh = dhv * (T(1) - z) * (T(1) - hh * hh);
       dhv *= z;
-      z = dz * z * (T(1) - z);
       if (after) {
-        T* g = rec + row * w;
-        RnnVec<T> gz(g, u), gr(g + u, u), gh(g + 2 * u, u);
-        const auto dr = (hh * gh * r_act * (T(1) - r_act)).eval();
-        gh = hh * r_act;
-        r_act = dr;
-        gz = z;
-        gr = dr;
+        T* gr = drec + row * w;
+        dr = dhh * RnnConstVec<T>(saved + row * w + 2 * u, u) * rr * (T(1) - rr);
+        RnnVec<T>(gr, 2 * u) = RnnConstVec<T>(g, 2 * u);
+        RnnVec<T>(gr + 2 * u, u) = dhh * rr;
       }
     });
     if (after) {
-      rnn_gemm<T>(false, true, d.b, u, w, rec + t * w, ldg, r, w, true, dh, u);
+      rnn_gemm<T>(false, true, d.b, u, w, drec + t * w, ldg, r, w, true, dh, u);
       continue;
     }
     // d(r h_prev) = d candidate recurrent[:, 2u:]^T, then r's gradient and h_prev's share through r h_prev.
-    rnn_gemm<T>(false, true, d.b, u, u, xz + t * w + 2 * u, ldg, r + 2 * u, w, false, drh, u);
+    rnn_gemm<T>(false, true, d.b, u, u, dxz + t * w + 2 * u, ldg, r + 2 * u, w, false, drh, u);
     rnn_for_batch(d.b, w, [&](int64_t b) {
       const int64_t row = b * d.t + t;
-      RnnVec<T> r_act(xz + row * w + u, u);
-      const RnnConstVec<T> d_rh(drh + b * u, u);
-      RnnVec<T>(dh + b * u, u) += d_rh * r_act;
-      r_act = d_rh * RnnConstVec<T>(hp + row * u, u) * r_act * (T(1) - r_act);
+      const RnnConstVec<T> rr(acts + row * w + u, u), d_rh(drh + b * u, u);
+      RnnVec<T>(dh + b * u, u) += d_rh * rr;
+      RnnVec<T>(dxz + row * w + u, u) = d_rh * RnnConstVec<T>(hp + row * u, u) * rr * (T(1) - rr);
     });
-    rnn_gemm<T>(false, true, d.b, u, 2 * u, xz + t * w, ldg, r, w, true, dh, u);
+    rnn_gemm<T>(false, true, d.b, u, 2 * u, dxz + t * w, ldg, r, w, true, dh, u);
   }
   T *dk = ctx.outputs[2].data<T>(), *dr = ctx.outputs[3].data<T>(), *db = ctx.outputs[4].data<T>();
-  rnn_gemm<T>(false, true, d.rows(), d.i, w, xz, w, k, w, false, ctx.outputs[0].data<T>(), d.i);
-  rnn_gemm<T>(true, false, d.i, w, d.rows(), xs, d.i, xz, w, false, dk, w);
-  rnn_column_sums(xz, d.rows(), w, db);
+  rnn_gemm<T>(false, true, d.rows(), d.i, w, dxz, w, k, w, false, ctx.outputs[0].data<T>(), d.i);
+  rnn_gemm<T>(true, false, d.i, w, d.rows(), xs, d.i, dxz, w, false, dk, w);
+  rnn_column_sums(dxz, d.rows(), w, db);
   if (after) {
-    rnn_gemm<T>(true, false, u, w, d.rows(), hp, u, rec, w, false, dr, w);
-    rnn_column_sums(rec, d.rows(), w, db + w);
+    rnn_gemm<T>(true, false, u, w, d.rows(), hp, u, drec, w, false, dr, w);
+    rnn_column_sums(drec, d.rows(), w, db + w);
   } else {
-    rnn_gemm<T>(true, false, u, 2 * u, d.rows(), hp, u, xz, w, false, dr, w);
-    rnn_gemm<T>(true, false, u, u, d.rows(), rh, u, xz + 2 * u, w, false, dr + 2 * u, w);
+    rnn_gemm<T>(true, false, u, 2 * u, d.rows(), hp, u, dxz, w, false, dr, w);
+    rnn_gemm<T>(true, false, u, u, d.rows(), saved, u, dxz + 2 * u, w, false, dr + 2 * u, w);
   }
+}
+
+// The saved state's elements on the CPU (see above).
+int64_t rnn_saved_elements_cpu(const ops::detail::RnnSavedQuery& q) {
+  const int64_t rows = q.batch * q.steps;
+  if (q.lstm) return rows * 5 * q.units;
+  return rows * (q.reset_after ? 6 : 4) * q.units;
 }
 
 template <class F32, class F64>
@@ -383,6 +367,10 @@ void gru_sequence_grad_cpu(const KernelContext& ctx) {
 
 }  // namespace
 
+static const bool rnn_saved_size_registered_cpu = [] {
+  ops::detail::register_rnn_saved_elements(DeviceType::CPU, rnn_saved_elements_cpu);
+  return true;
+}();
 EMBER_REGISTER_KERNEL(lstm_sequence, CPU, lstm_sequence_cpu, DType::Float32, DType::Float64);
 EMBER_REGISTER_KERNEL(lstm_sequence_grad, CPU, lstm_sequence_grad_cpu, DType::Float32, DType::Float64);
 EMBER_REGISTER_KERNEL(gru_sequence, CPU, gru_sequence_cpu, DType::Float32, DType::Float64);

@@ -5,8 +5,8 @@
 //   into a weight space and unpacks a weight-space gradient into Keras's shapes: the one place that knows the
 //   layout. cuDNN's GRU orders its gates r, z, h where Keras orders them z, r, h; the LSTM's i, f, c, o agree.
 //   The LSTM's single Keras bias is cuDNN's input bias, its recurrent bias held at zero.
-// - The backward runs the forward again in training mode for cuDNN's reserve space (the forward op keeps no state
-//   between the two, as on the CPU), then the data and weight gradients.
+// - The forward runs in training mode and returns cuDNN's reserve space as the op's saved state; the backward copies
+//   it (cuDNN's backward writes to it, and the op's inputs stay unchanged) before the data and weight gradients.
 // - GRU without reset_after is not cuDNN's GRU: the layers never send it here, and the kernel says so.
 #include <array>
 #include <cstdint>
@@ -20,6 +20,7 @@
 #include "framework/ops/cuda/kernel_util.h"
 #include "framework/ops/cuda/library_handles.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/recurrent.h"
 
 namespace ember {
 
@@ -54,12 +55,9 @@ struct RnnCudaDescs {
 // One call: the handle (held for the call), the descriptors, the sizes cuDNN asks for and its device buffers.
 class RnnCudaCall {
  public:
-  RnnCudaCall(const KernelContext& ctx, bool lstm, const Shape& x, const Shape& h0)
-      : op_(op_name(ctx.op)),
-        dev_(cuda::device_of(ctx)),
-        dt_(ctx.inputs[0].dtype()),
-        s_{lstm, x[0], x[1], x[2], h0[1]},
-        lease_(cuda::cudnn_handle(dev_)) {
+  RnnCudaCall(const char* op, int device, DType dtype, const RnnCudaShape& shape)
+      : op_(op), dev_(device), dt_(dtype), s_(shape), lease_(cuda::cudnn_handle(dev_)) {
+    cuda::activate(dev_);
     EMBER_CHECK(s_.batch <= INT32_MAX && s_.steps <= INT32_MAX && s_.features <= INT32_MAX && s_.units <= INT32_MAX,
                 InvalidArgument)
         << op_ << ": " << describe() << " exceeds cuDNN's 32-bit sizes";
@@ -69,7 +67,7 @@ class RnnCudaCall {
     check(cudnnCreateDropoutDescriptor(&d_.dropout), "cudnnCreateDropoutDescriptor");
     check(cudnnSetDropoutDescriptor(d_.dropout, handle(), 0.0f, nullptr, 0, 0), "cudnnSetDropoutDescriptor");
     check(cudnnCreateRNNDescriptor(&d_.rnn), "cudnnCreateRNNDescriptor");
-    check(cudnnSetRNNDescriptor_v8(d_.rnn, CUDNN_RNN_ALGO_STANDARD, lstm ? CUDNN_LSTM : CUDNN_GRU, CUDNN_RNN_DOUBLE_BIAS,
+    check(cudnnSetRNNDescriptor_v8(d_.rnn, CUDNN_RNN_ALGO_STANDARD, s_.lstm ? CUDNN_LSTM : CUDNN_GRU, CUDNN_RNN_DOUBLE_BIAS,
                                    CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, type, type, math, i32(s_.features),
                                    i32(s_.units), i32(s_.units), 1, d_.dropout, CUDNN_RNN_PADDED_IO_DISABLED),
           "cudnnSetRNNDescriptor_v8");
@@ -111,10 +109,11 @@ class RnnCudaCall {
     const int64_t n = static_cast<int64_t>((bytes + elem_bytes() - 1) / elem_bytes());
     return Tensor::empty({n}, dt_, Device::cuda(dev_));
   }
-  // The workspace and (training) reserve space sizes for this sequence.
-  std::array<size_t, 2> temp_sizes(cudnnForwardMode_t mode) const {
+  // The workspace and reserve space sizes for this sequence (training mode).
+  std::array<size_t, 2> temp_sizes() const {
     std::array<size_t, 2> sizes{0, 0};
-    check(cudnnGetRNNTempSpaceSizes(handle(), d_.rnn, mode, d_.x, &sizes[0], &sizes[1]), "cudnnGetRNNTempSpaceSizes");
+    check(cudnnGetRNNTempSpaceSizes(handle(), d_.rnn, CUDNN_FWD_MODE_TRAINING, d_.x, &sizes[0], &sizes[1]),
+          "cudnnGetRNNTempSpaceSizes");
     return sizes;
   }
 
@@ -210,46 +209,65 @@ void rnn_check_reset_after(const KernelContext& ctx) {
       << "on the CPU only (the GRU layer takes its per-step path on a GPU)";
 }
 
-// Inputs: x, h0, [c0,] kernel, recurrent, bias. Outputs: y, h, [c].
-void rnn_sequence_cuda(const KernelContext& ctx, bool lstm) {
-  const auto& in = ctx.inputs;
-  const int w = lstm ? 3 : 2;  // where the weights start
-  RnnCudaCall call(ctx, lstm, in[0].shape(), in[1].shape());
-  const auto& d = call.descs();
-  const Tensor space = RnnCudaWeights(call).pack(in[w], in[w + 1], in[w + 2]);
-  const size_t work = call.temp_sizes(CUDNN_FWD_MODE_INFERENCE)[0];
-  void* workspace = cuda::workspace(call.device(), work);
-  call.check(cudnnRNNForward(call.handle(), d.rnn, CUDNN_FWD_MODE_INFERENCE, call.seq_lengths(), d.x, in[0].raw_data(),
-                             d.y, ctx.outputs[0].raw_data(), d.h, in[1].raw_data(), ctx.outputs[1].raw_data(),
-                             lstm ? d.h : nullptr, lstm ? in[2].raw_data() : nullptr,
-                             lstm ? ctx.outputs[2].raw_data() : nullptr, call.weight_bytes(), space.raw_data(), work,
-                             workspace, 0, nullptr),
-             "cudnnRNNForward");
+RnnCudaCall rnn_cuda_call(const KernelContext& ctx, bool lstm) {
+  const Shape &x = ctx.inputs[0].shape(), &h0 = ctx.inputs[1].shape();
+  return RnnCudaCall(op_name(ctx.op), cuda::device_of(ctx), ctx.inputs[0].dtype(),
+                     RnnCudaShape{lstm, x[0], x[1], x[2], h0[1]});
 }
 
-// Inputs: x, h0, [c0,] kernel, recurrent, bias, y, dy, dh, [dc]. Outputs: dx, dh0, [dc0,] dkernel, drecurrent, dbias.
+// The saved state: cuDNN's reserve space, in elements of the op's dtype.
+int64_t rnn_saved_elements_cuda(const ops::detail::RnnSavedQuery& q) {
+  const RnnCudaCall call(q.lstm ? "lstm_sequence" : "gru_sequence", q.device.index(), q.dtype,
+                         RnnCudaShape{q.lstm, q.batch, q.steps, q.features, q.units});
+  const int64_t bytes = static_cast<int64_t>(call.temp_sizes()[1]);
+  return (bytes + call.elem_bytes() - 1) / call.elem_bytes();
+}
+
+// Inputs: x, h0, [c0,] kernel, recurrent, bias. Outputs: y, h, [c,] saved (the reserve space).
+void rnn_sequence_cuda(const KernelContext& ctx, bool lstm) {
+  const auto& in = ctx.inputs;
+  const auto& out = ctx.outputs;
+  const int w = lstm ? 3 : 2;  // where the weights start
+  RnnCudaCall call = rnn_cuda_call(ctx, lstm);
+  const auto& d = call.descs();
+  const Tensor space = RnnCudaWeights(call).pack(in[w], in[w + 1], in[w + 2]);
+  const auto [work, reserve_bytes] = call.temp_sizes();
+  Tensor& reserve = out[lstm ? 3 : 2];
+  EMBER_CHECK(static_cast<size_t>(reserve.nbytes()) >= reserve_bytes, Internal)
+      << call.op() << ": the saved state has " << reserve.nbytes() << " bytes, cuDNN asks for " << reserve_bytes;
+  void* workspace = cuda::workspace(call.device(), work);
+  call.check(cudnnRNNForward(call.handle(), d.rnn, CUDNN_FWD_MODE_TRAINING, call.seq_lengths(), d.x, in[0].raw_data(),
+                             d.y, out[0].raw_data(), d.h, in[1].raw_data(), out[1].raw_data(), lstm ? d.h : nullptr,
+                             lstm ? in[2].raw_data() : nullptr, lstm ? out[2].raw_data() : nullptr, call.weight_bytes(),
+                             space.raw_data(), work, workspace, reserve_bytes, reserve.raw_data()),
+             "cudnnRNNForward");
+  cuda::after_launch(call.op(), call.device());
+}
+
+// Inputs: x, h0, [c0,] kernel, recurrent, bias, y, saved, dy, dh, [dc]. Outputs: dx, dh0, [dc0,] dkernel, drecurrent,
+// dbias.
 void rnn_sequence_grad_cuda(const KernelContext& ctx, bool lstm) {
   const auto& in = ctx.inputs;
   const auto& out = ctx.outputs;
   const int w = lstm ? 3 : 2;
-  RnnCudaCall call(ctx, lstm, in[0].shape(), in[1].shape());
+  RnnCudaCall call = rnn_cuda_call(ctx, lstm);
   const auto& d = call.descs();
   const RnnCudaWeights weights(call);
   const Tensor space = weights.pack(in[w], in[w + 1], in[w + 2]);
-  const auto [work, reserve_bytes] = call.temp_sizes(CUDNN_FWD_MODE_TRAINING);
+  const auto [work, reserve_bytes] = call.temp_sizes();
   void* workspace = cuda::workspace(call.device(), work);
-  Tensor reserve = call.buffer(reserve_bytes), y = call.buffer(static_cast<size_t>(in[w + 3].nbytes()));
+  const Tensor &y = in[w + 3], &saved = in[w + 4], &dy = in[w + 5], &dh = in[w + 6];
+  EMBER_CHECK(static_cast<size_t>(saved.nbytes()) >= reserve_bytes, InvalidArgument)
+      << call.op() << ": the saved state has " << saved.nbytes() << " bytes, cuDNN asks for " << reserve_bytes
+      << " (pass the forward op's last output)";
+  Tensor reserve = call.buffer(reserve_bytes);
+  call.check_cuda(cudaMemcpyAsync(reserve.raw_data(), saved.raw_data(), reserve_bytes, cudaMemcpyDeviceToDevice,
+                                  cuda::stream(call.device())));
   const void* c0 = lstm ? in[2].raw_data() : nullptr;
   cudnnTensorDescriptor_t c_desc = lstm ? d.h : nullptr;
-  call.check(cudnnRNNForward(call.handle(), d.rnn, CUDNN_FWD_MODE_TRAINING, call.seq_lengths(), d.x, in[0].raw_data(),
-                             d.y, y.raw_data(), d.h, in[1].raw_data(), nullptr, c_desc, c0, nullptr,
-                             call.weight_bytes(), space.raw_data(), work, workspace, reserve_bytes,
-                             reserve.raw_data()),
-             "cudnnRNNForward");
-  const Tensor &dy = in[w + 4], &dh = in[w + 5];
   call.check(cudnnRNNBackwardData_v8(call.handle(), d.rnn, call.seq_lengths(), d.y, y.raw_data(), dy.raw_data(), d.x,
                                      out[0].raw_data(), d.h, in[1].raw_data(), dh.raw_data(), out[1].raw_data(), c_desc,
-                                     c0, lstm ? in[w + 6].raw_data() : nullptr, lstm ? out[2].raw_data() : nullptr,
+                                     c0, lstm ? in[w + 7].raw_data() : nullptr, lstm ? out[2].raw_data() : nullptr,
                                      call.weight_bytes(), space.raw_data(), work, workspace, reserve_bytes,
                                      reserve.raw_data()),
              "cudnnRNNBackwardData_v8");
@@ -257,8 +275,7 @@ void rnn_sequence_grad_cuda(const KernelContext& ctx, bool lstm) {
   call.check_cuda(cudaMemsetAsync(dspace.raw_data(), 0, call.weight_bytes(), cuda::stream(call.device())));
   call.check(cudnnRNNBackwardWeights_v8(call.handle(), d.rnn, CUDNN_WGRAD_MODE_ADD, call.seq_lengths(), d.x,
                                         in[0].raw_data(), d.h, in[1].raw_data(), d.y, y.raw_data(), call.weight_bytes(),
-                                        dspace.raw_data(), work, workspace, reserve_bytes,
-                                        reserve.raw_data()),
+                                        dspace.raw_data(), work, workspace, reserve_bytes, reserve.raw_data()),
              "cudnnRNNBackwardWeights_v8");
   weights.unpack(dspace, out[w], out[w + 1], out[w + 2]);
   cuda::after_launch(call.op(), call.device());
@@ -277,6 +294,10 @@ void gru_sequence_grad_cuda(const KernelContext& ctx) {
 
 }  // namespace
 
+static const bool rnn_saved_size_registered_cuda = [] {
+  ops::detail::register_rnn_saved_elements(DeviceType::CUDA, rnn_saved_elements_cuda);
+  return true;
+}();
 EMBER_REGISTER_KERNEL(lstm_sequence, CUDA, lstm_sequence_cuda, DType::Float32, DType::Float64);
 EMBER_REGISTER_KERNEL(lstm_sequence_grad, CUDA, lstm_sequence_grad_cuda, DType::Float32, DType::Float64);
 EMBER_REGISTER_KERNEL(gru_sequence, CUDA, gru_sequence_cuda, DType::Float32, DType::Float64);

@@ -311,11 +311,12 @@ void add_nn(Table& t) {
   fbn.push_back({"[3,2,2,4]", bn_inputs({3, 2, 2, 4}, false, 196), bn(BatchNormOps::Bn)});
   fbn.push_back({"[5,3] relu", bn_inputs({5, 3}, false, 200), bn(BatchNormOps::BnRelu)});
   fbn.push_back({"[2,3,2,3] add, relu", bn_inputs({2, 3, 2, 3}, true, 204), bn(BatchNormOps::BnAddRelu)});
-  // Whole-sequence LSTM and GRU: every output (the sequence and the final states) reaches the target.
+  // Whole-sequence LSTM and GRU: every output (the sequence and the final states; not the backward's saved state)
+  // reaches the target.
   auto flat = [](const std::vector<Tensor>& r) {
     const Shape& s = r[0].shape();
     std::vector<Tensor> parts{ops::reshape(r[0], {s[0], s[1] * s[2]})};
-    parts.insert(parts.end(), r.begin() + 1, r.end());
+    parts.insert(parts.end(), r.begin() + 1, r.end() - 1);
     return ops::concat(parts, 1);
   };
   t[OpId::lstm_sequence].push_back(

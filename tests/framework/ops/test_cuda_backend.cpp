@@ -662,8 +662,9 @@ void add_nn(Table& t) {
          },
          bn_dtypes, 8, false});
   }
-  // Whole-sequence LSTM and GRU (cuDNN's on a GPU; the GRU in cuDNN's reset_after form): the outputs, and the
-  // backward from them. cuDNN's products may run in TF32, hence room for float32.
+  // Whole-sequence LSTM and GRU (cuDNN's on a GPU; the GRU in cuDNN's reset_after form): the outputs but the saved
+  // state (each device's own layout), and the backward from them. cuDNN's products may run in TF32, hence room for
+  // float32.
   const std::vector<DType> rnn_dtypes = {DType::Float32, DType::Float64};
   auto rnn_inputs = [](int gates, bool lstm) {
     return [gates, lstm](DType dt) {
@@ -680,24 +681,32 @@ void add_nn(Table& t) {
   };
   t[OpId::lstm_sequence].push_back({"batch 3, 5 steps, 4 features, 6 units",
                                     [rnn_inputs](DType dt) { Inputs in = rnn_inputs(4, true)(dt); in.resize(6); return in; },
-                                    [](const Inputs& in, DType) { return ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5]); },
+                                    [](const Inputs& in, DType) {
+                                      Outputs r = ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5]);
+                                      r.pop_back();
+                                      return r;
+                                    },
                                     rnn_dtypes, 4});
   t[OpId::lstm_sequence_grad].push_back(
       {"batch 3, 5 steps, 4 features, 6 units", rnn_inputs(4, true),
        [](const Inputs& in, DType) {
          const std::vector<Tensor> f = ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5]);
-         return ops::lstm_sequence_grad(in[0], in[1], in[2], in[3], in[4], in[5], f[0], in[6], in[7], in[8]);
+         return ops::lstm_sequence_grad(in[0], in[1], in[2], in[3], in[4], in[5], f[0], f[3], in[6], in[7], in[8]);
        },
        rnn_dtypes, 4, false});
   t[OpId::gru_sequence].push_back({"reset_after, batch 3, 5 steps, 4 features, 6 units",
                                    [rnn_inputs](DType dt) { Inputs in = rnn_inputs(3, false)(dt); in.resize(5); return in; },
-                                   [](const Inputs& in, DType) { return ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], true); },
+                                   [](const Inputs& in, DType) {
+                                     Outputs r = ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], true);
+                                     r.pop_back();
+                                     return r;
+                                   },
                                    rnn_dtypes, 4});
   t[OpId::gru_sequence_grad].push_back(
       {"reset_after, batch 3, 5 steps, 4 features, 6 units", rnn_inputs(3, false),
        [](const Inputs& in, DType) {
          const std::vector<Tensor> f = ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], true);
-         return ops::gru_sequence_grad(in[0], in[1], in[2], in[3], in[4], f[0], in[5], in[6], true);
+         return ops::gru_sequence_grad(in[0], in[1], in[2], in[3], in[4], f[0], f[2], in[5], in[6], true);
        },
        rnn_dtypes, 4, false});
   for (OpId op : {OpId::softmax, OpId::log_softmax}) {
