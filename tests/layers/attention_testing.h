@@ -23,14 +23,6 @@ inline Tensor bool_mask(const std::vector<double>& values, const Shape& shape) {
   return ops::cast(make(values, shape, DType::Float32), DType::Bool);
 }
 
-inline double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = values_as_double(a), y = values_as_double(b);
-  REQUIRE(x.size() == y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 // The message of the E that f throws.
 template <typename E>
 std::string message_of(const std::function<void()>& f) {

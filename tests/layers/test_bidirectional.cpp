@@ -15,14 +15,6 @@ using namespace ember::testing;
 
 namespace {
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = values_as_double(a), y = values_as_double(b);
-  REQUIRE(x.size() == y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 Tensor seq_input(const Shape& shape, uint32_t seed) {
   return make(uniform_in(shape.num_elements(), -1, 1, seed), shape, DType::Float32);
 }

@@ -26,14 +26,6 @@ Tensor images(const Shape& s, uint32_t seed = 11) {
   return make(v, s, DType::Float32);
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  const std::vector<double> x = values_as_double(a), y = values_as_double(b);
-  REQUIRE(x.size() == y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 // Image b of a batch (N, H, W, C).
 Tensor image(const Tensor& batch, int64_t b) {
   const Shape& s = batch.shape();

@@ -49,14 +49,6 @@ std::string message_of(const std::function<void()>& f) {
 
 Tensor seq_input(const Shape& shape, uint32_t seed) { return make(uniform_in(shape.num_elements(), -1, 1, seed), shape, DType::Float32); }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = values_as_double(a), y = values_as_double(b);
-  REQUIRE(x.size() == y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 // The time slice t of a (batch, time, features) tensor, as (batch, features).
 Tensor at_time(const Tensor& x, int64_t t) {
   const Shape& s = x.shape();

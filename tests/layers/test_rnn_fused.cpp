@@ -34,14 +34,6 @@ Tensor seq_input(const Shape& shape, uint32_t seed, DType dt = DType::Float32) {
   return make(uniform_in(shape.num_elements(), -1, 1, seed), shape, dt);
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = values_as_double(a), y = values_as_double(b);
-  REQUIRE(x.size() == y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 enum class Kind { Lstm, GruAfter, GruBefore };
 const char* kind_name(Kind k) { return k == Kind::Lstm ? "LSTM" : k == Kind::GruAfter ? "GRU reset_after" : "GRU reset_before"; }
 

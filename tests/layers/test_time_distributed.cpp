@@ -14,14 +14,6 @@ using namespace ember::testing;
 
 namespace {
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = values_as_double(a), y = values_as_double(b);
-  REQUIRE(x.size() == y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 }  // namespace
 
 TEST_CASE("TimeDistributed passes the layer conformance check", "[layers][time_distributed]") {

@@ -79,6 +79,15 @@ inline std::vector<double> values_as_double(const Tensor& t) {
   return out;
 }
 
+// The largest |a - b| over the elements of two tensors of as many elements (any dtypes).
+inline double max_abs_diff(const Tensor& a, const Tensor& b) {
+  std::vector<double> x = values_as_double(a), y = values_as_double(b);
+  REQUIRE(x.size() == y.size());
+  double m = 0;
+  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
+  return m;
+}
+
 // Whether two value lists are equal element by element, NaN matching NaN.
 inline bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) return false;

@@ -172,14 +172,6 @@ std::vector<Tensor> value_and_grads(const std::vector<Tensor>& in, const ops::Do
   return out;
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  const std::vector<double> x = values_as_double(a), y = values_as_double(b);
-  REQUIRE(x.size() == y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 }  // namespace
 
 TEST_CASE("dot_product_attention without a mask runs the fused kernel, equal to the composite", "[ops][attention]") {
