@@ -78,6 +78,8 @@ EmberDType ember_c_dtype(ember::DType t) {
     case ember::DType::Int64: return EMBER_INT64;
     case ember::DType::UInt8: return EMBER_UINT8;
     case ember::DType::Bool: return EMBER_BOOL;
+    case ember::DType::String:
+      throw ember::InvalidArgument("the C API takes numeric and bool tensors only, not string tensors");
   }
   return EMBER_FLOAT32;
 }

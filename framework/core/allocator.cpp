@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <pthread.h>
 #include <unordered_map>
 #include <vector>
@@ -209,6 +211,16 @@ void Allocator::set_memory_limit(int64_t) {
 Storage::Storage(size_t bytes, Device device)
     : allocator_(&allocator_for(device)), data_(allocator_->allocate(bytes)), bytes_(bytes) {}
 
-Storage::~Storage() { allocator_->deallocate(data_, bytes_); }
+std::shared_ptr<Storage> Storage::strings(size_t count) {
+  auto s = std::make_shared<Storage>(count * sizeof(std::string), Device::cpu());
+  std::uninitialized_default_construct_n(static_cast<std::string*>(s->data_), count);
+  s->strings_ = count;
+  return s;
+}
+
+Storage::~Storage() {
+  std::destroy_n(static_cast<std::string*>(data_), strings_);
+  allocator_->deallocate(data_, bytes_);
+}
 
 }  // namespace ember

@@ -56,6 +56,9 @@ int device_count(DeviceType type);
 class Storage {
  public:
   Storage(size_t bytes, Device device);
+  // A host block holding `count` std::string objects (string tensors), constructed empty here and destroyed
+  // with the block.
+  static std::shared_ptr<Storage> strings(size_t count);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -69,6 +72,7 @@ class Storage {
   Allocator* allocator_;
   void* data_;
   size_t bytes_;
+  size_t strings_ = 0;  // std::string objects living in the block
 };
 
 }  // namespace ember

@@ -14,6 +14,7 @@
 #endif
 #include <cstdint>
 #include <iosfwd>
+#include <string>
 #include <string_view>
 
 namespace ember {
@@ -21,8 +22,10 @@ namespace ember {
 using half = Eigen::half;
 using bfloat16 = Eigen::bfloat16;
 
-enum class DType : uint8_t { Float32, Float64, Float16, BFloat16, Int32, Int64, UInt8, Bool };
-inline constexpr int kNumDTypes = 8;
+// String (TF's tf.string): each element a std::string of bytes; host-only, and only the ops that move
+// elements around (reshape, slicing, concat, gather, ...) and the data pipeline take it.
+enum class DType : uint8_t { Float32, Float64, Float16, BFloat16, Int32, Int64, UInt8, Bool, String };
+inline constexpr int kNumDTypes = 9;
 
 // Static facts about one dtype.
 struct DTypeTraits {
@@ -41,6 +44,10 @@ inline bool is_integer(DType t) { return traits(t).is_integer; }
 // Parses a TF dtype name ("float32", "int64", ...); throws InvalidArgument otherwise.
 DType dtype_from_name(std::string_view name);
 std::ostream& operator<<(std::ostream& os, DType t);
+// Copies `count` elements of `dtype` between host buffers: strings are assigned (both buffers must hold
+// constructed std::strings), every other dtype is copied bytewise. Every element copy that may meet a
+// string tensor goes through here.
+void copy_host_elements(void* dst, const void* src, size_t count, DType dtype);
 
 // C++ type -> DType.
 template <class T> struct dtype_of;
@@ -52,6 +59,7 @@ template <> struct dtype_of<int32_t> { static constexpr DType value = DType::Int
 template <> struct dtype_of<int64_t> { static constexpr DType value = DType::Int64; };
 template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::UInt8; };
 template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
+template <> struct dtype_of<std::string> { static constexpr DType value = DType::String; };
 template <class T> inline constexpr DType dtype_v = dtype_of<T>::value;
 
 // The type kernels compute in: float for the half types, the type itself otherwise.
@@ -106,6 +114,7 @@ template <class T> using compute_t = typename compute_type<T>::type;
     EMBER_DTYPE_CASE_(Int64, int64_t, __VA_ARGS__)                     \
     EMBER_DTYPE_CASE_(UInt8, uint8_t, __VA_ARGS__)                     \
     EMBER_DTYPE_CASE_(Bool, bool, __VA_ARGS__)                         \
+    EMBER_DTYPE_DEFAULT_(dtype, opname, "a numeric or bool dtype")     \
   }
 
 // Dispatch over the dtypes the sign-carrying numeric ops accept: floats, int32 and int64.

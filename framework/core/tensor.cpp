@@ -48,13 +48,26 @@ void Tensor::check_type(DType expected, const char* what) const {
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape)
     EMBER_CHECK(d >= 0, InvalidArgument) << "Tensor::empty: negative dimension in shape " << shape;
+  if (dtype == DType::String) {
+    check_string_device(device, "Tensor::empty");
+    return Tensor(shape, dtype, Storage::strings(static_cast<size_t>(shape.num_elements())), 0);
+  }
   size_t bytes = static_cast<size_t>(shape.num_elements()) * dtype_size(dtype);
   return Tensor(shape, dtype, std::make_shared<Storage>(bytes, device), 0);
 }
 
+void Tensor::check_string_device(Device device, const char* what) {
+  EMBER_CHECK(device.is_cpu(), InvalidArgument)
+      << what << ": string tensors live on the CPU (as TF keeps tf.string on the host); cannot place one on "
+      << device;
+}
+
 Tensor Tensor::from_host(const void* src, const Shape& shape, DType dtype, Device device) {
   Tensor t = empty(shape, dtype, device);
-  allocator_for(device).copy_from_host(t.raw_data(), src, t.nbytes());
+  if (dtype == DType::String)
+    copy_host_elements(t.raw_data(), src, static_cast<size_t>(t.num_elements()), dtype);
+  else
+    allocator_for(device).copy_from_host(t.raw_data(), src, t.nbytes());
   return t;
 }
 
@@ -72,12 +85,16 @@ Tensor Tensor::scalar_of(double value, DType dtype, Device device) {
 void Tensor::copy_to_host(void* dst) const {
   check_concrete("Tensor: reading values");
   if (detail::t_tensor_tracer) detail::t_tensor_tracer->host_read(*this, "Tensor: reading values");
-  allocator_for(device()).copy_to_host(dst, raw_data(), nbytes());
+  if (dtype() == DType::String)
+    copy_host_elements(dst, raw_data(), static_cast<size_t>(num_elements()), dtype());
+  else
+    allocator_for(device()).copy_to_host(dst, raw_data(), nbytes());
 }
 
 Tensor Tensor::to(Device target) const {
   check_concrete("Tensor::to");
   if (target == device()) return *this;
+  if (dtype() == DType::String) check_string_device(target, "Tensor::to");
   Tensor out;
   if (device().is_cpu()) {
     out = empty(shape(), dtype(), target);
@@ -121,7 +138,10 @@ Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
 Tensor Tensor::clone() const {
   check_concrete("Tensor::clone");
   Tensor out = empty(shape(), dtype(), device());
-  allocator_for(device()).copy_on_device(out.raw_data(), raw_data(), nbytes());
+  if (dtype() == DType::String)
+    copy_host_elements(out.raw_data(), raw_data(), static_cast<size_t>(num_elements()), dtype());
+  else
+    allocator_for(device()).copy_on_device(out.raw_data(), raw_data(), nbytes());
   if (detail::t_tensor_tracer)
     detail::t_tensor_tracer->derived("clone", *this, out, [](const Tensor& t) { return t.clone(); });
   return out;

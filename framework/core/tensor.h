@@ -27,7 +27,8 @@ class Tensor {
 
   // Uninitialised contiguous tensor (kernels fill it).
   static Tensor empty(const Shape& shape, DType dtype, Device device = default_device());
-  // Copies `data` (row-major) into a new tensor of `shape`; the sizes must agree.
+  // Copies `data` (row-major) into a new tensor of `shape`; the sizes must agree. T = std::string makes a
+  // string tensor (CPU only).
   template <class T>
   static Tensor from_vector(const std::vector<T>& data, const Shape& shape, Device device = default_device());
   // A 1-D tensor holding `data`.
@@ -120,8 +121,10 @@ class Tensor {
   }
   [[noreturn]] static void throw_undefined();
   [[noreturn]] void throw_symbolic(const char* what) const;
+  // InvalidArgument naming `what` unless `device` is the CPU, the only home of string tensors.
+  static void check_string_device(Device device, const char* what);
   void check_type(DType expected, const char* what) const;
-  // Copies nbytes() bytes of this tensor into host memory at dst.
+  // Copies this tensor's elements into host memory at dst (constructed std::strings for a string tensor).
   void copy_to_host(void* dst) const;
   static Tensor from_host(const void* src, const Shape& shape, DType dtype, Device device);
 

@@ -375,9 +375,44 @@ std::string join_lines(const std::string& s) {
   return out;
 }
 
+// Python's repr of a bytes object, as TF prints a tf.string element: b'a\tb', b"it's".
+std::string bytes_repr(const std::string& s) {
+  const char quote = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
+  std::string out = "b";
+  out += quote;
+  for (unsigned char c : s) {
+    if (c == quote || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c >= 0x7f) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += quote;
+  return out;
+}
+
 // The value text of a CPU tensor: NumPy's str() of the array.
 std::string values_string(const Tensor& t) {
   const DType dt = t.dtype();
+  if (dt == DType::String) {
+    const std::string* strings = static_cast<const std::string*>(t.raw_data());
+    if (t.rank() == 0) return bytes_repr(strings[0]);
+    if (t.num_elements() == 0) return "[]";
+    return join_lines(Layout(t.shape(), t.num_elements() > kThreshold, [strings](int64_t i) {
+                        return bytes_repr(strings[i]);
+                      }).format());
+  }
   const void* data = t.raw_data();
   std::function<double(int64_t)> as_double;
   EMBER_DISPATCH_ALL(dt, "Tensor::to_string", {

@@ -42,6 +42,7 @@ uint64_t tf_data_type(DType t) {
     case DType::Bool: return 10;      // DT_BOOL
     case DType::BFloat16: return 14;  // DT_BFLOAT16
     case DType::Float16: return 19;   // DT_HALF
+    case DType::String: return 7;     // DT_STRING
   }
   return 0;  // DT_INVALID
 }

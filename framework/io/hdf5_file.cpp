@@ -42,6 +42,7 @@ hid_t h5file_type_of(DType d) {
     case DType::Int64: return H5Tcopy(H5T_STD_I64LE);
     case DType::UInt8: return H5Tcopy(H5T_STD_U8LE);
     case DType::Bool: return h5file_bool_type();
+    case DType::String: break;  // write_dataset refuses string tensors first
   }
   return H5I_INVALID_HID;
 }
@@ -255,6 +256,9 @@ std::vector<std::string> H5Group::children(H5Order order) const {
 // --- datasets ---
 
 void H5Group::write_dataset(const std::string& name, const Tensor& value) {
+  EMBER_CHECK(value.dtype() != DType::String, Unimplemented)
+      << "HDF5: cannot save " << where(name) << ": it is a string tensor of shape " << value.shape()
+      << ", and checkpoints hold numeric and bool tensors only";
   Tensor t = value.device().is_cpu() ? value : value.to(Device::cpu());
   std::vector<hsize_t> dims(t.shape().begin(), t.shape().end());
   H5fileId space(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));

@@ -1,6 +1,8 @@
-// CPU kernels of the shape ops. They move raw elements by size, so one code path serves every dtype.
+// CPU kernels of the shape ops. They move raw elements by size, so one code path serves every fixed-size
+// dtype; string elements (std::string objects) are assigned instead.
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "framework/core/parallel.h"
 #include "framework/ops/broadcast.h"
@@ -16,10 +18,29 @@ void copy_bytes(char* dst, const char* src, size_t n) {
   });
 }
 
+namespace {
+// strided_copy for strings: each element assigned, in one thread (string tensors are small host data).
+void strided_copy_strings(const std::string* src, std::string* dst, const std::vector<int64_t>& shape,
+                          const std::vector<int64_t>& strides, int64_t total) {
+  std::vector<int64_t> idx(shape.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    dst[i] = src[off];
+    for (size_t d = shape.size(); d-- > 0;) {  // odometer, last dimension fastest
+      off += strides[d];
+      if (++idx[d] < shape[d]) break;
+      off -= strides[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+}  // namespace
+
 // Unit dims are dropped and dims that stay adjacent in src are merged, so the inner loop runs as long
 // as possible and contiguous runs become memcpy.
-void strided_copy(const void* src_v, void* dst_v, size_t esize, const std::vector<int64_t>& shape_in,
+void strided_copy(const void* src_v, void* dst_v, DType dtype, const std::vector<int64_t>& shape_in,
                   const std::vector<int64_t>& strides_in) {
+  const size_t esize = dtype_size(dtype);
   std::vector<int64_t> shape, strides;
   int64_t total = 1;
   for (size_t d = 0; d < shape_in.size(); ++d) {
@@ -34,6 +55,9 @@ void strided_copy(const void* src_v, void* dst_v, size_t esize, const std::vecto
     }
   }
   if (total == 0) return;
+  if (dtype == DType::String)
+    return strided_copy_strings(static_cast<const std::string*>(src_v), static_cast<std::string*>(dst_v), shape, strides,
+                                total);
   const char* src = static_cast<const char*>(src_v);
   char* dst = static_cast<char*>(dst_v);
   if (shape.empty()) {
@@ -145,13 +169,15 @@ void transpose_cpu(const KernelContext& ctx) {
       strides.push_back(st);
     }
   }
-  size_t es = dtype_size(x.dtype());
-  if (shape.size() == 2 && strides[0] == 1 && strides[1] == shape[0]) {
+  const DType dt = x.dtype();
+  const size_t es = dtype_size(dt);
+  if (dt != DType::String && shape.size() == 2 && strides[0] == 1 && strides[1] == shape[0]) {
     batched_transpose(x.raw_data(), y.raw_data(), es, 1, shape[1], shape[0]);
-  } else if (shape.size() == 3 && strides[0] == shape[1] * shape[2] && strides[1] == 1 && strides[2] == shape[1]) {
+  } else if (dt != DType::String && shape.size() == 3 && strides[0] == shape[1] * shape[2] && strides[1] == 1 &&
+             strides[2] == shape[1]) {
     batched_transpose(x.raw_data(), y.raw_data(), es, shape[0], shape[2], shape[1]);
   } else {
-    strided_copy(x.raw_data(), y.raw_data(), es, shape, strides);
+    strided_copy(x.raw_data(), y.raw_data(), dt, shape, strides);
   }
 }
 
@@ -161,11 +187,12 @@ void concat_cpu(const KernelContext& ctx) {
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= y.shape()[d];
   if (y.num_elements() == 0) return;
-  const size_t row_bytes = y.nbytes() / static_cast<size_t>(outer);
+  const DType dt = y.dtype();
+  const size_t es = dtype_size(dt), row_bytes = y.nbytes() / static_cast<size_t>(outer);
   std::vector<size_t> part_bytes;
   for (const Tensor& t : ctx.inputs) part_bytes.push_back(t.nbytes() / static_cast<size_t>(outer));
   char* out = static_cast<char*>(y.raw_data());
-  if (outer == 1) {
+  if (outer == 1 && dt != DType::String) {
     for (size_t k = 0; k < ctx.inputs.size(); ++k) {
       copy_bytes(out, static_cast<const char*>(ctx.inputs[k].raw_data()), part_bytes[k]);
       out += part_bytes[k];
@@ -177,8 +204,9 @@ void concat_cpu(const KernelContext& ctx) {
     for (int64_t o = b; o < e; ++o) {
       char* dst = out + static_cast<size_t>(o) * row_bytes;
       for (size_t k = 0; k < ctx.inputs.size(); ++k) {
-        std::memcpy(dst, static_cast<const char*>(ctx.inputs[k].raw_data()) + static_cast<size_t>(o) * part_bytes[k],
-                    part_bytes[k]);
+        copy_host_elements(dst,
+                           static_cast<const char*>(ctx.inputs[k].raw_data()) + static_cast<size_t>(o) * part_bytes[k],
+                           part_bytes[k] / es, dt);
         dst += part_bytes[k];
       }
     }
@@ -196,15 +224,14 @@ void strided_slice_cpu(const KernelContext& ctx) {
     offset += a.begin[d] * in_strides[d];
     strides[d] = a.strides[d] * in_strides[d];
   }
-  size_t es = dtype_size(x.dtype());
-  strided_copy(static_cast<const char*>(x.raw_data()) + offset * static_cast<int64_t>(es), y.raw_data(), es,
-               y.shape().dims(), strides);
+  strided_copy(static_cast<const char*>(x.raw_data()) + offset * static_cast<int64_t>(dtype_size(x.dtype())),
+               y.raw_data(), x.dtype(), y.shape().dims(), strides);
 }
 
 void broadcast_to_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   Tensor& y = ctx.outputs[0];
-  strided_copy(x.raw_data(), y.raw_data(), dtype_size(x.dtype()), y.shape().dims(),
+  strided_copy(x.raw_data(), y.raw_data(), x.dtype(), y.shape().dims(),
                broadcast_strides(x.shape(), y.shape()));
 }
 
@@ -220,16 +247,16 @@ void tile_cpu(const KernelContext& ctx) {
     shape.push_back(x.shape()[static_cast<int64_t>(d)]);
     strides.push_back(in_strides[d]);
   }
-  strided_copy(x.raw_data(), y.raw_data(), dtype_size(x.dtype()), shape, strides);
+  strided_copy(x.raw_data(), y.raw_data(), x.dtype(), shape, strides);
 }
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL(reshape, CPU, noop_cpu, EMBER_ALL_DTYPES);
-EMBER_REGISTER_KERNEL(transpose, CPU, transpose_cpu, EMBER_ALL_DTYPES);
-EMBER_REGISTER_KERNEL(concat, CPU, concat_cpu, EMBER_ALL_DTYPES);
-EMBER_REGISTER_KERNEL(strided_slice, CPU, strided_slice_cpu, EMBER_ALL_DTYPES);
-EMBER_REGISTER_KERNEL(broadcast_to, CPU, broadcast_to_cpu, EMBER_ALL_DTYPES);
-EMBER_REGISTER_KERNEL(tile, CPU, tile_cpu, EMBER_ALL_DTYPES);
+EMBER_REGISTER_KERNEL(reshape, CPU, noop_cpu, EMBER_ALL_DTYPES, DType::String);
+EMBER_REGISTER_KERNEL(transpose, CPU, transpose_cpu, EMBER_ALL_DTYPES, DType::String);
+EMBER_REGISTER_KERNEL(concat, CPU, concat_cpu, EMBER_ALL_DTYPES, DType::String);
+EMBER_REGISTER_KERNEL(strided_slice, CPU, strided_slice_cpu, EMBER_ALL_DTYPES, DType::String);
+EMBER_REGISTER_KERNEL(broadcast_to, CPU, broadcast_to_cpu, EMBER_ALL_DTYPES, DType::String);
+EMBER_REGISTER_KERNEL(tile, CPU, tile_cpu, EMBER_ALL_DTYPES, DType::String);
 
 }  // namespace ember

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "framework/core/dtype.h"
+
 namespace ember::cpu {
 
 // Runs body(E{}) with E an unsigned integer type of the element size (every dtype is 1, 2, 4 or 8 bytes),
@@ -21,8 +23,9 @@ void by_size(size_t esize, F&& body) {
 // memcpy split across the pool when large.
 void copy_bytes(char* dst, const char* src, size_t n);
 
-// dst (contiguous, of `shape`) <- src read with element strides `strides` (any sign; 0 broadcasts).
-void strided_copy(const void* src, void* dst, size_t esize, const std::vector<int64_t>& shape,
+// dst (contiguous, of `shape`) <- src read with element strides `strides` (any sign; 0 broadcasts); strings are
+// assigned element by element.
+void strided_copy(const void* src, void* dst, DType dtype, const std::vector<int64_t>& shape,
                   const std::vector<int64_t>& strides);
 
 }  // namespace ember::cpu

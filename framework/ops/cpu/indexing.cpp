@@ -70,8 +70,9 @@ void gather_cpu(const KernelContext& ctx) {
                    for (int64_t row = b; row < e; ++row) {
                      int64_t ki = row % k, bo = row / k, bi = bo / outer;
                      int64_t pick = static_cast<int64_t>(idx[bi * k + ki]);
-                     std::memcpy(dst + static_cast<size_t>(row) * row_bytes,
-                                 src + static_cast<size_t>(bo * n + pick) * row_bytes, row_bytes);
+                     copy_host_elements(dst + static_cast<size_t>(row) * row_bytes,
+                                        src + static_cast<size_t>(bo * n + pick) * row_bytes, static_cast<size_t>(inner),
+                                        params.dtype());
                    }
                  });
   });
@@ -236,7 +237,7 @@ void pad_cpu(const KernelContext& ctx) {
 
 }  // namespace
 
-EMBER_REGISTER_KERNEL(gather, CPU, gather_cpu, EMBER_ALL_DTYPES);
+EMBER_REGISTER_KERNEL(gather, CPU, gather_cpu, EMBER_ALL_DTYPES, DType::String);
 EMBER_REGISTER_KERNEL(unsorted_segment_sum, CPU, unsorted_segment_sum_cpu, DType::Float32, DType::Float64,
                       DType::Float16, DType::BFloat16, DType::Int32, DType::Int64, DType::UInt8);
 EMBER_REGISTER_KERNEL(one_hot, CPU, one_hot_cpu, DType::Int32, DType::Int64, DType::UInt8);
