@@ -1,4 +1,5 @@
-// Dataset.batch, padded_batch and unbatch: stacking element components along a new axis 0 by memcpy.
+// Dataset.batch, padded_batch and unbatch: stacking element components along a new axis 0, copying elements
+// with copy_host_elements (bytes, or std::string assignment for string components).
 #include <algorithm>
 #include <cstring>
 
@@ -31,14 +32,14 @@ Tensor stack_component(const std::vector<Element>& rows, size_t c) {
   Tensor out = Tensor::empty(with_batch_dim(static_cast<int64_t>(rows.size()), first.shape()), first.dtype(),
                              Device::cpu());
   char* dst = static_cast<char*>(out.raw_data());
-  const size_t row_bytes = first.nbytes();
+  const size_t row_bytes = first.nbytes(), row_elements = static_cast<size_t>(first.num_elements());
   for (size_t i = 0; i < rows.size(); ++i) {
     const Tensor& t = rows[i][c];
     EMBER_CHECK(t.shape() == first.shape() && t.dtype() == first.dtype(), InvalidArgument)
         << "Dataset.batch: component " << c << " of element " << i << " in the batch has shape " << t.shape()
         << " and dtype " << t.dtype() << " but element 0 has shape " << first.shape() << " and dtype "
         << first.dtype() << " (use padded_batch for differing shapes)";
-    std::memcpy(dst + i * row_bytes, on_cpu(t).raw_data(), row_bytes);
+    copy_host_elements(dst + i * row_bytes, on_cpu(t).raw_data(), row_elements, t.dtype());
   }
   return out;
 }
@@ -47,22 +48,23 @@ Tensor stack_component(const std::vector<Element>& rows, size_t c) {
 // runs at a time.
 void copy_into_corner(const Tensor& src, char* dst, const Shape& d) {
   const Shape& s = src.shape();
-  const size_t esize = dtype_size(src.dtype());
+  const DType dtype = src.dtype();
+  const size_t esize = dtype_size(dtype);
   const char* from = static_cast<const char*>(src.raw_data());
   const int64_t rank = s.rank();
   if (rank == 0) {
-    std::memcpy(dst, from, esize);
+    copy_host_elements(dst, from, 1, dtype);
     return;
   }
   if (src.num_elements() == 0) return;
-  const size_t run = static_cast<size_t>(s[rank - 1]) * esize;
+  const size_t run_elements = static_cast<size_t>(s[rank - 1]), run = run_elements * esize;
   const std::vector<int64_t> dst_strides = d.strides();
   std::vector<int64_t> idx(static_cast<size_t>(rank), 0);  // index of the current run (last entry stays 0)
   const int64_t runs = src.num_elements() / s[rank - 1];
   for (int64_t r = 0; r < runs; ++r) {
     int64_t off = 0;
     for (int64_t k = 0; k < rank - 1; ++k) off += idx[static_cast<size_t>(k)] * dst_strides[static_cast<size_t>(k)];
-    std::memcpy(dst + static_cast<size_t>(off) * esize, from + static_cast<size_t>(r) * run, run);
+    copy_host_elements(dst + static_cast<size_t>(off) * esize, from + static_cast<size_t>(r) * run, run_elements, dtype);
     for (int64_t k = rank - 2; k >= 0; --k) {  // odometer over all but the last dimension
       if (++idx[static_cast<size_t>(k)] < s[k]) break;
       idx[static_cast<size_t>(k)] = 0;
@@ -102,9 +104,17 @@ Tensor pad_and_stack_component(const std::vector<Element>& rows, size_t c, const
   const DType dtype = first.dtype();
   Tensor out = Tensor::empty(with_batch_dim(static_cast<int64_t>(rows.size()), target), dtype, Device::cpu());
   const size_t esize = dtype_size(dtype);
-  const Tensor pad = Tensor::scalar_of(c < o.padding_values.size() ? o.padding_values[c] : 0.0, dtype, Device::cpu());
   char* dst = static_cast<char*>(out.raw_data());
-  for (int64_t i = 0; i < out.num_elements(); ++i) std::memcpy(dst + static_cast<size_t>(i) * esize, pad.raw_data(), esize);
+  if (dtype == DType::String) {
+    // Strings pad with "" (TF's default for tf.string), which the fresh tensor already holds.
+    EMBER_CHECK(c >= o.padding_values.size(), InvalidArgument)
+        << "Dataset.padded_batch: component " << c << " is a string tensor, which pads with empty strings; "
+        << "padding_values[" << c << "] = " << o.padding_values[c] << " cannot be a string (leave it out)";
+  } else {
+    const Tensor pad = Tensor::scalar_of(c < o.padding_values.size() ? o.padding_values[c] : 0.0, dtype, Device::cpu());
+    for (int64_t i = 0; i < out.num_elements(); ++i)
+      std::memcpy(dst + static_cast<size_t>(i) * esize, pad.raw_data(), esize);
+  }
   const size_t row_bytes = static_cast<size_t>(target.num_elements()) * esize;
   for (size_t i = 0; i < rows.size(); ++i) copy_into_corner(on_cpu(rows[i][c]), dst + i * row_bytes, target);
   return out;
