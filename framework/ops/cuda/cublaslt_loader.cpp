@@ -1,54 +1,11 @@
-// cuBLASLt, loaded on first use. Linking it would map and relocate its 500 MB at every program start,
-// about 150 MiB of resident memory even on machines without a GPU (TensorFlow loads its CUDA libraries
-// lazily for the same reason). Ember defines the cuBLASLt functions it calls; each forwards to the real one,
-// found with dlsym in the library dlopen'd by the first call.
+// cuBLASLt, loaded on first use (toolkit_library.h): the definitions of the cuBLASLt functions Ember calls.
 #include <cublasLt.h>
-#include <dlfcn.h>
 
-#include <mutex>
-#include <string>
+#include "framework/ops/cuda/toolkit_library.h"
 
-#include "framework/core/error.h"
-
-namespace ember::cuda {
-namespace {
-
-#define EMBER_CUBLASLT_STR2(x) #x
-#define EMBER_CUBLASLT_STR(x) EMBER_CUBLASLT_STR2(x)
-// The toolkit's soname (the one the headers match), tried on the loader's path and then in the toolkit.
-constexpr const char* kCublasLtSoname = "libcublasLt.so." EMBER_CUBLASLT_STR(CUBLAS_VER_MAJOR);
-
-void* cublaslt_library() {
-  static std::mutex mu;
-  static void* handle = nullptr;
-  std::lock_guard<std::mutex> lock(mu);
-  if (handle) return handle;
-  handle = dlopen(kCublasLtSoname, RTLD_NOW | RTLD_LOCAL);
-  std::string error = handle ? "" : dlerror();
-#ifdef EMBER_CUDA_LIBRARY_DIR
-  if (!handle) handle = dlopen((std::string(EMBER_CUDA_LIBRARY_DIR) + "/" + kCublasLtSoname).c_str(), RTLD_NOW | RTLD_LOCAL);
-#endif
-  EMBER_CHECK(handle, FailedPrecondition) << "matmul: cuBLASLt (" << kCublasLtSoname << ") could not be loaded: " << error
-                                          << "; it comes with the CUDA toolkit Ember was built with";
-  return handle;
-}
-
-template <class Fn>
-Fn* cublaslt_symbol(const char* name) {
-  void* sym = dlsym(cublaslt_library(), name);
-  EMBER_CHECK(sym, FailedPrecondition) << "matmul: " << kCublasLtSoname << " has no function " << name;
-  return reinterpret_cast<Fn*>(sym);
-}
-
-}  // namespace
-}  // namespace ember::cuda
-
-// One forwarding definition per cuBLASLt function Ember calls: ret name(params) calls the real name(args).
-#define EMBER_CUBLASLT_FORWARD(ret, name, params, args)                                              \
-  extern "C" ret name params {                                                                      \
-    static decltype(name)* const real = ember::cuda::cublaslt_symbol<decltype(name)>(#name);        \
-    return real args;                                                                               \
-  }
+#define EMBER_CUBLASLT_FORWARD(ret, name, params, args)                                                           \
+  EMBER_TOOLKIT_FORWARD("libcublasLt.so." EMBER_TOOLKIT_STR(CUBLAS_VER_MAJOR), "matmul: cuBLASLt", ret, name,     \
+                        params, args)
 
 EMBER_CUBLASLT_FORWARD(cublasStatus_t, cublasLtCreate, (cublasLtHandle_t * handle), (handle))
 EMBER_CUBLASLT_FORWARD(const char*, cublasLtGetStatusName, (cublasStatus_t status), (status))
