@@ -9,6 +9,18 @@ namespace cpu_detail {
 void fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs, std::span<Tensor> outputs);
 }  // namespace cpu_detail
 
+namespace {
+detail::FusedElementwiseKernel g_kernels[2] = {cpu_detail::fused_elementwise, nullptr};  // per DeviceType
+}  // namespace
+
+namespace detail {
+void set_fused_elementwise_kernel(DeviceType device, FusedElementwiseKernel kernel) {
+  g_kernels[static_cast<int>(device)] = kernel;
+}
+}  // namespace detail
+
+bool fused_elementwise_runs_on(DeviceType device) { return g_kernels[static_cast<int>(device)] != nullptr; }
+
 std::string FusedElementwise::name() const {
   std::string out = "fused[";
   for (size_t s = 0; s < steps.size(); ++s) out += (s ? ", " : "") + std::string(op_name(steps[s].op));
@@ -17,15 +29,10 @@ std::string FusedElementwise::name() const {
 
 bool fusible_elementwise(OpId op, const Attrs& attrs) {
   switch (op) {
-    case OpId::neg: case OpId::abs: case OpId::sign: case OpId::exp: case OpId::log: case OpId::log1p:
-    case OpId::sqrt: case OpId::rsqrt: case OpId::square: case OpId::reciprocal: case OpId::sin: case OpId::cos:
-    case OpId::tanh: case OpId::sigmoid: case OpId::relu: case OpId::relu6: case OpId::elu: case OpId::selu:
-    case OpId::gelu: case OpId::softplus: case OpId::softsign: case OpId::swish: case OpId::floor:
-    case OpId::ceil: case OpId::round: case OpId::is_finite: case OpId::logical_not:
-    case OpId::add: case OpId::sub: case OpId::mul: case OpId::div: case OpId::div_no_nan: case OpId::pow:
-    case OpId::maximum: case OpId::minimum: case OpId::squared_difference: case OpId::relu_grad:
-    case OpId::equal: case OpId::not_equal: case OpId::less: case OpId::less_equal: case OpId::greater:
-    case OpId::greater_equal: case OpId::logical_and: case OpId::logical_or: case OpId::where:
+#define EMBER_FUSED_UNARY(name, F) case OpId::name:
+#define EMBER_FUSED_BINARY(name, F) case OpId::name:
+#include "framework/ops/fused_ops.def"
+    case OpId::gelu: case OpId::logical_not: case OpId::logical_and: case OpId::logical_or: case OpId::where:
     case OpId::clip_by_value:
       return true;
     case OpId::cast: {
@@ -83,7 +90,8 @@ bool fused_broadcast(const Shape& input, const Shape& shape, FusedElementwise::I
 std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs, bool op_by_op) {
   EMBER_CHECK(inputs.size() == f.inputs.size(), Internal)
       << f.name() << ": got " << inputs.size() << " inputs, expected " << f.inputs.size();
-  if (op_by_op || !f.device.is_cpu()) {
+  const detail::FusedElementwiseKernel kernel = g_kernels[static_cast<int>(f.device.type())];
+  if (op_by_op || !kernel) {
     std::vector<Tensor> regs(inputs.begin(), inputs.end());
     std::vector<Tensor> args;
     for (const FusedElementwise::Step& s : f.steps) {
@@ -101,7 +109,7 @@ std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<c
                                                                : f.steps[static_cast<size_t>(r) - f.inputs.size()].dtype;
     out.push_back(Tensor::empty(f.shape, dtype, f.device));
   }
-  cpu_detail::fused_elementwise(f, inputs, out);
+  kernel(f, inputs, out);
   return out;
 }
 

@@ -2,7 +2,8 @@
 // A chain of elementwise ops run as one pass over the data (jit_compile's fused kernels, XLA's loop fusion): the
 // graph compiler's fuse_elementwise pass builds one from the ops it groups, and the CPU kernel evaluates it a block
 // of elements at a time, every op of the chain on a block that stays in the core's cache, with the functors the
-// ops' own kernels use, so that the values are the unfused ops' to the bit.
+// ops' own kernels use, so that the values are the unfused ops' to the bit. The CUDA backend compiles one kernel
+// per chain with NVRTC from the same functors (framework/ops/cuda/fused_elementwise_cuda.cpp).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -48,10 +49,22 @@ bool fusible_elementwise(OpId op, const Attrs& attrs);
 // How `input` broadcasts to `shape`, or false when the fused kernel cannot read it so.
 bool fused_broadcast(const Shape& input, const Shape& shape, FusedElementwise::Input& out);
 
-// Runs the chain on `inputs` (one per FusedElementwise::inputs) into new tensors, one per output register: on the
-// CPU in one pass; with op_by_op (a tape records the inputs and must see each op) or on another device, each op
-// alone through the dispatch point.
+// Whether `device` has a kernel that runs a chain in one pass (the CPU; CUDA in a build with the CUDA backend): the
+// graph compiler fuses chains only there.
+bool fused_elementwise_runs_on(DeviceType device);
+
+// Runs the chain on `inputs` (one per FusedElementwise::inputs) into new tensors, one per output register: in one
+// pass on a device fused_elementwise_runs_on; with op_by_op (a tape records the inputs and must see each op) or on
+// another device, each op alone through the dispatch point.
 std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs,
                                           bool op_by_op = false);
+
+namespace detail {
+// A device's kernel for a chain: outputs are allocated, one per FusedElementwise::outputs, on f.device. Set by the
+// device's backend when it loads.
+using FusedElementwiseKernel = void (*)(const FusedElementwise& f, std::span<const Tensor> inputs,
+                                        std::span<Tensor> outputs);
+void set_fused_elementwise_kernel(DeviceType device, FusedElementwiseKernel kernel);
+}  // namespace detail
 
 }  // namespace ember::ops

@@ -69,52 +69,18 @@ void step(const Fused::Step& s, const float* const* r, float* o, int64_t k) {
   const float* a = r[s.args[0]];
   const float* b = s.args.size() > 1 ? r[s.args[1]] : nullptr;
   switch (s.op) {
-    case OpId::neg: return unary(a, o, k, fn::Neg{});
-    case OpId::abs: return unary(a, o, k, fn::Abs{});
-    case OpId::sign: return unary(a, o, k, fn::Sign{});
-    case OpId::exp: return unary(a, o, k, fn::Exp{});
-    case OpId::log: return unary(a, o, k, fn::Log{});
-    case OpId::log1p: return unary(a, o, k, fn::Log1p{});
-    case OpId::sqrt: return unary(a, o, k, fn::Sqrt{});
-    case OpId::rsqrt: return unary(a, o, k, fn::Rsqrt{});
-    case OpId::square: return unary(a, o, k, fn::Square{});
-    case OpId::reciprocal: return unary(a, o, k, fn::Reciprocal{});
-    case OpId::sin: return unary(a, o, k, fn::Sin{});
-    case OpId::cos: return unary(a, o, k, fn::Cos{});
-    case OpId::tanh: return unary(a, o, k, fn::Tanh{});
-    case OpId::sigmoid: return unary(a, o, k, fn::Sigmoid{});
-    case OpId::relu: return unary(a, o, k, fn::Relu{});
-    case OpId::relu6: return unary(a, o, k, fn::Relu6{});
-    case OpId::elu: return unary(a, o, k, fn::Elu{});
-    case OpId::selu: return unary(a, o, k, fn::Selu{});
+#define EMBER_FUSED_UNARY(name, F) \
+  case OpId::name:                 \
+    return unary(a, o, k, fn::F{});
+#define EMBER_FUSED_BINARY(name, F) \
+  case OpId::name:                  \
+    return binary(a, b, o, k, fn::F{});
+#include "framework/ops/fused_ops.def"
     case OpId::gelu: return unary(a, o, k, fn::Gelu{std::get<GeluAttrs>(s.attrs).approximate});
-    case OpId::softplus: return unary(a, o, k, fn::Softplus{});
-    case OpId::softsign: return unary(a, o, k, fn::Softsign{});
-    case OpId::swish: return unary(a, o, k, fn::Swish{});
-    case OpId::floor: return unary(a, o, k, fn::Floor{});
-    case OpId::ceil: return unary(a, o, k, fn::Ceil{});
-    case OpId::round: return unary(a, o, k, fn::Round{});
-    case OpId::is_finite: return unary(a, o, k, fn::IsFinite{});
     case OpId::logical_not: return unary(a, o, k, [](float x) { return fn::LogicalNot{}(x != 0.0f); });
     case OpId::cast:
       if (s.dtype == DType::Bool) return unary(a, o, k, fn::CastTo<bool>{});
       return unary(a, o, k, [](float x) { return x; });  // bool (0 or 1) or float32 to float32
-    case OpId::add: return binary(a, b, o, k, fn::Add{});
-    case OpId::sub: return binary(a, b, o, k, fn::Sub{});
-    case OpId::mul: return binary(a, b, o, k, fn::Mul{});
-    case OpId::div: return binary(a, b, o, k, fn::Div{});
-    case OpId::div_no_nan: return binary(a, b, o, k, fn::DivNoNan{});
-    case OpId::pow: return binary(a, b, o, k, fn::Pow{});
-    case OpId::maximum: return binary(a, b, o, k, fn::Maximum{});
-    case OpId::minimum: return binary(a, b, o, k, fn::Minimum{});
-    case OpId::squared_difference: return binary(a, b, o, k, fn::SquaredDifference{});
-    case OpId::relu_grad: return binary(a, b, o, k, fn::ReluGrad{});
-    case OpId::equal: return binary(a, b, o, k, fn::Equal{});
-    case OpId::not_equal: return binary(a, b, o, k, fn::NotEqual{});
-    case OpId::less: return binary(a, b, o, k, fn::Less{});
-    case OpId::less_equal: return binary(a, b, o, k, fn::LessEqual{});
-    case OpId::greater: return binary(a, b, o, k, fn::Greater{});
-    case OpId::greater_equal: return binary(a, b, o, k, fn::GreaterEqual{});
     case OpId::logical_and:
       return binary(a, b, o, k, [](float x, float y) { return fn::LogicalAnd{}(x != 0.0f, y != 0.0f); });
     case OpId::logical_or:
