@@ -17,7 +17,8 @@ bool fusible_value(const Value& v) { return v.dtype == DType::Float32 || v.dtype
 
 // Whether node n can be a step of a fused chain at all.
 bool candidate(const Graph& g, const Node& n) {
-  if (n.kind != NodeKind::Op || !n.device.is_cpu() || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  if (n.kind != NodeKind::Op || !ops::fused_elementwise_runs_on(n.device.type())) return false;
+  if (n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   if (n.cast_cache || n.in_place_input >= 0 || n.writes_input()) return false;
   if (!ops::fusible_elementwise(n.op, n.attrs)) return false;
   if (!fusible_value(g.values[static_cast<size_t>(n.outputs[0])])) return false;
