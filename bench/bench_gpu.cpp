@@ -11,6 +11,9 @@
 // - graphs: the time of a traced training step (an MLP 784-128-10 at batch 128, Adam, as an ember::function of
 //   (x, y) with no host read) with its replays captured as CUDA graphs, against the same function with them off
 //   (graph::set_device_graphs_enabled) and against the eager step;
+// - fusion: a fused elementwise chain at 4M float32 elements (dense's bias add, relu, dropout's mask and scale:
+//   relu(x + b) * mask * 2), traced with jit_compile (one NVRTC kernel) against the same function without it (one
+//   kernel per op), both without CUDA graphs;
 // - batch_norm: one training-mode batch norm, forward and backward, at ResNet-50's widest shape (128, 56, 56,
 //   256) in float16 and float32: ops::fused_batch_norm (cuDNN) against the ops BatchNormalization composes on
 //   the CPU (speedup = composed time / fused);
@@ -22,7 +25,7 @@
 // Without a GPU it says "no GPU: skipped" (on stderr with --json) and exits 0. All groups finish in well
 // under 2 minutes on an H200; scripts/gpu_check.sh runs resnet50 on its own under its own time limit.
 // Usage: bench_gpu [--json] [--only GROUP[,GROUP...]]   (groups: seeds, matmul, dispatch, train, batch_norm,
-// graphs, resnet50)
+// graphs, fusion, resnet50)
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -345,6 +348,28 @@ void graph_rows(bool json) {
   print({"cuda_graph_mlp_step_vs_eager", "us", "eager", graphs, eager, eager / graphs}, json);
 }
 
+// --------------------------------------------------------------------------------------------------- fusion
+
+void fusion_rows(bool json) {
+  DeviceScope on(kGpu);
+  random::set_seed(7);
+  constexpr int64_t kRows = 4096, kCols = 1024;  // 4M elements
+  const Tensor x = random::normal({kRows, kCols}), b = random::normal({kCols});
+  const Tensor mask = ops::cast(random::uniform({kRows, kCols}) > 0.5f, DType::Float32);
+  const auto chain = [](const Tensor& x, const Tensor& b, const Tensor& mask) {
+    return ops::relu(x + b) * mask * 2.0f;
+  };
+  auto fused = ember::function(chain, {.jit_compile = true});
+  auto alone = ember::function(chain);
+  const bool before = graph::device_graphs_enabled();
+  graph::set_device_graphs_enabled(false);
+  constexpr int kCalls = 100;
+  const double fused_us = step_microseconds([&] { fused(x, b, mask); }, kCalls);  // the first call compiles
+  const double alone_us = step_microseconds([&] { alone(x, b, mask); }, kCalls);
+  graph::set_device_graphs_enabled(before);
+  print({"fused_chain_4m", "us", "op_by_op", fused_us, alone_us, alone_us / fused_us}, json);
+}
+
 // ------------------------------------------------------------------------------------------------- resnet50
 
 constexpr int64_t kResnetBatch = 128;
@@ -401,11 +426,12 @@ int main(int argc, char** argv) {
     if (arg == "--json") json = true;
     else if (arg == "--only" && i + 1 < argc) only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_gpu [--json] [--only GROUP[,GROUP...]] (groups: seeds, matmul, dispatch, train, batch_norm, graphs, resnet50)\n");
+      std::fprintf(stderr, "usage: bench_gpu [--json] [--only GROUP[,GROUP...]] (groups: seeds, matmul, dispatch, train, batch_norm, graphs, fusion, resnet50)\n");
       return 2;
     }
   }
-  const std::vector<std::string> groups = {"seeds", "matmul", "dispatch", "train", "batch_norm", "resnet50"};
+  const std::vector<std::string> groups = {"seeds",  "matmul", "dispatch", "train",
+                                           "batch_norm", "graphs", "fusion", "resnet50"};
   std::vector<std::string> selected;  // --only's comma-separated groups; empty: all
   for (size_t at = 0; !only.empty() && at <= only.size();) {
     const size_t comma = std::min(only.find(',', at), only.size());
@@ -434,6 +460,7 @@ int main(int argc, char** argv) {
     if (wanted("train")) train_rows(json);
     if (wanted("batch_norm")) batch_norm_rows(json);
     if (wanted("graphs")) graph_rows(json);
+    if (wanted("fusion")) fusion_rows(json);
     if (wanted("resnet50")) resnet50_rows(json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpu: %s\n", e.what());

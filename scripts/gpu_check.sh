@@ -46,7 +46,7 @@ RESULTS_DIR=${GPU_CHECK_RESULTS:-bench/results/gpu}
 # H200 run gave the app's epochs 0.36-1.04 s, so a 5-epoch run is well under LIMIT_TRAIN.
 BUDGET=${GPU_CHECK_BUDGET:-510}
 LIMIT_TESTS=140    # all test executables together
-LIMIT_BENCH=60     # bench_gpu's matmul, dispatch, small-model and batch-norm rows
+LIMIT_BENCH=60     # bench_gpu's matmul, dispatch, small-model, batch-norm, graph and fusion rows
 LIMIT_RESNET=90    # bench_gpu --only resnet50
 LIMIT_TRAIN=15     # each of the seven training runs (5 epochs of 0.3-1.1 s, and loading the data)
 LIMIT_PYTORCH=110  # bench/compare_pytorch_gpu.py
@@ -339,7 +339,7 @@ bench() {
     problems+=("bench_gpu $* (exit $rc$([ "$rc" -ne 124 ] || echo ": time limit"); log: $LOGS/$step.log)")
   fi
 }
-bench bench_gpu "$LIMIT_BENCH" --only seeds,matmul,dispatch,train,batch_norm,graphs
+bench bench_gpu "$LIMIT_BENCH" --only seeds,matmul,dispatch,train,batch_norm,graphs,fusion
 bench bench_gpu_resnet50 "$LIMIT_RESNET" --only resnet50
 
 # The app's models trained on the GPU for the default 5 epochs: the last line (test accuracy, seconds per
