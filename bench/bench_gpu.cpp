@@ -355,7 +355,7 @@ void fusion_rows(bool json) {
   random::set_seed(7);
   constexpr int64_t kRows = 4096, kCols = 1024;  // 4M elements
   const Tensor x = random::normal({kRows, kCols}), b = random::normal({kCols});
-  const Tensor mask = ops::cast(random::uniform({kRows, kCols}) > 0.5f, DType::Float32);
+  const Tensor mask = ops::cast(ops::greater(random::uniform({kRows, kCols}), Tensor::scalar(0.5f)), DType::Float32);
   const auto chain = [](const Tensor& x, const Tensor& b, const Tensor& mask) {
     return ops::relu(x + b) * mask * 2.0f;
   };

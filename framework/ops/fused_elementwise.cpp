@@ -104,11 +104,7 @@ std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<c
     return out;
   }
   std::vector<Tensor> out;
-  for (int r : f.outputs) {
-    const DType dtype = r < static_cast<int>(f.inputs.size()) ? f.inputs[static_cast<size_t>(r)].dtype
-                                                               : f.steps[static_cast<size_t>(r) - f.inputs.size()].dtype;
-    out.push_back(Tensor::empty(f.shape, dtype, f.device));
-  }
+  for (int r : f.outputs) out.push_back(Tensor::empty(f.shape, f.dtype_of(r), f.device));
   kernel(f, inputs, out);
   return out;
 }

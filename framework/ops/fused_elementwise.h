@@ -39,6 +39,11 @@ struct FusedElementwise {
   std::vector<int> outputs;  // the registers written out, in the fused node's output order
 
   int num_registers() const { return static_cast<int>(inputs.size() + steps.size()); }
+  // The dtype of register r: its input's or its step's.
+  DType dtype_of(int r) const {
+    const size_t k = static_cast<size_t>(r);
+    return k < inputs.size() ? inputs[k].dtype : steps[k - inputs.size()].dtype;
+  }
   // A printable summary: "fused[mul, add, relu]".
   std::string name() const;
 };

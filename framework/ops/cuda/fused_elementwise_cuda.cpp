@@ -113,11 +113,6 @@ std::string step_expression(const Fused::Step& s) {
   }
 }
 
-DType register_dtype(const Fused& f, int r) {
-  const size_t ni = f.inputs.size();
-  return static_cast<size_t>(r) < ni ? f.inputs[static_cast<size_t>(r)].dtype : f.steps[static_cast<size_t>(r) - ni].dtype;
-}
-
 const char* c_type(DType dtype) { return dtype == DType::Bool ? "bool" : "float"; }
 
 std::atomic<int64_t> g_compiles{0};
@@ -222,7 +217,7 @@ std::string fused_elementwise_source(const Fused& f, const std::vector<bool>& by
   }
   for (size_t o = 0; o < f.outputs.size(); ++o) {
     const int r = f.outputs[o];
-    const DType dtype = register_dtype(f, r);
+    const DType dtype = f.dtype_of(r);
     const std::string p = "out" + std::to_string(o);
     params += ", " + std::string(c_type(dtype)) + "* __restrict__ " + p;
     body += "    " + p + "[i] = r" + std::to_string(r) + (dtype == DType::Bool ? " != 0.0f;\n" : ";\n");

@@ -25,8 +25,8 @@ EMBER_NVRTC_FORWARD(const char*, nvrtcGetErrorString, (nvrtcResult result), (res
 EMBER_NVRTC_FORWARD(nvrtcResult, nvrtcGetNumSupportedArchs, (int* count), (count))
 EMBER_NVRTC_FORWARD(nvrtcResult, nvrtcGetSupportedArchs, (int* archs), (archs))
 EMBER_NVRTC_FORWARD(nvrtcResult, nvrtcCreateProgram,
-                    (nvrtcProgram * prog, const char* src, const char* name, int num_headers, const char* const* headers,
-                     const char* const* include_names),
+                    (nvrtcProgram * prog, const char* src, const char* name, int num_headers,
+                     const char* const* headers, const char* const* include_names),
                     (prog, src, name, num_headers, headers, include_names))
 EMBER_NVRTC_FORWARD(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram * prog), (prog))
 EMBER_NVRTC_FORWARD(nvrtcResult, nvrtcCompileProgram, (nvrtcProgram prog, int num_options, const char* const* options),

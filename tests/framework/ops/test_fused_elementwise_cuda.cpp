@@ -162,7 +162,8 @@ TEST_CASE("fused chains compile with NVRTC for the GPU architectures", "[jit][nv
 
 TEST_CASE("a fused kernel rounds each step: no multiply-add across two ops", "[jit][nvrtc]") {
   // The ops alone round x * w to float before adding b; an FMA would not.
-  const cuda::NvrtcProgram p = cuda::compile_fused_elementwise(cuda::fused_elementwise_source(multiply_add_relu().f), 90);
+  const std::string source = cuda::fused_elementwise_source(multiply_add_relu().f);
+  const cuda::NvrtcProgram p = cuda::compile_fused_elementwise(source, 90);
   CHECK(p.ptx.find("fma.rn.f32") == std::string::npos);
   CHECK(p.ptx.find("mul.f32") != std::string::npos);
   CHECK(p.ptx.find("add.f32") != std::string::npos);
