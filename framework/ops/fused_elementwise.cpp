@@ -11,15 +11,20 @@ void fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs
 
 namespace {
 detail::FusedElementwiseKernel g_kernels[2] = {cpu_detail::fused_elementwise, nullptr};  // per DeviceType
+bool (*g_available[2])() = {nullptr, nullptr};
 }  // namespace
 
 namespace detail {
-void set_fused_elementwise_kernel(DeviceType device, FusedElementwiseKernel kernel) {
+void set_fused_elementwise_kernel(DeviceType device, FusedElementwiseKernel kernel, bool (*available)()) {
   g_kernels[static_cast<int>(device)] = kernel;
+  g_available[static_cast<int>(device)] = available;
 }
 }  // namespace detail
 
-bool fused_elementwise_runs_on(DeviceType device) { return g_kernels[static_cast<int>(device)] != nullptr; }
+bool fused_elementwise_runs_on(DeviceType device) {
+  const int d = static_cast<int>(device);
+  return g_kernels[d] != nullptr && (!g_available[d] || g_available[d]());
+}
 
 std::string FusedElementwise::name() const {
   std::string out = "fused[";

@@ -69,7 +69,9 @@ namespace detail {
 // device's backend when it loads.
 using FusedElementwiseKernel = void (*)(const FusedElementwise& f, std::span<const Tensor> inputs,
                                         std::span<Tensor> outputs);
-void set_fused_elementwise_kernel(DeviceType device, FusedElementwiseKernel kernel);
+// `available`, when given, says whether the kernel can run in this process (asked when a graph is compiled; e.g.
+// the library that builds it loads): where it cannot, chains on that device are left unfused.
+void set_fused_elementwise_kernel(DeviceType device, FusedElementwiseKernel kernel, bool (*available)() = nullptr);
 }  // namespace detail
 
 }  // namespace ember::ops

@@ -21,6 +21,7 @@
 #include "framework/core/error.h"
 #include "framework/ops/cuda/cuda_runtime.h"
 #include "framework/ops/cuda/fused_elementwise_headers.h"
+#include "framework/ops/cuda/nvrtc.h"
 #include "framework/ops/dispatch.h"
 
 namespace ember::cuda {
@@ -192,7 +193,7 @@ void fused_elementwise_cuda(const Fused& f, std::span<const Tensor> inputs, std:
 }
 
 const bool fused_elementwise_registered = [] {
-  ops::detail::set_fused_elementwise_kernel(DeviceType::CUDA, fused_elementwise_cuda);
+  ops::detail::set_fused_elementwise_kernel(DeviceType::CUDA, fused_elementwise_cuda, cuda::nvrtc_available);
   return true;
 }();
 

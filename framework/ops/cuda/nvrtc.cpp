@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "framework/core/error.h"
+#include "framework/core/logging.h"
 #include "framework/ops/cuda/toolkit_library.h"
 
 // NVRTC's soname carries the toolkit's major version (CUDART_VERSION / 1000, spelt out for the preprocessor).
@@ -89,6 +90,20 @@ NvrtcProgram nvrtc_compile(const std::string& source, int arch, const std::vecto
   out.ptx = read_output(prog, nvrtcGetPTXSize, nvrtcGetPTX, "nvrtcGetPTX", what, true);
   out.cubin = read_output(prog, nvrtcGetCUBINSize, nvrtcGetCUBIN, "nvrtcGetCUBIN", what, false);
   return out;
+}
+
+bool nvrtc_available() {
+  static const bool available = [] {
+    try {
+      int count = 0;
+      check_nvrtc(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs", "jit_compile");
+      return true;
+    } catch (const Error& e) {
+      logging::warn(std::string("jit_compile: elementwise chains on the GPU stay unfused, op by op: ") + e.what());
+      return false;
+    }
+  }();
+  return available;
 }
 
 int nvrtc_arch_for(int arch) {

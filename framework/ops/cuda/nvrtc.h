@@ -22,6 +22,9 @@ struct NvrtcProgram {
 NvrtcProgram nvrtc_compile(const std::string& source, int arch, const std::vector<NvrtcHeader>& headers,
                            const std::vector<std::string>& options, const std::string& what);
 
+// Whether libnvrtc loads (asked once; logs why not, once). Loads it.
+bool nvrtc_available();
+
 // The newest architecture NVRTC compiles for that is at most `arch` (a device newer than the toolkit runs the
 // machine code of an older architecture it supports).
 int nvrtc_arch_for(int arch);
