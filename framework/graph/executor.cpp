@@ -1,5 +1,6 @@
 #include "framework/graph/executor.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "framework/autodiff/gradient_tape.h"
@@ -124,9 +125,37 @@ void run_variable_update(const Node& n, std::span<const Tensor> inputs) {
   run_op_into(n.op, operands, n.specs, outputs, n.attrs, n.device);
 }
 
+void Executable::RunState::clear() {
+  std::fill(vals.begin(), vals.end(), Tensor());
+  in.clear();
+  out.clear();
+  tapes.clear();
+  held.clear();
+}
+
+std::unique_ptr<Executable::RunState> Executable::take_state() const {
+  {
+    std::lock_guard<std::mutex> lock(spare_->mu);
+    if (!spare_->states.empty()) {
+      std::unique_ptr<RunState> st = std::move(spare_->states.back());
+      spare_->states.pop_back();
+      return st;
+    }
+  }
+  auto st = std::make_unique<RunState>();
+  st->vals.resize(graph_.values.size());
+  return st;
+}
+
+void Executable::give_back_state(std::unique_ptr<RunState> st) const {
+  st->clear();
+  std::lock_guard<std::mutex> lock(spare_->mu);
+  spare_->states.push_back(std::move(st));
+}
+
 std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
-  RunState st;
-  st.vals.resize(graph_.values.size());
+  std::unique_ptr<RunState> state = take_state();
+  RunState& st = *state;
   for (size_t i = 0; i < graph_.inputs.size(); ++i) st.vals[static_cast<size_t>(graph_.inputs[i])] = inputs[i];
   for (int v : constants_) st.vals[static_cast<size_t>(v)] = graph_.values[static_cast<size_t>(v)].constant;
   std::unique_lock<std::mutex> graphs = lock_device_segments();
@@ -144,6 +173,7 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   result.reserve(graph_.outputs.size());
   // A graph's buffers are rewritten by its next launch: the caller gets copies.
   for (int v : graph_.outputs) result.push_back(st.from_graph(st.vals[static_cast<size_t>(v)]));
+  give_back_state(std::move(state));
   return result;
 }
 

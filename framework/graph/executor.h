@@ -94,7 +94,17 @@ class Executable {
     std::vector<const Storage*> held;  // the buffers of device graphs whose values this run handed out
     // `t`, or a copy of it when it is a device graph's buffer (which the graph's next launch rewrites).
     Tensor from_graph(const Tensor& t) const;
+    // Drops what the run held (values, tapes, buffers), keeping the vectors' capacity for the next run.
+    void clear();
   };
+  // Run states of finished runs, kept for the next (a run's vectors then allocate nothing); one per run at a
+  // time, so that runs on several threads, or one inside another, each take their own.
+  struct SpareStates {
+    std::mutex mu;
+    std::vector<std::unique_ptr<RunState>> states;
+  };
+  std::unique_ptr<RunState> take_state() const;
+  void give_back_state(std::unique_ptr<RunState> st) const;
   struct DeviceSegments;
   void init_device_segments(const ExecutableOptions& options);
   // The segments' lock when this run may use device graphs (owns_lock() false otherwise: a tape records, the
@@ -112,6 +122,7 @@ class Executable {
   std::vector<int> constants_;
   std::vector<char> keep_tape_;          // per node: a Cond or While whose ControlFlowGrad node follows
   std::vector<int> drop_tape_after_;     // per node: the forward node whose tape its last gradient node frees
+  std::unique_ptr<SpareStates> spare_ = std::make_unique<SpareStates>();
 };
 
 }  // namespace ember::graph

@@ -508,6 +508,29 @@ TEST_CASE("threads may call one function at once", "[function]") {
   CHECK(f.concrete_functions().size() == 1);  // however many threads traced at first
 }
 
+TEST_CASE("a replay holds no buffer once it returns", "[function]") {
+  // The executor keeps a finished run's vectors for the next run: they must drop every value, or a caller's
+  // input and the intermediates would stay allocated (and a variable's buffer would be shared at its update).
+  Variable w(sample({16, 16}, 40));
+  auto f = ember::function([&w](const Tensor& x) {
+    Tensor y = ops::tanh(ops::matmul(x, w.read_value()));
+    w.assign_sub(y * 0.5f);
+    return ops::reduce_sum(y);
+  });
+  const Device cpu = Device::cpu();
+  f(sample({16, 16}, 41));  // traces
+  for (uint64_t i = 0; i < 3; ++i) {
+    const int64_t before = config::memory_info(cpu).bytes_in_use;
+    {
+      const Tensor x = sample({16, 16}, 42 + i);
+      const Tensor expected_w = w.value() - ops::tanh(ops::matmul(x, w.value())) * 0.5f;
+      const Tensor loss = f(x);
+      CHECK(same_bits(w.value(), expected_w));
+    }
+    CHECK(config::memory_info(cpu).bytes_in_use == before);
+  }
+}
+
 TEST_CASE("elementwise ops reuse a dying input's buffer, but not under a tape that saved it", "[function]") {
   auto f = ember::function([](const Tensor& x) { return ops::exp(x * 3.0f) * 2.0f + 1.0f; });
   Tensor x = Tensor::from_vector<float>({0.1f, 0.2f, 0.3f});
