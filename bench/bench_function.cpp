@@ -14,8 +14,6 @@
 // instead of the wall clock, so that time spent waiting for a core counts for neither side.
 // Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|profiler] [--rounds N]
 //                       [--threads N] [--cpu-time]
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,9 +39,7 @@ bool g_cpu_time = false;     // --cpu-time
 // Seconds on the clock rounds are timed by: the wall clock, or the process's CPU time with --cpu-time.
 double seconds_now() {
   if (!g_cpu_time) return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  return process_cpu_seconds();
 }
 constexpr int kWarmup = 5;   // steps before timing: the function's first traces, Adam builds its slots
 constexpr uint64_t kSeed = 42;

@@ -8,9 +8,14 @@
 // Times are the best of 5 rounds that interleave the variants (after warm-up), so that another process
 // running for a while slows them alike.
 // The last column is float32's figure divided by the policy's: above 1 is faster, or smaller.
-// Usage: bench_mixed [--json] [--only kernels|mlp|cnn]
+// With --profile DIR, a few steps of each model (or --only's) under each policy are recorded by the profiler
+// instead, which prints each policy's top ops (time, calls) and writes its trace under DIR/<model>_<policy>.
+// On a machine other programs keep busy, --threads 1 --cpu-time times the rounds by the process's CPU time
+// instead of the wall clock, so that time spent waiting for a core counts for no variant.
+// Usage: bench_mixed [--json] [--only kernels|mlp|cnn] [--profile DIR] [--threads N (default 2)] [--cpu-time]
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -30,6 +35,7 @@ namespace {
 constexpr int64_t kBatch = 128;
 constexpr int kBatches = 8;  // distinct random batches cycled through
 constexpr int kRounds = 5;   // each figure is the best of this many rounds
+bool g_cpu_time = false;     // --cpu-time
 
 void print_vs_f32(const std::string& name, const std::string& unit, double value, double f32, bool json) {
   print({name, unit, "float32", value, f32, f32 / value}, json);
@@ -41,9 +47,15 @@ std::vector<double> interleaved_ms(int calls, const std::vector<std::function<vo
   std::vector<double> best(fns.size(), 1e300);
   for (int r = 0; r < kRounds; ++r)
     for (size_t i = 0; i < fns.size(); ++i)
-      best[i] = std::min(best[i], best_seconds(1, [&] {
-                                    for (int c = 0; c < calls; ++c) fns[i]();
-                                  }) / calls * 1e3);
+      if (g_cpu_time) {
+        const double t0 = process_cpu_seconds();
+        for (int c = 0; c < calls; ++c) fns[i]();
+        best[i] = std::min(best[i], (process_cpu_seconds() - t0) / calls * 1e3);
+      } else {
+        best[i] = std::min(best[i], best_seconds(1, [&] {
+                                      for (int c = 0; c < calls; ++c) fns[i]();
+                                    }) / calls * 1e3);
+      }
   return best;
 }
 
@@ -160,8 +172,19 @@ void train_rows(const std::string& kind, int steps, bool json) {
   }
 }
 
+// The profiler's table of a few steps of each policy, after warm-up.
+void profile_rows(const std::string& kind, int steps, const std::string& dir) {
+  for (const char* policy : kPolicies) {
+    Trainee t(kind, policy);
+    std::printf("%s %s, %d steps:\n", kind.c_str(), policy, steps);
+    profiler::Profile p(dir + "/" + kind + "_" + policy, {.summary_rows = 40});
+    for (int i = 0; i < steps; ++i) t.step();
+  }
+}
+
 int usage(const char* problem) {
-  std::fprintf(stderr, "bench_mixed: %s\nusage: bench_mixed [--json] [--only kernels|mlp|cnn]\n", problem);
+  std::fprintf(stderr, "bench_mixed: %s\nusage: bench_mixed [--json] [--only kernels|mlp|cnn] [--profile DIR] [--threads N] [--cpu-time]\n",
+               problem);
   return 2;
 }
 
@@ -169,7 +192,8 @@ int usage(const char* problem) {
 
 int main(int argc, char** argv) {
   bool json = false;
-  std::string only;
+  std::string only, profile_dir;
+  int threads = 2;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) {
       json = true;
@@ -177,16 +201,29 @@ int main(int argc, char** argv) {
       only = argv[++i];
       if (only != "kernels" && only != "mlp" && only != "cnn")
         return usage(("--only got '" + only + "', expected kernels, mlp or cnn").c_str());
+    } else if (std::strcmp(argv[i], "--cpu-time") == 0) {
+      g_cpu_time = true;
+    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+      if (threads < 1) return usage("--threads takes a positive count");
+    } else if (std::strcmp(argv[i], "--profile") == 0 && i + 1 < argc) {
+      profile_dir = argv[++i];
     } else {
       return usage((std::string("unknown argument '") + argv[i] + "'").c_str());
     }
   }
   try {
-    config::set_intra_op_parallelism_threads(2);
+    config::set_intra_op_parallelism_threads(threads);
     random::set_seed(42);
+    if (!profile_dir.empty()) {
+      if (only.empty() || only == "mlp") profile_rows("mlp", 40, profile_dir);
+      if (only.empty() || only == "cnn") profile_rows("cnn", 8, profile_dir);
+      return 0;
+    }
     if (!json)
-      std::printf("Mixed precision, %d intra-op threads, batch %lld; reference: float32 in the same run\n",
-                  config::get_intra_op_parallelism_threads(), static_cast<long long>(kBatch));
+      std::printf("Mixed precision, %d intra-op threads, batch %lld, %s; reference: float32 in the same run\n",
+                  config::get_intra_op_parallelism_threads(), static_cast<long long>(kBatch),
+                  g_cpu_time ? "CPU time" : "wall time");
     if (only.empty() || only == "kernels") kernel_rows(json);
     if (only.empty() || only == "mlp") train_rows("mlp", 40, json);
     if (only.empty() || only == "cnn") train_rows("cnn", 8, json);

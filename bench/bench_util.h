@@ -1,5 +1,7 @@
 #pragma once
 // Shared by the bench programs: the result row and its two output formats, timing, and keep_alive.
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +14,14 @@ using Clock = std::chrono::steady_clock;
 
 // Makes the compiler assume p's memory is read and written here, so the work producing it is kept.
 inline void keep_alive(const void* p) { asm volatile("" : : "g"(p) : "memory"); }
+
+// Seconds of CPU time the whole process has used: on a machine other programs keep busy, one thread's work timed
+// by it leaves out the time spent waiting for a core.
+inline double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 // Best seconds of `reps` calls of fn.
 template <class F>
