@@ -5,6 +5,7 @@
 // reference the tests hold oneDNN to.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -316,26 +317,39 @@ void conv2d_cpu(const KernelContext& ctx) {
 // The convolution, its bias and (with relu) its relu in one oneDNN primitive, which adds the bias to the float32
 // sum before the output's one rounding, as TF's fused convolution on oneDNN does: float32, and bfloat16 where
 // oneDNN has an AMX kernel, as they are; otherwise the half types on float32 copies, narrowed once. (So a half
-// type is not conv2d then add, which round twice.)
+// type is not conv2d then add, which round twice.) The relu runs in the primitive where relu_post_op_exact says it
+// may, asked of the operands the primitive reads (the float32 copies' values are the half operands', and a float
+// loop over them vectorises where float16's is scalar); returns whether it did.
 template <class T>
-void conv_bias_dnnl(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const ConvGeom& g, bool relu) {
+bool conv_bias_dnnl(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const ConvGeom& g, bool relu) {
   using dt = memory::data_type;
+  const int64_t terms = g.kh * g.kw * g.ig();
   if constexpr (std::is_same_v<T, float>) {
-    conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, dt::f32, b.raw_data(), relu);
+    const bool fused = relu && cpu::relu_post_op_exact<float>(x, w, b, terms);
+    conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, dt::f32, b.raw_data(), fused);
+    return fused;
   } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {  // (float64: direct loops)
+    std::optional<bool> fused;  // asked once
     if constexpr (std::is_same_v<T, bfloat16>) {
-      if (conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, dt::bf16, b.raw_data(), relu)) return;
+      if (dnnl_ctx::bf16_primitives_usable()) {
+        fused = relu && cpu::relu_post_op_exact<T>(x, w, b, terms);
+        if (conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, dt::bf16, b.raw_data(), *fused))
+          return *fused;
+      }
     }
     Tensor x32 = widened<T>(x), w32 = widened<T>(w), b32 = widened<T>(b);
+    if (!fused) fused = relu && cpu::relu_post_op_exact<float>(x32, w32, b32, terms);
     Tensor y32 = Tensor::empty(y.shape(), DType::Float32, Device::cpu());
-    conv_forward_dnnl(x32.raw_data(), w32.raw_data(), y32.raw_data(), g, dt::f32, b32.raw_data(), relu);
+    conv_forward_dnnl(x32.raw_data(), w32.raw_data(), y32.raw_data(), g, dt::f32, b32.raw_data(), *fused);
     cpu::narrow(y32.data<float>(), y.data<T>(), y.num_elements());
+    return *fused;
   }
+  return false;
 }
 
-// Float and the half types add the bias inside oneDNN's convolution (conv_bias_dnnl), and the relu where
-// relu_post_op_exact says it may; float64 convolves, then adds the bias and the relu in one pass over the output.
-// A relu oneDNN did not take is a pass of its own over the output, in place.
+// Float and the half types add the bias inside oneDNN's convolution (conv_bias_dnnl), and the relu where it may;
+// float64 convolves, then adds the bias and the relu in one pass over the output. A relu oneDNN did not take is a
+// pass of its own over the output, in place.
 void conv2d_bias_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   const Tensor& w = ctx.inputs[1];
@@ -353,8 +367,7 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
       cpu::add_bias_rows<double>(y.data<double>(), b.data<double>(), rows, channels, attrs.relu);
     } else {
       guarded("conv2d_bias", [&] {
-        const bool fused = attrs.relu && cpu::relu_post_op_exact<scalar_t>(x, w, b, g.kh * g.kw * g.ig());
-        conv_bias_dnnl<scalar_t>(x, w, b, y, g, fused);
+        const bool fused = conv_bias_dnnl<scalar_t>(x, w, b, y, g, attrs.relu);
         relu_left = attrs.relu && !fused;
       });
     }

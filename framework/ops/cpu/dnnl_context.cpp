@@ -45,6 +45,8 @@ bool native_bf16_isa() {
 }
 }  // namespace
 
+bool bf16_primitives_usable() { return bf16_enabled() && native_bf16_isa(); }
+
 void check_bf16_enabled() {
   if (!bf16_enabled()) throw dnnl::error(dnnl_unimplemented, "bf16 primitives are switched off");
   if (!native_bf16_isa()) throw dnnl::error(dnnl_unimplemented, "no AMX: oneDNN's bf16 kernels are slower here");

@@ -44,6 +44,9 @@ ScratchMemory scratch_memory(const dnnl::memory::desc& desc);
 // cache keys.
 bool bf16_enabled();
 void set_bf16_enabled(bool enabled);
+// Whether a bf16 primitive may be tried at all: they are enabled and the CPU has AMX. Where not, a bfloat16
+// op can skip straight to its float32 path (and whatever it would only compute for the primitive).
+bool bf16_primitives_usable();
 // Throws the dnnl::error oneDNN throws for an unsupported primitive when bf16 primitives are off or the
 // CPU has no AMX; call it first thing where a bf16 primitive is created.
 void check_bf16_enabled();

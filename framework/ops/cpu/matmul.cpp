@@ -319,11 +319,11 @@ void matmul_cpu(const KernelContext& ctx) {
 // matmul_bias: bfloat16 on oneDNN's AMX kernels adds the bias (and the relu, where relu_post_op_exact says it
 // may) inside the primitive, before the output's one rounding, as conv2d_bias does; otherwise the product as
 // matmul computes it (inputs 0 and 1, output 0 are matmul's), then the bias and the fused relu in one pass over
-// the output.
+// the output. (Without AMX relu_post_op_exact's passes over the operands would be wasted: they are skipped.)
 void matmul_bias_cpu(const KernelContext& ctx) {
   const Tensor& bias = ctx.inputs[2];
   Tensor& out = ctx.outputs[0];
-  if (out.dtype() == DType::BFloat16 && out.num_elements() > 0) {
+  if (out.dtype() == DType::BFloat16 && out.num_elements() > 0 && dnnl_ctx::bf16_primitives_usable()) {
     const Tensor &a = ctx.inputs[0], &b = ctx.inputs[1];
     const auto& attrs = std::get<MatMulAttrs>(ctx.attrs);
     const MatmulGeometry g = matmul_geometry(a.shape(), b.shape(), attrs);
