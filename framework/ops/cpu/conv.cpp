@@ -5,7 +5,6 @@
 // reference the tests hold oneDNN to.
 #include <algorithm>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -166,16 +165,24 @@ memory wrap(const md& d, const void* p) { return memory(d, dnnl_ctx::engine(), c
 // there is no bf16 primitive for the shape. A forward convolution given a bias (of type dt) adds it to the
 // float32 sum before the output's one rounding, and with relu takes the relu of the sum as it writes it
 // (oneDNN's relu: NaN becomes 0, so see relu_post_op_exact).
-bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g, memory::data_type dt,
-                       const void* bias = nullptr, bool relu = false) {
-  using Entry = Cached<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>;
+using ForwardEntry = Cached<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>;
+using BackwardDataEntry = Cached<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>;
+
+ForwardEntry& forward_entry(const ConvGeom& g, memory::data_type dt, bool bias, bool relu) {
   ConvDescs d = descs(g, dt);
   const md bias_md = bias ? md({g.o}, dt, memory::format_tag::x) : md();
-  Entry& e = conv_entry<Entry>(relu ? "conv_fwd_relu" : bias ? "conv_fwd_bias" : "conv_fwd", g, dt, [&] {
+  return conv_entry<ForwardEntry>(relu ? "conv_fwd_relu" : bias ? "conv_fwd_bias" : "conv_fwd", g, dt, [&] {
     auto pd = forward_pd(d, dnnl::prop_kind::forward_inference, bias_md, relu);
-    return make_entry<Entry, decltype(pd), dnnl::convolution_forward>(pd, pd.weights_desc(), d.user_w, true);
+    return make_entry<ForwardEntry, decltype(pd), dnnl::convolution_forward>(pd, pd.weights_desc(), d.user_w, true);
   });
+}
+
+bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g, memory::data_type dt,
+                       const void* bias = nullptr, bool relu = false) {
+  ForwardEntry& e = forward_entry(g, dt, bias != nullptr, relu);
   if (!e.prim) return false;
+  ConvDescs d = descs(g, dt);
+  const md bias_md = bias ? md({g.o}, dt, memory::format_tag::x) : md();
   memory user_w = wrap(d.user_w, w), weights = user_w;
   dnnl_ctx::ScratchMemory reordered;
   if (e.needs_reorder) {
@@ -190,17 +197,22 @@ bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g,
   return true;
 }
 
-bool conv_backprop_input_dnnl(const void* w, const void* dy, void* dx, const ConvGeom& g, memory::data_type dt) {
-  using Entry = Cached<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>;
+BackwardDataEntry& backward_data_entry(const ConvGeom& g, memory::data_type dt) {
   ConvDescs d = descs(g, dt);
-  Entry& e = conv_entry<Entry>("conv_bwd_data", g, dt, [&] {
+  return conv_entry<BackwardDataEntry>("conv_bwd_data", g, dt, [&] {
     auto hint = forward_pd(d, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src, d.any_w, d.dst, d.strides,
                                                d.dilates, d.pad_l, d.pad_r);
     dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), dnnl_ctx::engine(), hint);
-    return make_entry<Entry, decltype(pd), dnnl::convolution_backward_data>(pd, pd.weights_desc(), d.user_w, true);
+    return make_entry<BackwardDataEntry, decltype(pd), dnnl::convolution_backward_data>(pd, pd.weights_desc(),
+                                                                                        d.user_w, true);
   });
+}
+
+bool conv_backprop_input_dnnl(const void* w, const void* dy, void* dx, const ConvGeom& g, memory::data_type dt) {
+  BackwardDataEntry& e = backward_data_entry(g, dt);
   if (!e.prim) return false;
+  ConvDescs d = descs(g, dt);
   memory user_w = wrap(d.user_w, w), weights = user_w;
   dnnl_ctx::ScratchMemory reordered;
   if (e.needs_reorder) {
@@ -275,6 +287,58 @@ void run_dnnl(const Tensor& a, const Tensor& b, Tensor& out, F&& dnnl) {
   // (Float64 takes the direct loops; the dispatch macro still instantiates this for it.)
 }
 
+// Half-type convolutions whose output images each depend on one input image (the forward and the input gradient)
+// widen and narrow a chunk of images at a time: the chunk's float32 input and output stay in the core's L2 cache
+// between the widening, oneDNN and the narrowing, where the whole batch's float32 copies (11 MiB of output for the
+// example CNN's first convolution at batch 128) would make each of those passes one through memory. A chunk runs
+// on the float32 kernel oneDNN picks for the whole batch (impl_of gives the kernel's name for a geometry), which
+// sums each output in the same order: the whole batch's bits. Images per chunk: each image's float32 input and
+// output in kChunkBytes, or the whole batch where the kernel would differ. The answer is cached per geometry.
+constexpr int64_t kChunkBytes = int64_t{1} << 20;
+
+template <class ImplOf>
+int64_t images_per_chunk(const char* kind, const ConvGeom& g, ImplOf&& impl_of) {
+  return dnnl_ctx::cached<int64_t>(cache_key(kind, g), [&]() -> int64_t {
+    const int64_t per_image = 4 * (g.h * g.w * g.c + g.oh * g.ow * g.o);
+    const int64_t n = std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(per_image, 1));
+    if (n >= g.n) return g.n;
+    const std::string whole = impl_of(g);
+    for (int64_t images : {n, g.n % n}) {
+      if (images == 0) continue;
+      ConvGeom c = g;
+      c.n = images;
+      if (impl_of(c) != whole) return g.n;
+    }
+    return n;
+  });
+}
+
+// The name of the kernel oneDNN runs for an entry, empty when it has none.
+template <class Entry>
+std::string impl_name(const Entry& e) {
+  return e.prim ? std::string(e.pd.impl_info_str()) : std::string();
+}
+
+// Runs run(c, in32, out32) on float32 copies of `chunk` images of `in` at a time (c: g with that many images; in_image
+// and out_image elements an image), narrowing each chunk's output into `out`; where run returns true (a relu it did
+// not take), the narrowed chunk is relu'd in place.
+template <class T, class Run>
+void by_image_chunks(const T* in, int64_t in_image, T* out, int64_t out_image, const ConvGeom& g, int64_t chunk,
+                     Run&& run) {
+  const Device host = Device::cpu();
+  Tensor in32 = Tensor::empty({chunk * in_image}, DType::Float32, host);
+  Tensor out32 = Tensor::empty({chunk * out_image}, DType::Float32, host);
+  for (int64_t i0 = 0; i0 < g.n; i0 += chunk) {
+    ConvGeom c = g;
+    c.n = std::min(chunk, g.n - i0);
+    cpu::widen(in + i0 * in_image, in32.data<float>(), c.n * in_image);
+    const bool relu_left = run(c, in32.data<float>(), out32.data<float>());
+    T* o = out + i0 * out_image;
+    cpu::narrow(out32.data<float>(), o, c.n * out_image);
+    if (relu_left) cpu::relu_in_place<T>(o, c.n * out_image);
+  }
+}
+
 // oneDNN reports failures as dnnl::error; callers expect an ember::Error naming the op.
 template <class F>
 void guarded(const char* op, F&& f) {
@@ -329,20 +393,31 @@ bool conv_bias_dnnl(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y
     conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, dt::f32, b.raw_data(), fused);
     return fused;
   } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {  // (float64: direct loops)
-    std::optional<bool> fused;  // asked once
     if constexpr (std::is_same_v<T, bfloat16>) {
       if (dnnl_ctx::bf16_primitives_usable()) {
-        fused = relu && cpu::relu_post_op_exact<T>(x, w, b, terms);
-        if (conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, dt::bf16, b.raw_data(), *fused))
-          return *fused;
+        const bool fused = relu && cpu::relu_post_op_exact<T>(x, w, b, terms);
+        if (conv_forward_dnnl(x.raw_data(), w.raw_data(), y.raw_data(), g, dt::bf16, b.raw_data(), fused))
+          return fused;
       }
     }
-    Tensor x32 = widened<T>(x), w32 = widened<T>(w), b32 = widened<T>(b);
-    if (!fused) fused = relu && cpu::relu_post_op_exact<float>(x32, w32, b32, terms);
-    Tensor y32 = Tensor::empty(y.shape(), DType::Float32, Device::cpu());
-    conv_forward_dnnl(x32.raw_data(), w32.raw_data(), y32.raw_data(), g, dt::f32, b32.raw_data(), *fused);
-    cpu::narrow(y32.data<float>(), y.data<T>(), y.num_elements());
-    return *fused;
+    // Chunks of images on float32 copies; each chunk takes the relu inside the primitive where relu_post_op_exact
+    // allows for its operands, or after its narrowing (the same bits either way).
+    Tensor w32 = widened<T>(w), b32 = widened<T>(b);
+    const uint32_t w_max = relu ? cpu::max_abs_bits(w32.data<float>(), w32.num_elements()) : 0;
+    const uint32_t b_max = relu ? cpu::max_abs_bits(b32.data<float>(), b32.num_elements()) : 0;
+    const int64_t chunk = images_per_chunk(relu ? "conv_fwd_chunk_relu" : "conv_fwd_chunk", g, [&](const ConvGeom& c) {
+      // Both of the primitives a chunk may run.
+      return impl_name(forward_entry(c, dt::f32, true, false)) + "|" +
+             (relu ? impl_name(forward_entry(c, dt::f32, true, true)) : std::string());
+    });
+    by_image_chunks(x.data<T>(), g.h * g.w * g.c, y.data<T>(), g.oh * g.ow * g.o, g, chunk,
+                    [&](const ConvGeom& c, const float* x32, float* y32) {
+                      const bool fused = relu && cpu::relu_post_op_exact_bits(
+                                                     cpu::max_abs_bits(x32, c.n * g.h * g.w * g.c), w_max, b_max, terms);
+                      conv_forward_dnnl(x32, w32.raw_data(), y32, c, dt::f32, b32.raw_data(), fused);
+                      return relu && !fused;
+                    });
+    return relu;
   }
   return false;
 }
@@ -375,6 +450,29 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
   });
 }
 
+// The input gradient: float32, and bfloat16 where oneDNN has an AMX kernel, as they are; otherwise the half types
+// on float32 copies, a chunk of images at a time (by_image_chunks).
+template <class T>
+void backprop_input(const Tensor& w, const Tensor& dy, Tensor& dx, const ConvGeom& g) {
+  using dt = memory::data_type;
+  if constexpr (std::is_same_v<T, float>) {
+    conv_backprop_input_dnnl(w.raw_data(), dy.raw_data(), dx.raw_data(), g, dt::f32);
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {  // (float64: direct loops)
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      if (conv_backprop_input_dnnl(w.raw_data(), dy.raw_data(), dx.raw_data(), g, dt::bf16)) return;
+    }
+    Tensor w32 = widened<T>(w);
+    const int64_t chunk = images_per_chunk("conv_bwd_data_chunk", g, [&](const ConvGeom& c) {
+      return impl_name(backward_data_entry(c, dt::f32));
+    });
+    by_image_chunks(dy.data<T>(), g.oh * g.ow * g.o, dx.data<T>(), g.h * g.w * g.c, g, chunk,
+                    [&](const ConvGeom& c, const float* dy32, float* dx32) {
+                      conv_backprop_input_dnnl(w32.raw_data(), dy32, dx32, c, dt::f32);
+                      return false;
+                    });
+  }
+}
+
 void conv2d_backprop_input_cpu(const KernelContext& ctx) {
   const Tensor& w = ctx.inputs[0];
   const Tensor& dy = ctx.inputs[1];
@@ -385,11 +483,7 @@ void conv2d_backprop_input_cpu(const KernelContext& ctx) {
     if constexpr (std::is_same_v<scalar_t, double>) {
       cpu::conv_backprop_input_ref<double>(w.data<double>(), dy.data<double>(), dx.data<double>(), g);
     } else {
-      guarded("conv2d_backprop_input", [&] {
-        run_dnnl<scalar_t>(w, dy, dx, [&](const void* a, const void* b, void* o, memory::data_type dt) {
-          return conv_backprop_input_dnnl(a, b, o, g, dt);
-        });
-      });
+      guarded("conv2d_backprop_input", [&] { backprop_input<scalar_t>(w, dy, dx, g); });
     }
   });
 }

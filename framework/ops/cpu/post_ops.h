@@ -34,16 +34,20 @@ uint32_t max_abs_bits(const T* v, int64_t n) {
 // the sign of a zero): when no sum can overflow, the output holds no infinity and no NaN, and oneDNN's
 // max(v, 0) agrees with relu's select (oneDNN's relu turns a NaN into 0). Every sum is bounded by
 // terms * max|x| * max|w| + max|b|; half of FLT_MAX leaves room for the rounding of float32 partial sums.
+// The same from the three operands' max_abs_bits.
+inline bool relu_post_op_exact_bits(uint32_t x, uint32_t w, uint32_t b, int64_t terms) {
+  if (x >= 0x7f800000u || w >= 0x7f800000u || b >= 0x7f800000u) return false;
+  return static_cast<double>(terms) * std::bit_cast<float>(x) * std::bit_cast<float>(w) + std::bit_cast<float>(b) <
+         std::numeric_limits<float>::max() / 2.0;
+}
 template <class T>
 bool relu_post_op_exact(const Tensor& x, const Tensor& w, const Tensor& b, int64_t terms) {
-  double max_abs[3];
-  const Tensor* operands[] = {&x, &w, &b};
-  for (int i = 0; i < 3; ++i) {
-    const uint32_t bits = max_abs_bits(operands[i]->data<T>(), operands[i]->num_elements());
-    if (bits >= 0x7f800000u) return false;
-    max_abs[i] = std::bit_cast<float>(bits);
-  }
-  return static_cast<double>(terms) * max_abs[0] * max_abs[1] + max_abs[2] < std::numeric_limits<float>::max() / 2.0;
+  // Each operand's maximum only where the ones before it were finite, as a loop returning early would.
+  const uint32_t mx = max_abs_bits(x.data<T>(), x.num_elements());
+  if (mx >= 0x7f800000u) return false;
+  const uint32_t mw = max_abs_bits(w.data<T>(), w.num_elements());
+  if (mw >= 0x7f800000u) return false;
+  return relu_post_op_exact_bits(mx, mw, max_abs_bits(b.data<T>(), b.num_elements()), terms);
 }
 
 // y = relu(y) in T, the values relu would give.
