@@ -183,7 +183,9 @@ void profile_rows(const std::string& kind, int steps, const std::string& dir) {
 }
 
 int usage(const char* problem) {
-  std::fprintf(stderr, "bench_mixed: %s\nusage: bench_mixed [--json] [--only kernels|mlp|cnn] [--profile DIR] [--threads N] [--cpu-time]\n",
+  std::fprintf(stderr,
+               "bench_mixed: %s\nusage: bench_mixed [--json] [--only kernels|mlp|cnn] [--profile DIR] [--threads N] "
+               "[--cpu-time]\n",
                problem);
   return 2;
 }

@@ -293,14 +293,17 @@ void run_dnnl(const Tensor& a, const Tensor& b, Tensor& out, F&& dnnl) {
 // example CNN's first convolution at batch 128) would make each of those passes one through memory. A chunk runs
 // on the float32 kernel oneDNN picks for the whole batch (impl_of gives the kernel's name for a geometry), which
 // sums each output in the same order: the whole batch's bits. Images per chunk: each image's float32 input and
-// output in kChunkBytes, or the whole batch where the kernel would differ. The answer is cached per geometry.
+// output in kChunkBytes per intra-op thread (each thread's share in its own core's L2, and half the pool's wake-ups
+// of one thread's chunks at two), or the whole batch where the kernel would differ. Cached per geometry and
+// thread count.
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
 template <class ImplOf>
 int64_t images_per_chunk(const char* kind, const ConvGeom& g, ImplOf&& impl_of) {
-  return dnnl_ctx::cached<int64_t>(cache_key(kind, g), [&]() -> int64_t {
+  const int threads = intra_op_threads();
+  return dnnl_ctx::cached<int64_t>(cache_key(kind, g) + ":" + std::to_string(threads), [&]() -> int64_t {
     const int64_t per_image = 4 * (g.h * g.w * g.c + g.oh * g.ow * g.o);
-    const int64_t n = std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(per_image, 1));
+    const int64_t n = std::max<int64_t>(1, kChunkBytes * threads / std::max<int64_t>(per_image, 1));
     if (n >= g.n) return g.n;
     const std::string whole = impl_of(g);
     for (int64_t images : {n, g.n % n}) {
@@ -412,8 +415,8 @@ bool conv_bias_dnnl(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y
     });
     by_image_chunks(x.data<T>(), g.h * g.w * g.c, y.data<T>(), g.oh * g.ow * g.o, g, chunk,
                     [&](const ConvGeom& c, const float* x32, float* y32) {
-                      const bool fused = relu && cpu::relu_post_op_exact_bits(
-                                                     cpu::max_abs_bits(x32, c.n * g.h * g.w * g.c), w_max, b_max, terms);
+                      const uint32_t x_max = relu ? cpu::max_abs_bits(x32, c.n * g.h * g.w * g.c) : 0;
+                      const bool fused = relu && cpu::relu_post_op_exact_bits(x_max, w_max, b_max, terms);
                       conv_forward_dnnl(x32, w32.raw_data(), y32, c, dt::f32, b32.raw_data(), fused);
                       return relu && !fused;
                     });

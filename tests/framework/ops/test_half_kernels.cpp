@@ -306,30 +306,36 @@ std::vector<double> awkward_values(int64_t n, uint32_t seed) {
 // operands and run the float32 primitive a chunk of images at a time, bias and relu inside it where
 // relu_post_op_exact allows for the chunk (asked of the float32 copies): the float32 op on the whole widened
 // batch, rounded once, bit for bit, whether the relu was fused (finite operands) or not (a NaN input, in the last
-// chunk). Shapes: one image's worth, and the example CNN's two convolutions at batches that make 2 and 3 chunks.
+// chunk). Shapes: one image's worth, and the example CNN's two convolutions at batches that make 2 or 3 chunks
+// (chunks grow with the intra-op threads: 1 and 2 here).
 TEST_CASE("half conv2d_bias and input gradient off the bf16 primitives: the float32 op on the widened batch, "
           "rounded once",
           "[ops][nn][conv][half]") {
   NativeBf16 off(false);
   const std::pair<Shape, Shape> cases[] = {
-      {{3, 9, 9, 20}, {3, 3, 20, 16}}, {{16, 28, 28, 1}, {3, 3, 1, 32}}, {{48, 13, 13, 32}, {3, 3, 32, 64}}};
+      {{3, 9, 9, 20}, {3, 3, 20, 16}}, {{32, 28, 28, 1}, {3, 3, 1, 32}}, {{48, 13, 13, 32}, {3, 3, 32, 64}}};
+  const int before = config::get_intra_op_parallelism_threads();
   uint32_t seed = 21;
-  for (const auto& [xs, ws] : cases)
-    for (bool with_nan : {false, true})
-      for (DType dt : {DType::BFloat16, DType::Float16}) {
-        INFO("x " << xs << ", w " << ws << ", " << dt << (with_nan ? ", a NaN input" : ""));
-        std::vector<double> xv = uniform_values(xs.num_elements(), seed++);
-        if (with_nan) xv[xv.size() - 5] = std::numeric_limits<double>::quiet_NaN();
-        const Shape ys{xs[0], xs[1] - 2, xs[2] - 2, ws[3]};
-        const Tensor x = make(xv, xs, dt), w = make(uniform_values(ws.num_elements(), seed++), ws, dt),
-                     b = make(uniform_values(ws[3], seed++), {ws[3]}, dt),
-                     dy = make(uniform_values(ys.num_elements(), seed++), ys, dt);
-        const Tensor x32 = ops::cast(x, DType::Float32), w32 = ops::cast(w, DType::Float32),
-                     b32 = ops::cast(b, DType::Float32), dy32 = ops::cast(dy, DType::Float32);
-        check_same_bits(ops::conv2d_bias(x, w, b), ops::conv2d_bias(x32, w32, b32), dt);
-        check_same_bits(ops::conv2d_bias_relu(x, w, b), ops::conv2d_bias_relu(x32, w32, b32), dt);
-        check_same_bits(ops::conv2d_backprop_input(xs, w, dy), ops::conv2d_backprop_input(xs, w32, dy32), dt);
-      }
+  for (int threads : {1, 2})
+    for (const auto& [xs, ws] : cases)
+      for (bool with_nan : {false, true})
+        for (DType dt : {DType::BFloat16, DType::Float16}) {
+          config::set_intra_op_parallelism_threads(threads);
+          INFO("x " << xs << ", w " << ws << ", " << dt << (with_nan ? ", a NaN input" : "")
+                    << ", threads " << threads);
+          std::vector<double> xv = uniform_values(xs.num_elements(), seed++);
+          if (with_nan) xv[xv.size() - 5] = std::numeric_limits<double>::quiet_NaN();
+          const Shape ys{xs[0], xs[1] - 2, xs[2] - 2, ws[3]};
+          const Tensor x = make(xv, xs, dt), w = make(uniform_values(ws.num_elements(), seed++), ws, dt),
+                       b = make(uniform_values(ws[3], seed++), {ws[3]}, dt),
+                       dy = make(uniform_values(ys.num_elements(), seed++), ys, dt);
+          const Tensor x32 = ops::cast(x, DType::Float32), w32 = ops::cast(w, DType::Float32),
+                       b32 = ops::cast(b, DType::Float32), dy32 = ops::cast(dy, DType::Float32);
+          check_same_bits(ops::conv2d_bias(x, w, b), ops::conv2d_bias(x32, w32, b32), dt);
+          check_same_bits(ops::conv2d_bias_relu(x, w, b), ops::conv2d_bias_relu(x32, w32, b32), dt);
+          check_same_bits(ops::conv2d_backprop_input(xs, w, dy), ops::conv2d_backprop_input(xs, w32, dy32), dt);
+        }
+  config::set_intra_op_parallelism_threads(before);
 }
 
 TEST_CASE("half elementwise, reduction, pooling and cast kernels round as static_cast does", "[ops][half]") {
