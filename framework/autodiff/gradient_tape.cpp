@@ -142,33 +142,42 @@ class BackwardPass {
     }
   }
 
-  // The tape's nodes last to first, each needed one turning its outputs' gradients into its inputs'.
-  void run() {
+  // The tape's nodes last to first, each needed one turning its outputs' gradients into its inputs'; with
+  // options.on_gradient_ready, each source's gradient is handed out once its last reader's backward has run.
+  void run(const std::vector<Tensor>& sources, const GradientOptions& options) {
+    // Per node: the sources whose earliest reader it is (their gradient is final once its backward has run).
+    std::unordered_map<size_t, std::vector<size_t>> final_after;
+    std::vector<size_t> unread;
+    if (options.on_gradient_ready) {
+      std::unordered_map<uint64_t, std::vector<size_t>> unseen;  // source id -> its indices, until a reader
+      for (size_t k = 0; k < sources.size(); ++k) unseen[sources[k].id()].push_back(k);
+      for (size_t i = 0; i < tape_.nodes.size() && !unseen.empty(); ++i) {
+        if (!needed_[i]) continue;
+        for (uint64_t id : tape_.nodes[i].input_ids())
+          if (auto it = unseen.find(id); it != unseen.end()) {
+            auto& ks = final_after[i];
+            ks.insert(ks.end(), it->second.begin(), it->second.end());
+            unseen.erase(it);
+          }
+      }
+      for (const auto& [id, ks] : unseen) unread.insert(unread.end(), ks.begin(), ks.end());
+      std::sort(unread.begin(), unread.end());
+    }
     for (size_t i = tape_.nodes.size(); i-- > 0;) {
       if (!needed_[i]) continue;
-      TapeNode& n = tape_.nodes[i];
-      std::vector<Tensor> out_grads;
-      if (!gather_output_gradients(n, out_grads)) continue;
-      if (!n.differentiable) {
-        check_no_gradient_through(n);
-        continue;  // floor, round, sign...: zero almost everywhere, no gradient (TF returns None)
-      }
-      for (size_t j = 0; j < out_grads.size(); ++j)
-        if (!out_grads[j].defined()) out_grads[j] = ops::zeros_like(n.outputs[j]);
-      add_input_gradients(n, n.custom ? custom_gradients(n, out_grads) : formula_gradients(n, out_grads));
-      release(n);
+      backward(tape_.nodes[i]);
+      if (options.on_backward_op) options.on_backward_op();
+      if (auto it = final_after.find(i); it != final_after.end())
+        for (size_t k : it->second) options.on_gradient_ready(k, result(sources[k], options));
     }
+    for (size_t k : unread) options.on_gradient_ready(k, result(sources[k], options));
   }
 
   // Each source's gradient: its sum, zeros or none (options.unconnected_gradients).
   std::vector<Tensor> results(const std::vector<Tensor>& sources, const GradientOptions& options) const {
-    std::vector<Tensor> result(sources.size());
-    for (size_t k = 0; k < sources.size(); ++k) {
-      const Tensor& s = sources[k];
-      if (auto it = grads_.find(s.id()); it != grads_.end()) result[k] = it->second;
-      else if (options.unconnected_gradients == UnconnectedGradients::Zero) result[k] = ops::zeros_like(s);
-    }
-    return result;
+    std::vector<Tensor> out(sources.size());
+    for (size_t k = 0; k < sources.size(); ++k) out[k] = result(sources[k], options);
+    return out;
   }
 
  private:
@@ -183,6 +192,27 @@ class BackwardPass {
       needed_[i] = 1;
       reach_.insert(out_ids.begin(), out_ids.end());
     }
+  }
+
+  // One node's backward: its outputs' gradients into its inputs'.
+  void backward(TapeNode& n) {
+    std::vector<Tensor> out_grads;
+    if (!gather_output_gradients(n, out_grads)) return;
+    if (!n.differentiable) {
+      check_no_gradient_through(n);
+      return;  // floor, round, sign...: zero almost everywhere, no gradient (TF returns None)
+    }
+    for (size_t j = 0; j < out_grads.size(); ++j)
+      if (!out_grads[j].defined()) out_grads[j] = ops::zeros_like(n.outputs[j]);
+    add_input_gradients(n, n.custom ? custom_gradients(n, out_grads) : formula_gradients(n, out_grads));
+    release(n);
+  }
+
+  // A source's gradient: its sum, zeros or none (options.unconnected_gradients).
+  Tensor result(const Tensor& source, const GradientOptions& options) const {
+    if (auto it = grads_.find(source.id()); it != grads_.end()) return it->second;
+    if (options.unconnected_gradients == UnconnectedGradients::Zero) return ops::zeros_like(source);
+    return Tensor();
   }
 
   // The gradients that reached n's outputs (undefined where none did); false when none did.
@@ -308,7 +338,7 @@ std::vector<Tensor> GradientTape::gradient(const std::vector<Tensor>& targets, c
   BackwardScope scope(tape);
   BackwardPass pass(tape, sources);
   pass.seed(targets, options);
-  pass.run();
+  pass.run(sources, options);
   std::vector<Tensor> result = pass.results(sources, options);
   if (!tape.options.persistent) {
     tape.used = true;

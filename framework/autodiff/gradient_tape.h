@@ -25,6 +25,13 @@ enum class UnconnectedGradients { None, Zero };
 struct GradientOptions {
   std::vector<Tensor> output_gradients{};  // one per target (default: ones)
   UnconnectedGradients unconnected_gradients = UnconnectedGradients::None;
+  // Called once per source, during the backward pass, with its index and gradient (what gradient() returns for
+  // it) as soon as that gradient is final: when the backward of the last op to read the source has run (sources
+  // nothing reads at the end). A strategy starts all-reducing gradients with it while the rest of the backward
+  // runs (PyTorch DDP's gradient hooks).
+  std::function<void(size_t source, const Tensor& gradient)> on_gradient_ready{};
+  // Called after each op's backward (a strategy moves its running all-reduces on).
+  std::function<void()> on_backward_op{};
 };
 
 class GradientTape {

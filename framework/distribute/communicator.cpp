@@ -1,9 +1,11 @@
 #include "framework/distribute/communicator.h"
 
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include <mpi.h>
 
@@ -91,26 +93,50 @@ void Communicator::check_usable(const std::string& what) const {
       << "job and restart it (BackupAndRestore resumes training)";
 }
 
-void Communicator::wait(void* request_ptr, double timeout_seconds, const std::string& what) {
-  auto& request = *static_cast<MPI_Request*>(request_ptr);
+namespace {
+
+// The collectives started and not yet waited for, by ticket (0: nothing to wait for). Collectives are called from
+// one thread at a time, as MPI_THREAD_SERIALIZED asks.
+std::unordered_map<uint64_t, std::vector<MPI_Request>> g_pending;
+uint64_t g_last_ticket = 0;
+
+uint64_t track(std::vector<MPI_Request> requests) {
+  g_pending.emplace(++g_last_ticket, std::move(requests));
+  return g_last_ticket;
+}
+
+// MPI's limit on a count: an int.
+constexpr size_t kChunk = size_t{1} << 30;
+
+}  // namespace
+
+bool Communicator::test(uint64_t ticket, const std::string& what) {
+  auto it = g_pending.find(ticket);
+  if (it == g_pending.end()) return true;
+  int done = 0;
+  check_mpi(MPI_Testall(static_cast<int>(it->second.size()), it->second.data(), &done, MPI_STATUSES_IGNORE), what);
+  if (done) g_pending.erase(it);
+  return done != 0;
+}
+
+void Communicator::wait(uint64_t ticket, double timeout_seconds, const std::string& what) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
   // MPI moves a non-blocking collective on only inside MPI_Test, so test without pause while it runs (as a blocking
-  // MPI_Allreduce spins inside MPI). Past 100 us the others are likely still computing: yield between tests, so
-  // that on a machine with fewer cores than processes the worker waited for gets the core; past a second they
-  // are busy elsewhere (a slower step, loading data): test less often.
+  // MPI_Allreduce spins inside MPI). Past a millisecond the others are likely still computing: yield between
+  // tests, so that on a machine with fewer cores than processes the worker waited for gets the core; past a
+  // second they are busy elsewhere (a slower step, loading data): test less often. (Yielding after 100 us cost a
+  // 1 MB all-reduce a tenth of its speed on a loaded machine: bench_distributed.)
   for (;;) {
-    int done = 0;
-    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
-    if (done) return;
+    if (test(ticket, what)) return;
     const auto now = Clock::now();
     if (now >= deadline) break;
     if (now - start > std::chrono::seconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(200));
-    else if (now - start > std::chrono::microseconds(100)) std::this_thread::yield();
+    else if (now - start > std::chrono::milliseconds(1)) std::this_thread::yield();
   }
-  // The request cannot be cancelled (MPI forbids it for collectives): its buffer must outlive it, so the caller
-  // leaks it, and this worker is done communicating.
+  // The requests cannot be cancelled (MPI forbids it for collectives): their buffers must outlive them, so the
+  // caller leaks them, and this worker is done communicating.
   broken_ = true;
   throw DeadlineExceeded(what + ": did not complete within " + seconds_text(timeout_seconds) +
                          " s; another worker has died, hung or stopped calling the same collectives (worker " +
@@ -119,37 +145,51 @@ void Communicator::wait(void* request_ptr, double timeout_seconds, const std::st
                          "EMBER_COLLECTIVE_TIMEOUT_SECONDS");
 }
 
-void Communicator::all_reduce_sum(void* data, size_t count, DType dtype, double timeout_seconds,
-                                  const std::string& what) {
+uint64_t Communicator::start_all_reduce_sum(void* data, size_t count, DType dtype, const std::string& what,
+                                            void* result) {
   check_usable(what);
   EMBER_CHECK(dtype == DType::Float32 || dtype == DType::Float64, InvalidArgument)
       << what << ": all-reduce takes float32 or float64 values, got " << dtype_name(dtype);
-  if (size_ == 1 || count == 0) return;
-  const MPI_Datatype type = dtype == DType::Float32 ? MPI_FLOAT : MPI_DOUBLE;
-  const size_t chunk = size_t{1} << 30;  // MPI counts are ints
-  auto* bytes = static_cast<char*>(data);
-  for (size_t begin = 0; begin < count; begin += chunk) {
-    const size_t n = std::min(chunk, count - begin);
-    MPI_Request request;
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, bytes + begin * dtype_size(dtype), static_cast<int>(n), type, MPI_SUM,
-                             MPI_COMM_WORLD, &request),
-              what);
-    wait(&request, timeout_seconds, what);
+  if (size_ == 1 || count == 0) {
+    if (result && count) std::memcpy(result, data, count * dtype_size(dtype));
+    return 0;
   }
+  // Summed into `result` (not in place): MPI reads `data` itself, with no copy first.
+  const MPI_Datatype type = dtype == DType::Float32 ? MPI_FLOAT : MPI_DOUBLE;
+  const size_t element = dtype_size(dtype);
+  std::vector<MPI_Request> requests;
+  for (size_t begin = 0; begin < count; begin += kChunk) {
+    const size_t n = std::min(kChunk, count - begin);
+    MPI_Request request;
+    const int code = result ? MPI_Iallreduce(static_cast<char*>(data) + begin * element,
+                                             static_cast<char*>(result) + begin * element, static_cast<int>(n), type,
+                                             MPI_SUM, MPI_COMM_WORLD, &request)
+                            : MPI_Iallreduce(MPI_IN_PLACE, static_cast<char*>(data) + begin * element,
+                                             static_cast<int>(n), type, MPI_SUM, MPI_COMM_WORLD, &request);
+    check_mpi(code, what);
+    requests.push_back(request);
+  }
+  return track(std::move(requests));
+}
+
+void Communicator::all_reduce_sum(void* data, size_t count, DType dtype, double timeout_seconds,
+                                  const std::string& what, void* result) {
+  wait(start_all_reduce_sum(data, count, dtype, what, result), timeout_seconds, what);
 }
 
 void Communicator::broadcast(void* data, size_t bytes, int root, double timeout_seconds, const std::string& what) {
   check_usable(what);
   if (size_ == 1 || bytes == 0) return;
-  const size_t chunk = size_t{1} << 30;
-  for (size_t begin = 0; begin < bytes; begin += chunk) {
-    const size_t n = std::min(chunk, bytes - begin);
+  std::vector<MPI_Request> requests;
+  for (size_t begin = 0; begin < bytes; begin += kChunk) {
+    const size_t n = std::min(kChunk, bytes - begin);
     MPI_Request request;
     check_mpi(MPI_Ibcast(static_cast<char*>(data) + begin, static_cast<int>(n), MPI_BYTE, root, MPI_COMM_WORLD,
                          &request),
               what);
-    wait(&request, timeout_seconds, what);
+    requests.push_back(request);
   }
+  wait(track(std::move(requests)), timeout_seconds, what);
 }
 
 std::vector<uint64_t> Communicator::all_gather(const std::vector<uint64_t>& mine, double timeout_seconds,
@@ -163,7 +203,7 @@ std::vector<uint64_t> Communicator::all_gather(const std::vector<uint64_t>& mine
   check_mpi(MPI_Iallgather(in->data(), static_cast<int>(in->size()), MPI_UINT64_T, out->data(),
                            static_cast<int>(in->size()), MPI_UINT64_T, MPI_COMM_WORLD, &request),
             what);
-  wait(&request, timeout_seconds, what);
+  wait(track({request}), timeout_seconds, what);
   std::vector<uint64_t> result = std::move(*out);
   delete out;
   delete in;

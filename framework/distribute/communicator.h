@@ -25,8 +25,17 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  // Sums `count` elements of `dtype` (Float32 or Float64) at `data` across all workers, in place.
-  void all_reduce_sum(void* data, size_t count, DType dtype, double timeout_seconds, const std::string& what);
+  // Sums `count` elements of `dtype` (Float32 or Float64) at `data` across all workers, in place; with `result`,
+  // into it (`data` is then only read).
+  void all_reduce_sum(void* data, size_t count, DType dtype, double timeout_seconds, const std::string& what,
+                      void* result = nullptr);
+  // all_reduce_sum started and left running (MPI_Iallreduce): returns a ticket for test and wait. The buffers
+  // must stay untouched until wait returns.
+  uint64_t start_all_reduce_sum(void* data, size_t count, DType dtype, const std::string& what, void* result = nullptr);
+  // Moves the collective on (MPI progresses a non-blocking collective only inside its calls): whether it is done.
+  bool test(uint64_t ticket, const std::string& what);
+  // Waits for it until `timeout_seconds` pass (DeadlineExceeded then, and this worker is broken).
+  void wait(uint64_t ticket, double timeout_seconds, const std::string& what);
   // Copies `bytes` bytes at `data` from the worker `root` to every worker.
   void broadcast(void* data, size_t bytes, int root, double timeout_seconds, const std::string& what);
   // Every worker's `mine` (the same length on all), concatenated in rank order.
@@ -34,11 +43,11 @@ class Communicator {
   // A collective that missed its deadline leaves MPI mid-operation: every later call is refused, and the process
   // ends the whole job at exit (MPI_Abort) rather than finalise, so no other worker waits on it forever.
   bool broken() const { return broken_; }
+  // Marks this worker broken: it leaves collectives running that it will not wait for (an error cut its step).
+  void abandon() { broken_ = true; }
 
  private:
   explicit Communicator(bool use_mpi);
-  // Polls `request` (an MPI_Request) until it completes or `timeout_seconds` pass.
-  void wait(void* request, double timeout_seconds, const std::string& what);
   void check_usable(const std::string& what) const;
 
   int rank_ = 0, size_ = 1;

@@ -27,6 +27,8 @@ struct Strategy::Impl {
   Communicator* comm = nullptr;
   double timeout_seconds = 600;
   size_t bytes_per_pack = size_t{32} << 20;
+  bool bytes_per_pack_set = false;  // by the options (else every pack but the first is 32 MiB, that 1 MiB)
+  bool overlap = false;             // MultiWorkerMirroredStrategyOptions::overlap_gradients
   std::vector<Device> devices;  // MirroredStrategy's
   // NCCL: the GPU the all-reduce runs on (-1: MPI through host memory), and its communicator, made at the first
   // all-reduce.
@@ -152,6 +154,126 @@ static std::vector<Tensor> all_reduce_nccl(Strategy::Impl& impl, ReduceOp op, co
 #endif
 }
 
+namespace {
+
+// Tensors of one dtype all-reduced together over MPI: each one scaled (MEAN: by 1/n, exact for a power-of-two
+// number of workers; TF scales the loss so) into one buffer, summed there, and handed out as views of it.
+struct Pack {
+  DType dtype = DType::Float32;
+  std::vector<size_t> members;  // the tensors' indices in the caller's list
+  // Set when started, per member: where its elements begin in the buffer (-1: undefined), its shape and device.
+  std::vector<int64_t> offsets;
+  std::vector<Shape> shapes;
+  std::vector<Device> devices;
+  Tensor buffer;  // the sums
+  Tensor source;  // a lone member summed without a copy: MPI reads it and writes the sums into the buffer
+  uint64_t ticket = 0;
+  bool running = false;  // started and not finished
+};
+
+// `values` (those in `order` that are defined) in packs of consecutive tensors of one dtype: up to `first_bytes`
+// bytes for the first pack, `bytes` for the others (a tensor larger than that is a pack of its own).
+std::vector<Pack> plan_packs(const std::vector<Tensor>& values, const std::vector<size_t>& order, size_t first_bytes,
+                             size_t bytes) {
+  std::vector<Pack> packs;
+  size_t filled = 0;
+  for (size_t i : order) {
+    const Tensor& v = values[i];
+    if (!v.defined()) continue;
+    const size_t cap = packs.size() == 1 ? first_bytes : bytes;
+    if (packs.empty() || packs.back().dtype != v.dtype() || filled + v.nbytes() > cap) {
+      packs.emplace_back().dtype = v.dtype();
+      filled = 0;
+    }
+    packs.back().members.push_back(i);
+    filled += v.nbytes();
+  }
+  return packs;
+}
+
+// Packs `in` (one tensor per member, undefined ones left out) and starts its all-reduce.
+void start_pack(Communicator& comm, Pack& pack, ReduceOp op, std::span<const Tensor> in, const std::string& what) {
+  pack.offsets.assign(in.size(), -1);
+  pack.shapes.assign(in.size(), Shape{});
+  pack.devices.assign(in.size(), Device::cpu());
+  int64_t count = 0;
+  size_t defined = 0;
+  for (size_t j = 0; j < in.size(); ++j) {
+    if (!in[j].defined()) continue;
+    EMBER_CHECK(in[j].dtype() == pack.dtype, Internal)
+        << what << ": a gradient is " << dtype_name(in[j].dtype()) << ", its variable " << dtype_name(pack.dtype);
+    pack.offsets[j] = count;
+    pack.shapes[j] = in[j].shape();
+    pack.devices[j] = in[j].device();
+    count += in[j].num_elements();
+    ++defined;
+  }
+  pack.buffer = Tensor::empty(Shape{count}, pack.dtype, Device::cpu());
+  pack.source = Tensor();
+  const double scale = op == ReduceOp::MEAN ? 1.0 / comm.size() : 1.0;
+  if (defined == 1 && scale == 1.0) {
+    for (const Tensor& t : in)
+      if (t.defined()) pack.source = t.to(Device::cpu());
+    pack.ticket = comm.start_all_reduce_sum(pack.source.raw_data(), static_cast<size_t>(count), pack.dtype, what,
+                                            pack.buffer.raw_data());
+  } else {
+    for (size_t j = 0; j < in.size(); ++j) {
+      if (!in[j].defined()) continue;
+      const Tensor host = in[j].to(Device::cpu());
+      const int64_t k = host.num_elements();
+      if (pack.dtype == DType::Float32) {
+        const float* src = host.data<float>();
+        float* dst = pack.buffer.data<float>() + pack.offsets[j];
+        const auto f = static_cast<float>(scale);
+        for (int64_t e = 0; e < k; ++e) dst[e] = src[e] * f;
+      } else {
+        const double* src = host.data<double>();
+        double* dst = pack.buffer.data<double>() + pack.offsets[j];
+        for (int64_t e = 0; e < k; ++e) dst[e] = src[e] * scale;
+      }
+    }
+    pack.ticket = comm.start_all_reduce_sum(pack.buffer.raw_data(), static_cast<size_t>(count), pack.dtype, what);
+  }
+  pack.running = true;
+}
+
+// Waits for the pack's all-reduce: its members' results (undefined for undefined inputs), views of the buffer.
+std::vector<Tensor> finish_pack(Communicator& comm, Pack& pack, double timeout_seconds, const std::string& what) {
+  comm.wait(pack.ticket, timeout_seconds, what);
+  pack.running = false;
+  pack.source = Tensor();
+  std::vector<Tensor> out(pack.offsets.size());
+  for (size_t j = 0; j < out.size(); ++j) {
+    if (pack.offsets[j] < 0) continue;
+    Tensor part = pack.buffer.slice_rows(pack.offsets[j], pack.offsets[j] + pack.shapes[j].num_elements())
+                      .view(pack.shapes[j]);
+    out[j] = pack.devices[j] == Device::cpu() ? part : part.to(pack.devices[j]);
+  }
+  return out;
+}
+
+// Packs whose all-reduce is still running when a collective failed: MPI may still write (or read) their
+// buffers, so they are never freed.
+void keep_running_forever(std::vector<Pack>& packs) {
+  for (Pack& p : packs)
+    if (p.running) {
+      keep_forever(p.buffer);
+      if (p.source.defined()) keep_forever(p.source);
+      p.running = false;
+    }
+}
+
+// Tests the oldest running pack: MPI moves every running collective on inside the call.
+void progress(Communicator& comm, std::vector<Pack>& packs, const std::string& what) {
+  for (Pack& p : packs)
+    if (p.running) {
+      comm.test(p.ticket, what);
+      return;
+    }
+}
+
+}  // namespace
+
 std::vector<Tensor> Strategy::all_reduce(ReduceOp op, const std::vector<Tensor>& values) const {
   const std::string what = impl_->name + ": all-reduce of " + std::to_string(values.size()) + " tensors";
   for (const Tensor& t : values)
@@ -165,63 +287,93 @@ std::vector<Tensor> Strategy::all_reduce(ReduceOp op, const std::vector<Tensor>&
     });
   if (impl_->nccl_device >= 0) return all_reduce_nccl(*impl_, op, values, what);
   Communicator& comm = *impl_->comm;
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<Pack> packs = plan_packs(values, order, impl_->bytes_per_pack, impl_->bytes_per_pack);
+  // Every pack started, then each waited for: MPI runs them one after another without a pause between.
   std::vector<Tensor> out(values.size());
-  const int n = comm.size();
-  // Consecutive tensors of one dtype share a pack of up to bytes_per_pack bytes (one tensor larger than that
-  // is a pack of its own).
-  size_t i = 0;
-  while (i < values.size()) {
-    if (!values[i].defined()) {
-      ++i;
-      continue;
+  try {
+    for (Pack& p : packs) {
+      std::vector<Tensor> in;
+      for (size_t m : p.members) in.push_back(values[m]);
+      start_pack(comm, p, op, in, what);
     }
-    const DType dtype = values[i].dtype();
-    size_t end = i, bytes = 0;
-    std::vector<size_t> members;
-    for (; end < values.size(); ++end) {
-      const Tensor& v = values[end];
-      if (!v.defined()) continue;
-      if (v.dtype() != dtype || (!members.empty() && bytes + v.nbytes() > impl_->bytes_per_pack)) break;
-      members.push_back(end);
-      bytes += v.nbytes();
+    for (Pack& p : packs) {
+      const std::vector<Tensor> results = finish_pack(comm, p, impl_->timeout_seconds, what);
+      for (size_t j = 0; j < results.size(); ++j) out[p.members[j]] = results[j];
     }
-    // The pack is the result: each output is a view of its part (no copy out). MEAN scales each value by 1/n
-    // as it is packed (TF scales the loss by 1/n), exact for a power-of-two number of workers.
-    const int64_t count = static_cast<int64_t>(bytes / dtype_size(dtype));
-    Tensor pack = Tensor::empty(Shape{count}, dtype, Device::cpu());
-    const double scale = op == ReduceOp::MEAN ? 1.0 / n : 1.0;
-    int64_t at = 0;
-    for (size_t m : members) {
-      const Tensor host = values[m].to(Device::cpu());
-      const int64_t k = host.num_elements();
-      if (dtype == DType::Float32) {
-        const float* src = host.data<float>();
-        float* dst = pack.data<float>() + at;
-        const auto f = static_cast<float>(scale);
-        for (int64_t e = 0; e < k; ++e) dst[e] = src[e] * f;
-      } else {
-        const double* src = host.data<double>();
-        double* dst = pack.data<double>() + at;
-        for (int64_t e = 0; e < k; ++e) dst[e] = src[e] * scale;
-      }
-      at += k;
-    }
-    try {
-      comm.all_reduce_sum(pack.raw_data(), static_cast<size_t>(count), dtype, impl_->timeout_seconds, what);
-    } catch (const DeadlineExceeded&) {
-      keep_forever(pack);
-      throw;
-    }
-    at = 0;
-    for (size_t m : members) {
-      const int64_t k = values[m].num_elements();
-      Tensor part = pack.slice_rows(at, at + k).view(values[m].shape());
-      out[m] = values[m].device() == Device::cpu() ? part : part.to(values[m].device());
-      at += k;
-    }
-    i = end;
+  } catch (...) {
+    keep_running_forever(packs);
+    throw;
   }
   return out;
+}
+
+std::vector<Tensor> Strategy::reduced_gradients(ReduceOp op, GradientTape& tape, const Tensor& target,
+                                                const std::vector<Variable>& variables) const {
+  Impl& impl = *impl_;
+  if (!impl.overlap || impl.nccl_device >= 0 || impl.comm->size() == 1)
+    return all_reduce(op, tape.gradient(target, variables));
+  const std::string what =
+      impl.name + ": all-reduce of the gradients of " + std::to_string(variables.size()) + " variables";
+  std::vector<Tensor> values;
+  for (const Variable& v : variables) {
+    values.push_back(v.value());
+    EMBER_CHECK(v.value().dtype() == DType::Float32 || v.value().dtype() == DType::Float64, InvalidArgument)
+        << what << ": gradients must be float32 or float64, got " << dtype_name(v.value().dtype()) << " for "
+        << describe(v);
+  }
+  // The last variables' gradients come first out of the backward pass: they fill the first packs.
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
+  const size_t first = impl.bytes_per_pack_set ? impl.bytes_per_pack : std::min(impl.bytes_per_pack, size_t{1} << 20);
+  // Shared with the traced step's host calls, which start and finish the packs on every call.
+  auto packs = std::make_shared<std::vector<Pack>>(plan_packs(values, order, first, impl.bytes_per_pack));
+  std::vector<size_t> pack_of(values.size()), left(packs->size());
+  for (size_t p = 0; p < packs->size(); ++p) {
+    left[p] = (*packs)[p].members.size();
+    for (size_t m : (*packs)[p].members) pack_of[m] = p;
+  }
+  Communicator& comm = *impl.comm;
+  std::vector<Tensor> grads(values.size());
+  GradientOptions options;
+  options.on_gradient_ready = [&](size_t k, const Tensor& g) {
+    grads[k] = g;
+    const size_t p = pack_of[k];
+    if (--left[p]) return;
+    std::vector<Tensor> in;
+    for (size_t m : (*packs)[p].members) in.push_back(grads[m]);
+    graph::host_call(impl.name + ".all_reduce_start", in, [packs, p, op, &comm, what](std::span<const Tensor> in) {
+      progress(comm, *packs, what);
+      start_pack(comm, (*packs)[p], op, in, what);
+      return std::vector<Tensor>{};
+    });
+  };
+  options.on_backward_op = [&] { progress(comm, *packs, what); };
+  try {
+    tape.gradient(target, variables, options);
+  } catch (...) {
+    // This worker leaves collectives running that the others may wait for: it cannot take part in more.
+    if (std::any_of(packs->begin(), packs->end(), [](const Pack& p) { return p.running; })) {
+      keep_running_forever(*packs);
+      comm.abandon();
+    }
+    throw;
+  }
+  const double timeout = impl.timeout_seconds;
+  return graph::host_call(impl.name + ".all_reduce_finish", {}, [packs, &comm, timeout, what, n = values.size()](std::span<const Tensor>) {
+    std::vector<Tensor> out(n);
+    try {
+      for (Pack& p : *packs) {
+        const std::vector<Tensor> results = finish_pack(comm, p, timeout, what);
+        for (size_t j = 0; j < results.size(); ++j) out[p.members[j]] = results[j];
+      }
+    } catch (...) {
+      keep_running_forever(*packs);
+      throw;
+    }
+    return out;
+  });
 }
 
 Tensor Strategy::reduce(ReduceOp op, const Tensor& value) const {
@@ -386,6 +538,8 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerMirroredStra
   impl_->name = name;
   impl_->timeout_seconds = options.timeout_seconds ? *options.timeout_seconds : detail::default_timeout_seconds();
   if (options.bytes_per_pack > 0) impl_->bytes_per_pack = static_cast<size_t>(options.bytes_per_pack);
+  impl_->bytes_per_pack_set = options.bytes_per_pack > 0;
+  impl_->overlap = options.overlap_gradients;
   impl_->comm = &Communicator::world();
   if (options.communication == CommunicationImplementation::NCCL) {
     const int gpus = device_count(DeviceType::CUDA);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "framework/autodiff/gradient_tape.h"
 #include "framework/autodiff/variable.h"
 #include "framework/core/device.h"
 #include "framework/core/tensor.h"
@@ -44,8 +45,13 @@ struct MultiWorkerMirroredStrategyOptions {
   // Unset: the environment variable EMBER_COLLECTIVE_TIMEOUT_SECONDS, else 600 s (TF: CommunicationOptions).
   std::optional<double> timeout_seconds{};
   // Gradients are all-reduced in packs of about this many bytes (TF: CommunicationOptions.bytes_per_pack);
-  // 0: 32 MiB.
+  // 0: 32 MiB, and under overlap_gradients the first pack (the last layers' gradients) at most 1 MiB, so that
+  // it starts early (PyTorch DDP's first bucket).
   int64_t bytes_per_pack = 0;
+  // fit all-reduces each pack of gradients as soon as the backward pass has made them all, while it computes
+  // the rest: packs of the last variables first, since the backward makes their gradients first (PyTorch DDP's
+  // buckets). false: every pack after the backward pass (TF's order). The results are the same either way.
+  bool overlap_gradients = true;
 };
 
 // Where this process stands in the job (TF: the strategy's cluster_resolver).
@@ -97,6 +103,11 @@ class Strategy {
   // Sets every worker's global random generator to the chief's (drawing the chief a seed when it has none), so
   // that shuffles and dropout agree across the workers.
   void sync_random_state(const std::string& who) const;
+  // tape.gradient(target, variables) combined over the replicas (`op`); under overlap_gradients each pack's
+  // all-reduce starts during the backward pass, as soon as the pack's gradients are made. An unconnected
+  // variable's gradient stays undefined. Traced, the all-reduces are host calls placed among the backward's ops.
+  std::vector<Tensor> reduced_gradients(ReduceOp op, GradientTape& tape, const Tensor& target,
+                                        const std::vector<Variable>& variables) const;
   // Sums the variables' values over the workers, in place (TF: SyncOnReadVariable's SUM aggregation; how metric
   // states are read). Returns the previous local values, for the caller to assign back.
   std::vector<Tensor> sum_variables(const std::vector<Variable>& vars, const std::string& who) const;

@@ -299,11 +299,13 @@ MetricResults Model::train_step(const data::Element& batch) {
     Tensor scaled = opt.scale_loss(loss);
     // Keras's tape.gradient then optimizer.apply. Traced (fit's default), the graph compiler hands a small
     // batch's Dense kernel gradients to the update as their factors (framework/graph/fold_kernel_gradients.cpp).
-    if (!vars.empty()) grads = tape.gradient(scaled, vars);
+    // Under a strategy every replica applies the mean of the replicas' gradients (TF: the optimizer's all-reduce
+    // under MultiWorkerMirroredStrategy), so the weights stay identical; their all-reduces overlap the backward
+    // pass. One replica passes them through.
+    if (!vars.empty())
+      grads = compiled_->strategy ? compiled_->strategy->reduced_gradients(distribute::ReduceOp::MEAN, tape, scaled, vars)
+                                  : tape.gradient(scaled, vars);
   }
-  // Under a strategy every replica applies the mean of the replicas' gradients (TF: the optimizer's all-reduce
-  // under MultiWorkerMirroredStrategy), so the weights stay identical. One replica passes them through.
-  if (!vars.empty() && compiled_->strategy) grads = compiled_->strategy->all_reduce(distribute::ReduceOp::MEAN, grads);
   if (!vars.empty()) opt.apply(grads, vars);
   return compute_metrics(y, y_pred, sample_weight, loss);
 }

@@ -418,3 +418,34 @@ TEST_CASE("Variable from a C++ number is a scalar typed as tf.Variable types a P
   Tensor y = f.read_value() * f.read_value();
   CHECK(tape.gradient(y, f).item<float>() == 6.0f);
 }
+
+TEST_CASE("on_gradient_ready hands out each source's gradient once its last reader's backward has run",
+          "[autodiff][tape]") {
+  Tensor x = Tensor::from_vector<float>({1, 2});
+  Tensor w1 = Tensor::from_vector<float>({3, 4}), w2 = Tensor::from_vector<float>({5, 6});
+  Tensor unused = Tensor::from_vector<float>({7});
+  GradientTape tape;
+  tape.watch(w1);
+  tape.watch(w2);
+  tape.watch(unused);
+  Tensor a = w1 * x;                      // w1's first reader
+  Tensor b = a * w2;                      // w2's only reader
+  Tensor loss = ops::reduce_sum(b + w1);  // w1 read again
+  std::vector<std::string> events;
+  std::vector<Tensor> handed(3);
+  GradientOptions options;
+  options.on_backward_op = [&] { events.push_back("op"); };
+  options.on_gradient_ready = [&](size_t k, const Tensor& g) {
+    events.push_back(std::to_string(k));
+    CHECK_FALSE(handed[k].defined());  // once each
+    handed[k] = g.defined() ? g : Tensor::scalar<float>(-1);
+  };
+  const std::vector<Tensor> grads = tape.gradient(loss, {w1, w2, unused}, options);
+  // Backward: reduce_sum, add, the second mul (w2 final), the first mul (w1 final); the unconnected one last.
+  CHECK(events == std::vector<std::string>{"op", "op", "op", "1", "op", "0", "2"});
+  CHECK(handed[0].to_vector<float>() == grads[0].to_vector<float>());
+  CHECK(grads[0].to_vector<float>() == std::vector<float>{6, 13});  // x * w2 + 1
+  CHECK(handed[1].to_vector<float>() == std::vector<float>{3, 8});  // w1 * x
+  CHECK_FALSE(grads[2].defined());
+  CHECK(handed[2].to_vector<float>() == std::vector<float>{-1});  // handed out undefined
+}

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <cstdlib>
 #include <random>
+#include <thread>
 
 #include "framework/distribute/strategy.h"
 #include "framework/distribute/worker_files.h"
@@ -218,6 +219,48 @@ TEST_CASE("distribute: 2 workers at a global batch of 64 train the MLP as 1 work
   const Data d = mlp_data();
   SECTION("traced steps") { check_fit_matches_one_worker(mlp, d, false); }
   SECTION("eager steps") { check_fit_matches_one_worker(mlp, d, true); }
+}
+
+TEST_CASE("distribute: gradients all-reduced during the backward pass train as after it, bit for bit", "[.][mpi]") {
+  const Data d = mlp_data();
+  auto train = [&](const distribute::MultiWorkerMirroredStrategyOptions& o, bool eager) {
+    const MultiWorkerMirroredStrategy s(o);
+    std::shared_ptr<Sequential> m;
+    {
+      auto scope = s.scope();
+      m = mlp(1);
+      compile(*m, eager);
+    }
+    m->fit(d.x, d.y, {.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false});
+    return m->get_weights();
+  };
+  auto check_same = [](const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_vector<float>() == b[i].to_vector<float>());
+  };
+  for (const bool eager : {false, true}) {
+    INFO((eager ? "eager steps" : "traced steps"));
+    const auto after = train({.timeout_seconds = 120, .overlap_gradients = false}, eager);
+    // One pack of the whole model (the default's first pack holds up to 1 MiB).
+    check_same(train({.timeout_seconds = 120}, eager), after);
+    // Packs of 256 bytes, last variables first: the last Dense's bias and kernel (204 bytes), the first's bias,
+    // then its kernel (512 bytes) alone, larger than a pack.
+    check_same(train({.timeout_seconds = 120, .bytes_per_pack = 256}, eager), after);
+  }
+}
+
+TEST_CASE("distribute: fit outside a strategy runs no collective", "[.][mpi]") {
+  // The chief trains a model of no strategy alone: a collective there would wait for the other worker, which
+  // is already waiting in the sum below, and the job would time out.
+  if (rank() == 0) {
+    const Data d = mlp_data();
+    auto m = mlp(1);
+    compile(*m, false);
+    m->fit(d.x, d.y, {.batch_size = 64, .epochs = 1, .verbose = 0});
+    compile(*m, true);
+    m->fit(d.x, d.y, {.batch_size = 64, .epochs = 1, .verbose = 0});
+  }
+  CHECK(strategy().reduce(ReduceOp::SUM, Tensor::scalar<float>(1)).item<float>() == 2);
 }
 
 TEST_CASE("distribute: 2 workers at a global batch of 64 train the CNN as 1 worker does", "[.][mpi]") {
@@ -436,6 +479,55 @@ TEST_CASE("distribute: a worker that raises mid-fit fails the other within the t
     const bool named = message.find("all-reduce") != std::string::npos &&
                        message.find("did not complete within 3 s") != std::string::npos &&
                        message.find("EMBER_COLLECTIVE_TIMEOUT_SECONDS") != std::string::npos;
+    CHECK(named);
+    std::printf("worker 0 got DeadlineExceeded after %.1f s: %s\n", waited, e.what());
+    if (named) std::printf("EMBER_MPI_FAILURE_DETECTED\n");
+    std::fflush(stdout);
+  }
+}
+
+// Run alone (its own ctest entry): worker 1 fails inside the backward pass of an eager step, after the all-reduce
+// of the last layer's gradients has started and before the first layer's; worker 0 must end with
+// DeadlineExceeded as above.
+TEST_CASE("distribute: a worker that fails during an overlapped step fails the other within the timeout",
+          "[.][mpi_failure_overlap]") {
+  const MultiWorkerMirroredStrategy s({.timeout_seconds = 3, .bytes_per_pack = 64});
+  REQUIRE(s.num_replicas_in_sync() == 2);
+  const bool raiser = s.cluster_resolver().task_id == 1;
+  int backward_calls = 0;
+  auto fail_in_backward = [&](const Tensor& x) {
+    return custom_gradient(x, [](const Tensor& v) { return v; }, [&](const Tensor& dy) {
+      if (raiser && ++backward_calls == 3) throw std::runtime_error("worker 1 fails on purpose");
+      return dy;
+    });
+  };
+  const Data d = mlp_data();
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = s.scope();
+    backend::clear_session();
+    random::set_seed(1);
+    m = std::make_shared<Sequential>(std::vector<SequentialEntry>{
+        layers::Input({8}), layers::Dense(16, {.activation = "relu"}), layers::Lambda(fail_in_backward),
+        layers::Dense(3)});
+    compile(*m, /*eager=*/true);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  if (raiser) {
+    CHECK_THROWS_WITH(m->fit(d.x, d.y, {.batch_size = 64, .verbose = 0}), Catch::Contains("on purpose"));
+    // This worker left all-reduces running, so its exit ends the job (MPI_Abort): it lingers until worker 0 has
+    // reported.
+    std::this_thread::sleep_for(std::chrono::seconds(8));
+    return;
+  }
+  try {
+    m->fit(d.x, d.y, {.batch_size = 64, .verbose = 0});
+    FAIL("fit returned although worker 1 stopped");
+  } catch (const DeadlineExceeded& e) {
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string message = e.what();
+    const bool named = message.find("all-reduce of the gradients") != std::string::npos &&
+                       message.find("did not complete within 3 s") != std::string::npos;
     CHECK(named);
     std::printf("worker 0 got DeadlineExceeded after %.1f s: %s\n", waited, e.what());
     if (named) std::printf("EMBER_MPI_FAILURE_DETECTED\n");
