@@ -145,36 +145,32 @@ void Communicator::wait(uint64_t ticket, double timeout_seconds, const std::stri
                          "EMBER_COLLECTIVE_TIMEOUT_SECONDS");
 }
 
-uint64_t Communicator::start_all_reduce_sum(void* data, size_t count, DType dtype, const std::string& what,
-                                            void* result) {
+uint64_t Communicator::start_all_reduce_sum(const void* data, void* result, size_t count, DType dtype,
+                                            const std::string& what) {
   check_usable(what);
   EMBER_CHECK(dtype == DType::Float32 || dtype == DType::Float64, InvalidArgument)
       << what << ": all-reduce takes float32 or float64 values, got " << dtype_name(dtype);
+  const size_t element = dtype_size(dtype);
   if (size_ == 1 || count == 0) {
-    if (result && count) std::memcpy(result, data, count * dtype_size(dtype));
+    if (count) std::memcpy(result, data, count * element);
     return 0;
   }
-  // Summed into `result` (not in place): MPI reads `data` itself, with no copy first.
   const MPI_Datatype type = dtype == DType::Float32 ? MPI_FLOAT : MPI_DOUBLE;
-  const size_t element = dtype_size(dtype);
   std::vector<MPI_Request> requests;
   for (size_t begin = 0; begin < count; begin += kChunk) {
     const size_t n = std::min(kChunk, count - begin);
     MPI_Request request;
-    const int code = result ? MPI_Iallreduce(static_cast<char*>(data) + begin * element,
-                                             static_cast<char*>(result) + begin * element, static_cast<int>(n), type,
-                                             MPI_SUM, MPI_COMM_WORLD, &request)
-                            : MPI_Iallreduce(MPI_IN_PLACE, static_cast<char*>(data) + begin * element,
-                                             static_cast<int>(n), type, MPI_SUM, MPI_COMM_WORLD, &request);
-    check_mpi(code, what);
+    check_mpi(MPI_Iallreduce(static_cast<const char*>(data) + begin * element, static_cast<char*>(result) + begin * element,
+                             static_cast<int>(n), type, MPI_SUM, MPI_COMM_WORLD, &request),
+              what);
     requests.push_back(request);
   }
   return track(std::move(requests));
 }
 
-void Communicator::all_reduce_sum(void* data, size_t count, DType dtype, double timeout_seconds,
-                                  const std::string& what, void* result) {
-  wait(start_all_reduce_sum(data, count, dtype, what, result), timeout_seconds, what);
+void Communicator::all_reduce_sum(const void* data, void* result, size_t count, DType dtype, double timeout_seconds,
+                                  const std::string& what) {
+  wait(start_all_reduce_sum(data, result, count, dtype, what), timeout_seconds, what);
 }
 
 void Communicator::broadcast(void* data, size_t bytes, int root, double timeout_seconds, const std::string& what) {

@@ -157,7 +157,7 @@ static std::vector<Tensor> all_reduce_nccl(Strategy::Impl& impl, ReduceOp op, co
 namespace {
 
 // Tensors of one dtype all-reduced together over MPI: each one scaled (MEAN: by 1/n, exact for a power-of-two
-// number of workers; TF scales the loss so) into one buffer, summed there, and handed out as views of it.
+// number of workers; TF scales the loss so) into one buffer, summed into another, and handed out as views of it.
 struct Pack {
   DType dtype = DType::Float32;
   std::vector<size_t> members;  // the tensors' indices in the caller's list
@@ -165,8 +165,8 @@ struct Pack {
   std::vector<int64_t> offsets;
   std::vector<Shape> shapes;
   std::vector<Device> devices;
+  Tensor source;  // what is summed: the members packed, or a lone SUM member itself
   Tensor buffer;  // the sums
-  Tensor source;  // a lone member summed without a copy: MPI reads it and writes the sums into the buffer
   uint64_t ticket = 0;
   bool running = false;  // started and not finished
 };
@@ -208,32 +208,33 @@ void start_pack(Communicator& comm, Pack& pack, ReduceOp op, std::span<const Ten
     count += in[j].num_elements();
     ++defined;
   }
+  // The sums go to a buffer of their own (see Communicator::all_reduce_sum): a lone SUM tensor is summed from
+  // where it is, the others are packed first.
   pack.buffer = Tensor::empty(Shape{count}, pack.dtype, Device::cpu());
-  pack.source = Tensor();
   const double scale = op == ReduceOp::MEAN ? 1.0 / comm.size() : 1.0;
   if (defined == 1 && scale == 1.0) {
     for (const Tensor& t : in)
       if (t.defined()) pack.source = t.to(Device::cpu());
-    pack.ticket = comm.start_all_reduce_sum(pack.source.raw_data(), static_cast<size_t>(count), pack.dtype, what,
-                                            pack.buffer.raw_data());
   } else {
+    pack.source = Tensor::empty(Shape{count}, pack.dtype, Device::cpu());
     for (size_t j = 0; j < in.size(); ++j) {
       if (!in[j].defined()) continue;
       const Tensor host = in[j].to(Device::cpu());
       const int64_t k = host.num_elements();
       if (pack.dtype == DType::Float32) {
         const float* src = host.data<float>();
-        float* dst = pack.buffer.data<float>() + pack.offsets[j];
+        float* dst = pack.source.data<float>() + pack.offsets[j];
         const auto f = static_cast<float>(scale);
         for (int64_t e = 0; e < k; ++e) dst[e] = src[e] * f;
       } else {
         const double* src = host.data<double>();
-        double* dst = pack.buffer.data<double>() + pack.offsets[j];
+        double* dst = pack.source.data<double>() + pack.offsets[j];
         for (int64_t e = 0; e < k; ++e) dst[e] = src[e] * scale;
       }
     }
-    pack.ticket = comm.start_all_reduce_sum(pack.buffer.raw_data(), static_cast<size_t>(count), pack.dtype, what);
   }
+  pack.ticket = comm.start_all_reduce_sum(pack.source.raw_data(), pack.buffer.raw_data(), static_cast<size_t>(count),
+                                          pack.dtype, what);
   pack.running = true;
 }
 
@@ -258,7 +259,7 @@ void keep_running_forever(std::vector<Pack>& packs) {
   for (Pack& p : packs)
     if (p.running) {
       keep_forever(p.buffer);
-      if (p.source.defined()) keep_forever(p.source);
+      keep_forever(p.source);
       p.running = false;
     }
 }
