@@ -243,10 +243,11 @@ std::vector<Tensor> finish_pack(Communicator& comm, Pack& pack, double timeout_s
   comm.wait(pack.ticket, timeout_seconds, what);
   pack.running = false;
   pack.source = Tensor();
+  const Tensor buffer = std::move(pack.buffer);  // the results' views alone keep it
   std::vector<Tensor> out(pack.offsets.size());
   for (size_t j = 0; j < out.size(); ++j) {
     if (pack.offsets[j] < 0) continue;
-    Tensor part = pack.buffer.slice_rows(pack.offsets[j], pack.offsets[j] + pack.shapes[j].num_elements())
+    Tensor part = buffer.slice_rows(pack.offsets[j], pack.offsets[j] + pack.shapes[j].num_elements())
                       .view(pack.shapes[j]);
     out[j] = pack.devices[j] == Device::cpu() ? part : part.to(pack.devices[j]);
   }
