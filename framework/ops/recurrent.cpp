@@ -58,6 +58,18 @@ void rnn_check_like(const char* op, const char* what, const Tensor& t, const Sha
       << dtype_name(t.dtype());
 }
 
+// The op's tensor inputs: `inputs`, then sequence_lengths when given, checked to be int32 (batch).
+std::vector<Tensor> rnn_inputs(const char* op, std::initializer_list<Tensor> inputs, const Tensor& lengths,
+                               int64_t batch) {
+  std::vector<Tensor> all(inputs);
+  if (!lengths.defined()) return all;
+  EMBER_CHECK(lengths.dtype() == DType::Int32 && lengths.shape() == Shape({batch}), InvalidArgument)
+      << op << ": expected sequence_lengths of shape " << Shape({batch}) << " int32 (one length per sequence), got "
+      << lengths.shape() << " " << dtype_name(lengths.dtype());
+  all.push_back(lengths);
+  return all;
+}
+
 RnnSavedElements& rnn_saved_elements_fn(DeviceType device) {
   static RnnSavedElements fns[kNumDeviceTypes] = {};
   return fns[static_cast<int>(device)];
@@ -74,10 +86,19 @@ OutputSpec rnn_saved_spec(const char* op, bool lstm, bool reset_after, const Ten
 
 namespace detail {
 void register_rnn_saved_elements(DeviceType device, RnnSavedElements fn) { rnn_saved_elements_fn(device) = fn; }
+
+std::vector<int32_t> rnn_sequence_lengths(const char* op, const Tensor& sequence_lengths, int64_t steps) {
+  std::vector<int32_t> lengths = sequence_lengths.to_vector<int32_t>();
+  for (size_t b = 0; b < lengths.size(); ++b)
+    EMBER_CHECK(lengths[b] >= 0 && lengths[b] <= steps, InvalidArgument)
+        << op << ": expected sequence_lengths in [0, " << steps << "] (x's steps), got " << lengths[b]
+        << " for sequence " << b;
+  return lengths;
+}
 }  // namespace detail
 
 std::vector<Tensor> lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& kernel,
-                                  const Tensor& recurrent_kernel, const Tensor& bias) {
+                                  const Tensor& recurrent_kernel, const Tensor& bias, const Tensor& sequence_lengths) {
   const std::string got = rnn_describe({{"x", &x}, {"h0", &h0}, {"c0", &c0}, {"kernel", &kernel},
                                     {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
   const Shape bias_shape{kernel.rank() == 2 ? kernel.shape()[1] : 0};
@@ -85,13 +106,15 @@ std::vector<Tensor> lstm_sequence(const Tensor& x, const Tensor& h0, const Tenso
   const DType dt = x.dtype();
   const OutputSpec specs[] = {{Shape{d.batch, d.steps, d.units}, dt}, {h0.shape(), dt}, {c0.shape(), dt},
                               rnn_saved_spec("lstm_sequence", true, false, x, d)};
-  const Tensor inputs[] = {x, h0, c0, kernel, recurrent_kernel, bias};
-  return run_op(OpId::lstm_sequence, inputs, specs);
+  return run_op(OpId::lstm_sequence,
+                rnn_inputs("lstm_sequence", {x, h0, c0, kernel, recurrent_kernel, bias}, sequence_lengths, d.batch),
+                specs);
 }
 
 std::vector<Tensor> lstm_sequence_grad(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& kernel,
                                        const Tensor& recurrent_kernel, const Tensor& bias, const Tensor& y,
-                                       const Tensor& saved, const Tensor& dy, const Tensor& dh, const Tensor& dc) {
+                                       const Tensor& saved, const Tensor& dy, const Tensor& dh, const Tensor& dc,
+                                       const Tensor& sequence_lengths) {
   const char* op = "lstm_sequence_grad";
   const std::string got = rnn_describe({{"x", &x}, {"h0", &h0}, {"c0", &c0}, {"kernel", &kernel},
                                     {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
@@ -105,12 +128,14 @@ std::vector<Tensor> lstm_sequence_grad(const Tensor& x, const Tensor& h0, const 
   rnn_check_like(op, "saved", saved, rnn_saved_spec(op, true, false, x, d).shape, dt);
   const OutputSpec specs[] = {{x.shape(), dt},      {h0.shape(), dt},     {c0.shape(), dt},
                               {kernel.shape(), dt}, {recurrent_kernel.shape(), dt}, {bias.shape(), dt}};
-  const Tensor inputs[] = {x, h0, c0, kernel, recurrent_kernel, bias, y, saved, dy, dh, dc};
-  return run_op(OpId::lstm_sequence_grad, inputs, specs);
+  return run_op(OpId::lstm_sequence_grad,
+                rnn_inputs(op, {x, h0, c0, kernel, recurrent_kernel, bias, y, saved, dy, dh, dc}, sequence_lengths,
+                           d.batch),
+                specs);
 }
 
 std::vector<Tensor> gru_sequence(const Tensor& x, const Tensor& h0, const Tensor& kernel, const Tensor& recurrent_kernel,
-                                 const Tensor& bias, bool reset_after) {
+                                 const Tensor& bias, bool reset_after, const Tensor& sequence_lengths) {
   const std::string got = rnn_describe(
       {{"x", &x}, {"h0", &h0}, {"kernel", &kernel}, {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
   const RnnSequenceDims d = rnn_check_sequence("gru_sequence", 3, x, {&h0}, kernel, recurrent_kernel, bias,
@@ -118,13 +143,15 @@ std::vector<Tensor> gru_sequence(const Tensor& x, const Tensor& h0, const Tensor
   const DType dt = x.dtype();
   const OutputSpec specs[] = {{Shape{d.batch, d.steps, d.units}, dt}, {h0.shape(), dt},
                               rnn_saved_spec("gru_sequence", false, reset_after, x, d)};
-  const Tensor inputs[] = {x, h0, kernel, recurrent_kernel, bias};
-  return run_op(OpId::gru_sequence, inputs, specs, RnnSequenceAttrs{reset_after});
+  return run_op(OpId::gru_sequence,
+                rnn_inputs("gru_sequence", {x, h0, kernel, recurrent_kernel, bias}, sequence_lengths, d.batch), specs,
+                RnnSequenceAttrs{reset_after});
 }
 
 std::vector<Tensor> gru_sequence_grad(const Tensor& x, const Tensor& h0, const Tensor& kernel,
                                       const Tensor& recurrent_kernel, const Tensor& bias, const Tensor& y,
-                                      const Tensor& saved, const Tensor& dy, const Tensor& dh, bool reset_after) {
+                                      const Tensor& saved, const Tensor& dy, const Tensor& dh, bool reset_after,
+                                      const Tensor& sequence_lengths) {
   const char* op = "gru_sequence_grad";
   const std::string got = rnn_describe(
       {{"x", &x}, {"h0", &h0}, {"kernel", &kernel}, {"recurrent_kernel", &recurrent_kernel}, {"bias", &bias}});
@@ -137,8 +164,9 @@ std::vector<Tensor> gru_sequence_grad(const Tensor& x, const Tensor& h0, const T
   rnn_check_like(op, "saved", saved, rnn_saved_spec(op, false, reset_after, x, d).shape, dt);
   const OutputSpec specs[] = {
       {x.shape(), dt}, {h0.shape(), dt}, {kernel.shape(), dt}, {recurrent_kernel.shape(), dt}, {bias.shape(), dt}};
-  const Tensor inputs[] = {x, h0, kernel, recurrent_kernel, bias, y, saved, dy, dh};
-  return run_op(OpId::gru_sequence_grad, inputs, specs, RnnSequenceAttrs{reset_after});
+  return run_op(OpId::gru_sequence_grad,
+                rnn_inputs(op, {x, h0, kernel, recurrent_kernel, bias, y, saved, dy, dh}, sequence_lengths, d.batch),
+                specs, RnnSequenceAttrs{reset_after});
 }
 
 }  // namespace ember::ops

@@ -7,6 +7,9 @@
 // - Backward: from the gate activations the forward saved (its last output), per step the gates' gradients and one
 //   product for dh_prev; after the loop one product each gives dx, dkernel and drecurrent_kernel over the whole
 //   sequence, and a column sum the bias's.
+// - Sequence lengths: a sequence's steps from its length on skip the gate passes (their outputs are zeros, their
+//   gates' gradients zeros, and the carried dh, dc pass through them unchanged); the products still run over the
+//   whole batch (each step's rows are one strided matrix), finished rows included.
 // Float32 products go to oneDNN's sgemm, float64 ones to Eigen.
 #include <oneapi/dnnl/dnnl.h>
 
@@ -14,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "framework/core/error.h"
 #include "framework/core/parallel.h"
@@ -69,6 +73,25 @@ struct RnnDims {
   int64_t rows() const { return b * t; }
 };
 RnnDims rnn_dims_of(const Tensor& x, const Tensor& h0) { return {x.shape()[0], x.shape()[1], x.shape()[2], h0.shape()[1]}; }
+
+// Each sequence's length: the op's optional input `index` (checked to be in [0, steps]), else steps.
+std::vector<int64_t> rnn_lengths_of(const KernelContext& ctx, size_t index, const RnnDims& d) {
+  if (ctx.inputs.size() <= index) return std::vector<int64_t>(static_cast<size_t>(d.b), d.t);
+  const std::vector<int32_t> l = ops::detail::rnn_sequence_lengths(op_name(ctx.op), ctx.inputs[index], d.t);
+  return {l.begin(), l.end()};
+}
+
+// The row of (batch, steps, width) holding sequence b's last step (its length - 1), or -1 for a length of 0.
+inline int64_t rnn_last_row(const RnnDims& d, const std::vector<int64_t>& lengths, int64_t b) {
+  const int64_t n = lengths[static_cast<size_t>(b)];
+  return n == 0 ? -1 : b * d.t + n - 1;
+}
+
+// Copies sequence b's final state: row `last` of `rows` (width u), or its initial state `first` when last is -1.
+template <class T>
+void rnn_final_state(const T* rows, int64_t last, const T* first, T* out, int64_t u) {
+  std::memcpy(out, last < 0 ? first : rows + last * u, sizeof(T) * u);
+}
 
 template <class T>
 T* rnn_scratch(Tensor& holder, int64_t elements) {
@@ -135,20 +158,25 @@ void lstm_sequence_cpu_t(const KernelContext& ctx) {
   T* gates = ctx.outputs[3].data<T>();
   T* cs = gates + d.rows() * w;
   const T *k = kernel.data<T>(), *r = recurrent.data<T>(), *bs = bias.data<T>(), *c0p = c0.data<T>();
+  const std::vector<int64_t> lengths = rnn_lengths_of(ctx, 6, d);
   rnn_gemm<T>(false, false, d.rows(), w, d.i, x.data<T>(), d.i, k, w, false, gates, w);
   for (int64_t t = 0; t < d.t; ++t) {
     const T* hp = t == 0 ? h0.data<T>() : y + (t - 1) * u;
     rnn_gemm<T>(false, false, d.b, w, u, hp, t == 0 ? u : d.t * u, r, w, true, gates + t * w, ldg);
     rnn_for_batch(d.b, w, [&](int64_t b) {
       const int64_t row = b * d.t + t;
+      if (t >= lengths[static_cast<size_t>(b)]) {
+        std::memset(y + row * u, 0, sizeof(T) * u);
+        return;
+      }
       lstm_gates(gates + row * w, bs, t == 0 ? c0p + b * u : cs + (row - 1) * u, cs + row * u, y + row * u, u);
     });
   }
   T *h = ctx.outputs[1].data<T>(), *c = ctx.outputs[2].data<T>();
   rnn_for_batch(d.b, u, [&](int64_t b) {
-    const int64_t last = b * d.t + d.t - 1;
-    std::memcpy(h + b * u, y + last * u, sizeof(T) * u);
-    std::memcpy(c + b * u, cs + last * u, sizeof(T) * u);
+    const int64_t last = rnn_last_row(d, lengths, b);
+    rnn_final_state(y, last, h0.data<T>() + b * u, h + b * u, u);
+    rnn_final_state(cs, last, c0p + b * u, c + b * u, u);
   });
 }
 
@@ -161,6 +189,7 @@ void lstm_sequence_grad_cpu_t(const KernelContext& ctx) {
   const T *xs = x.data<T>(), *k = kernel.data<T>(), *r = recurrent.data<T>(), *c0p = c0.data<T>();
   const T *y = ctx.inputs[6].data<T>(), *acts = ctx.inputs[7].data<T>(), *dy = ctx.inputs[8].data<T>();
   const T* cs = acts + d.rows() * w;
+  const std::vector<int64_t> lengths = rnn_lengths_of(ctx, 11, d);
   Tensor dgates_buf, hp_buf;
   T* dgates = rnn_scratch<T>(dgates_buf, d.rows() * w);  // the gradients of the gates' pre-activations
   T* hp = rnn_scratch<T>(hp_buf, d.rows() * u);
@@ -173,8 +202,12 @@ void lstm_sequence_grad_cpu_t(const KernelContext& ctx) {
   for (int64_t t = d.t - 1; t >= 0; --t) {
     rnn_for_batch(d.b, w, [&](int64_t b) {
       const int64_t row = b * d.t + t;
-      const T* a = acts + row * w;
       T* z = dgates + row * w;
+      if (t >= lengths[static_cast<size_t>(b)]) {  // past the sequence's end: dh and dc pass through
+        std::memset(z, 0, sizeof(T) * w);
+        return;
+      }
+      const T* a = acts + row * w;
       const RnnConstVec<T> i(a, u), f(a + u, u), g(a + 2 * u, u), o(a + 3 * u, u);
       const RnnConstVec<T> c(cs + row * u, u), c_prev(t == 0 ? c0p + b * u : cs + (row - 1) * u, u);
       RnnVec<T> dhv(dh + b * u, u), dcv(dc + b * u, u);
@@ -186,8 +219,9 @@ void lstm_sequence_grad_cpu_t(const KernelContext& ctx) {
       RnnVec<T>(z + 2 * u, u) = dcv * i * (T(1) - g * g);
       RnnVec<T>(z + 3 * u, u) = dhv * tc * o * (T(1) - o);
       dcv *= f;
+      dhv.setZero();  // becomes h_prev's gradient in the product below
     });
-    rnn_gemm<T>(false, true, d.b, u, w, dgates + t * w, ldg, r, w, false, dh, u);
+    rnn_gemm<T>(false, true, d.b, u, w, dgates + t * w, ldg, r, w, true, dh, u);
   }
   rnn_gemm<T>(false, true, d.rows(), d.i, w, dgates, w, k, w, false, ctx.outputs[0].data<T>(), d.i);
   rnn_gemm<T>(true, false, d.i, w, d.rows(), xs, d.i, dgates, w, false, ctx.outputs[3].data<T>(), w);
@@ -249,6 +283,8 @@ void gru_sequence_cpu_t(const KernelContext& ctx) {
   T* saved = xz + d.rows() * w;  // reset_after: the recurrent products (3u a row); else r h_prev (u a row)
   Tensor rec_buf;
   T* rec = after ? nullptr : rnn_scratch<T>(rec_buf, d.b * w);
+  const std::vector<int64_t> lengths = rnn_lengths_of(ctx, 5, d);
+  auto finished = [&](int64_t b, int64_t t) { return t >= lengths[static_cast<size_t>(b)]; };
   rnn_gemm<T>(false, false, d.rows(), w, d.i, x.data<T>(), d.i, k, w, false, xz, w);
   rnn_add_rows(xz, d.rows(), w, bs);
   for (int64_t t = 0; t < d.t; ++t) {
@@ -259,23 +295,29 @@ void gru_sequence_cpu_t(const KernelContext& ctx) {
       rnn_gemm<T>(false, false, d.b, w, u, hp, ldh, r, w, true, saved + t * w, ldg);
       rnn_for_batch(d.b, w, [&](int64_t b) {
         const int64_t row = b * d.t + t;
-        gru_gates_after(xz + row * w, saved + row * w, hp + b * ldh, y + row * u, u);
+        if (finished(b, t)) std::memset(y + row * u, 0, sizeof(T) * u);
+        else gru_gates_after(xz + row * w, saved + row * w, hp + b * ldh, y + row * u, u);
       });
     } else {
       rnn_gemm<T>(false, false, d.b, 2 * u, u, hp, ldh, r, w, false, rec, w);
       rnn_for_batch(d.b, w, [&](int64_t b) {
         const int64_t row = b * d.t + t;
-        gru_gates_before(xz + row * w, rec + b * w, hp + b * ldh, saved + row * u, u);
+        // A finished row's r h_prev is zero: the backward's weight product reads it.
+        if (finished(b, t)) std::memset(saved + row * u, 0, sizeof(T) * u);
+        else gru_gates_before(xz + row * w, rec + b * w, hp + b * ldh, saved + row * u, u);
       });
       rnn_gemm<T>(false, false, d.b, u, u, saved + t * u, d.t * u, r + 2 * u, w, false, rec, w);
       rnn_for_batch(d.b, w, [&](int64_t b) {
         const int64_t row = b * d.t + t;
-        gru_candidate_before(xz + row * w, rec + b * w, hp + b * ldh, y + row * u, u);
+        if (finished(b, t)) std::memset(y + row * u, 0, sizeof(T) * u);
+        else gru_candidate_before(xz + row * w, rec + b * w, hp + b * ldh, y + row * u, u);
       });
     }
   }
   T* h = ctx.outputs[1].data<T>();
-  rnn_for_batch(d.b, u, [&](int64_t b) { std::memcpy(h + b * u, y + (b * d.t + d.t - 1) * u, sizeof(T) * u); });
+  rnn_for_batch(d.b, u, [&](int64_t b) {
+    rnn_final_state(y, rnn_last_row(d, lengths, b), h0.data<T>() + b * u, h + b * u, u);
+  });
 }
 
 template <class T>
@@ -293,14 +335,21 @@ void gru_sequence_grad_cpu_t(const KernelContext& ctx) {
   T* drec = after ? rnn_scratch<T>(drec_buf, d.rows() * w) : nullptr;
   T* hp = rnn_scratch<T>(hp_buf, d.rows() * u);
   T* drh = after ? nullptr : rnn_scratch<T>(drh_buf, d.b * u);
+  const std::vector<int64_t> lengths = rnn_lengths_of(ctx, 9, d);
+  auto finished = [&](int64_t b, int64_t t) { return t >= lengths[static_cast<size_t>(b)]; };
   rnn_previous_states(h0.data<T>(), y, hp, d);
   T* dh = ctx.outputs[1].data<T>();  // the gradient of h_t, carried back to dh0
   std::memcpy(dh, ctx.inputs[8].data<T>(), sizeof(T) * d.b * u);
   for (int64_t t = d.t - 1; t >= 0; --t) {
     rnn_for_batch(d.b, w, [&](int64_t b) {
       const int64_t row = b * d.t + t;
-      const T* a = acts + row * w;
       T* g = dxz + row * w;
+      if (finished(b, t)) {  // past the sequence's end: no gates' gradients, dh passes through
+        std::memset(g, 0, sizeof(T) * w);
+        if (after) std::memset(drec + row * w, 0, sizeof(T) * w);
+        return;
+      }
+      const T* a = acts + row * w;
       const RnnConstVec<T> z(a, u), rr(a + u, u), hh(a + 2 * u, u);
       RnnVec<T> dhv(dh + b * u, u), dz(g, u), dr(g + u, u), dhh(g + 2 * u, u);
       dhv += RnnConstVec<T>(dy + row * u, u);
@@ -322,6 +371,7 @@ void gru_sequence_grad_cpu_t(const KernelContext& ctx) {
     rnn_gemm<T>(false, true, d.b, u, u, dxz + t * w + 2 * u, ldg, r + 2 * u, w, false, drh, u);
     rnn_for_batch(d.b, w, [&](int64_t b) {
       const int64_t row = b * d.t + t;
+      if (finished(b, t)) return;
       const RnnConstVec<T> rr(acts + row * w + u, u), d_rh(drh + b * u, u);
       RnnVec<T>(dh + b * u, u) += d_rh * rr;
       RnnVec<T>(dxz + row * w + u, u) = d_rh * RnnConstVec<T>(hp + row * u, u) * rr * (T(1) - rr);

@@ -7,6 +7,9 @@
 //   The LSTM's single Keras bias is cuDNN's input bias, its recurrent bias held at zero.
 // - The forward runs in training mode and returns cuDNN's reserve space as the op's saved state; the backward copies
 //   it (cuDNN's backward writes to it, and the op's inputs stay unchanged) before the data and weight gradients.
+// - Sequence lengths: the data descriptors carry them (padded I/O, which the unpacked layouts need in any case); the
+//   outputs past a sequence's end are filled with zeros, and the backward's dx is zeroed first so those steps' input
+//   gradients are zeros too. Without lengths every sequence has all the steps.
 // - GRU without reset_after is not cuDNN's GRU: the layers never send it here, and the kernel says so.
 #include <array>
 #include <cstdint>
@@ -55,7 +58,8 @@ struct RnnCudaDescs {
 // One call: the handle (held for the call), the descriptors, the sizes cuDNN asks for and its device buffers.
 class RnnCudaCall {
  public:
-  RnnCudaCall(const char* op, int device, DType dtype, const RnnCudaShape& shape)
+  // lengths: each sequence's steps (empty: all of them).
+  RnnCudaCall(const char* op, int device, DType dtype, const RnnCudaShape& shape, std::vector<int32_t> lengths = {})
       : op_(op), dev_(device), dt_(dtype), s_(shape), lease_(cuda::cudnn_handle(dev_)) {
     cuda::activate(dev_);
     EMBER_CHECK(s_.batch <= INT32_MAX && s_.steps <= INT32_MAX && s_.features <= INT32_MAX && s_.units <= INT32_MAX,
@@ -69,16 +73,17 @@ class RnnCudaCall {
     check(cudnnCreateRNNDescriptor(&d_.rnn), "cudnnCreateRNNDescriptor");
     check(cudnnSetRNNDescriptor_v8(d_.rnn, CUDNN_RNN_ALGO_STANDARD, s_.lstm ? CUDNN_LSTM : CUDNN_GRU, CUDNN_RNN_DOUBLE_BIAS,
                                    CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, type, type, math, i32(s_.features),
-                                   i32(s_.units), i32(s_.units), 1, d_.dropout, CUDNN_RNN_PADDED_IO_DISABLED),
+                                   i32(s_.units), i32(s_.units), 1, d_.dropout, CUDNN_RNN_PADDED_IO_ENABLED),
           "cudnnSetRNNDescriptor_v8");
-    const std::vector<int> lengths(static_cast<size_t>(s_.batch), i32(s_.steps));
+    if (lengths.empty()) lengths.assign(static_cast<size_t>(s_.batch), i32(s_.steps));
     check(cudnnCreateRNNDataDescriptor(&d_.x), "cudnnCreateRNNDataDescriptor");
     check(cudnnSetRNNDataDescriptor(d_.x, type, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, i32(s_.steps),
                                     i32(s_.batch), i32(s_.features), lengths.data(), nullptr),
           "cudnnSetRNNDataDescriptor");
     check(cudnnCreateRNNDataDescriptor(&d_.y), "cudnnCreateRNNDataDescriptor");
     check(cudnnSetRNNDataDescriptor(d_.y, type, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, i32(s_.steps),
-                                    i32(s_.batch), i32(s_.units), lengths.data(), nullptr),
+                                    i32(s_.batch), i32(s_.units), lengths.data(),
+                                    dt_ == DType::Float64 ? static_cast<void*>(&zero_f64_) : &zero_f32_),
           "cudnnSetRNNDataDescriptor");
     const int dims[3] = {1, i32(s_.batch), i32(s_.units)}, strides[3] = {i32(s_.batch * s_.units), i32(s_.units), 1};
     check(cudnnCreateTensorDescriptor(&d_.h), "cudnnCreateTensorDescriptor");
@@ -86,7 +91,7 @@ class RnnCudaCall {
     check(cudnnCreateTensorDescriptor(&d_.matrix), "cudnnCreateTensorDescriptor");
     check(cudnnCreateTensorDescriptor(&d_.bias), "cudnnCreateTensorDescriptor");
     check(cudnnGetRNNWeightSpaceSize(handle(), d_.rnn, &weight_bytes_), "cudnnGetRNNWeightSpaceSize");
-    seq_lengths_ = Tensor::from_vector<int32_t>(std::vector<int32_t>(lengths.begin(), lengths.end()), Device::cuda(dev_));
+    seq_lengths_ = Tensor::from_vector<int32_t>(lengths, Device::cuda(dev_));
   }
 
   cudnnHandle_t handle() const { return lease_.handle; }
@@ -143,6 +148,8 @@ class RnnCudaCall {
   RnnCudaDescs d_;
   size_t weight_bytes_ = 0;
   Tensor seq_lengths_;
+  float zero_f32_ = 0;  // the outputs' padding fill
+  double zero_f64_ = 0;
 };
 
 // Keras's gate g's position in cuDNN's order: the GRU's z, r, h are cuDNN's 1, 0, 2.
@@ -209,10 +216,14 @@ void rnn_check_reset_after(const KernelContext& ctx) {
       << "on the CPU only (the GRU layer takes its per-step path on a GPU)";
 }
 
-RnnCudaCall rnn_cuda_call(const KernelContext& ctx, bool lstm) {
+// lengths_at: where the op's optional sequence_lengths input would be.
+RnnCudaCall rnn_cuda_call(const KernelContext& ctx, bool lstm, size_t lengths_at) {
   const Shape &x = ctx.inputs[0].shape(), &h0 = ctx.inputs[1].shape();
+  std::vector<int32_t> lengths;
+  if (ctx.inputs.size() > lengths_at)
+    lengths = ops::detail::rnn_sequence_lengths(op_name(ctx.op), ctx.inputs[lengths_at], x[1]);
   return RnnCudaCall(op_name(ctx.op), cuda::device_of(ctx), ctx.inputs[0].dtype(),
-                     RnnCudaShape{lstm, x[0], x[1], x[2], h0[1]});
+                     RnnCudaShape{lstm, x[0], x[1], x[2], h0[1]}, std::move(lengths));
 }
 
 // The saved state: cuDNN's reserve space, in elements of the op's dtype.
@@ -228,7 +239,7 @@ void rnn_sequence_cuda(const KernelContext& ctx, bool lstm) {
   const auto& in = ctx.inputs;
   const auto& out = ctx.outputs;
   const int w = lstm ? 3 : 2;  // where the weights start
-  RnnCudaCall call = rnn_cuda_call(ctx, lstm);
+  RnnCudaCall call = rnn_cuda_call(ctx, lstm, w + 3);
   const auto& d = call.descs();
   const Tensor space = RnnCudaWeights(call).pack(in[w], in[w + 1], in[w + 2]);
   const auto [work, reserve_bytes] = call.temp_sizes();
@@ -250,7 +261,8 @@ void rnn_sequence_grad_cuda(const KernelContext& ctx, bool lstm) {
   const auto& in = ctx.inputs;
   const auto& out = ctx.outputs;
   const int w = lstm ? 3 : 2;
-  RnnCudaCall call = rnn_cuda_call(ctx, lstm);
+  const size_t lengths_at = lstm ? 11 : 9;
+  RnnCudaCall call = rnn_cuda_call(ctx, lstm, lengths_at);
   const auto& d = call.descs();
   const RnnCudaWeights weights(call);
   const Tensor space = weights.pack(in[w], in[w + 1], in[w + 2]);
@@ -263,6 +275,9 @@ void rnn_sequence_grad_cuda(const KernelContext& ctx, bool lstm) {
   Tensor reserve = call.buffer(reserve_bytes);
   call.check_cuda(cudaMemcpyAsync(reserve.raw_data(), saved.raw_data(), reserve_bytes, cudaMemcpyDeviceToDevice,
                                   cuda::stream(call.device())));
+  if (in.size() > lengths_at)  // cuDNN writes each sequence's own steps; those past its end keep these zeros
+    call.check_cuda(cudaMemsetAsync(out[0].raw_data(), 0, static_cast<size_t>(out[0].nbytes()),
+                                    cuda::stream(call.device())));
   const void* c0 = lstm ? in[2].raw_data() : nullptr;
   cudnnTensorDescriptor_t c_desc = lstm ? d.h : nullptr;
   call.check(cudnnRNNBackwardData_v8(call.handle(), d.rnn, call.seq_lengths(), d.y, y.raw_data(), dy.raw_data(), d.x,

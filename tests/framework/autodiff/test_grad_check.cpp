@@ -326,6 +326,25 @@ void add_nn(Table& t) {
                        any64({4, 12}, 404), any64({3, 12}, 405), any64({12}, 406)};
        },
        [flat](const Inputs& in) { return flat(ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5])); }});
+  // Sequence lengths (a right-padded mask): the steps past each length, and a sequence of none, carry no gradient.
+  auto lengths = [] { return Tensor::from_vector<int32_t>({4, 2, 0}, {3}); };
+  t[OpId::lstm_sequence].push_back(
+      {"sequence lengths 4, 2, 0",
+       [lengths] {
+         return Inputs{any64({3, 4, 2}, 407), any64({3, 3}, 408), any64({3, 3}, 409), any64({2, 12}, 404),
+                       any64({3, 12}, 405), any64({12}, 406), lengths()};
+       },
+       [flat](const Inputs& in) { return flat(ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5], in[6])); }});
+  for (bool after : {true, false})
+    t[OpId::gru_sequence].push_back(
+        {after ? "reset_after, sequence lengths 4, 2, 0" : "reset_before, sequence lengths 4, 2, 0",
+         [after, lengths] {
+           return Inputs{any64({3, 4, 2}, 417), any64({3, 3}, 418), any64({2, 9}, 413), any64({3, 9}, 414),
+                         after ? any64({2, 9}, 415) : any64({9}, 416), lengths()};
+         },
+         [flat, after](const Inputs& in) {
+           return flat(ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], after, in[5]));
+         }});
   for (bool after : {true, false})
     t[OpId::gru_sequence].push_back(
         {after ? "reset_after, batch 2, 3 steps, 4 features, 3 units" : "reset_before, batch 2, 3 steps",

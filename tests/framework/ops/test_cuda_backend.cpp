@@ -709,6 +709,39 @@ void add_nn(Table& t) {
          return ops::gru_sequence_grad(in[0], in[1], in[2], in[3], in[4], f[0], f[2], in[5], in[6], true);
        },
        rnn_dtypes, 4, false});
+  // With sequence lengths (cuDNN's padded I/O): a full, a shorter and a one-step sequence.
+  auto with_lengths = [](Inputs in) {
+    in.push_back(Tensor::from_vector<int32_t>({5, 3, 1}, {3}));
+    return in;
+  };
+  t[OpId::lstm_sequence].push_back({"sequence lengths 5, 3, 1",
+                                    [rnn_inputs, with_lengths](DType dt) {
+                                      Inputs in = rnn_inputs(4, true)(dt);
+                                      in.resize(6);
+                                      return with_lengths(in);
+                                    },
+                                    [](const Inputs& in, DType) {
+                                      Outputs r = ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5], in[6]);
+                                      r.pop_back();
+                                      return r;
+                                    },
+                                    rnn_dtypes, 4});
+  t[OpId::lstm_sequence_grad].push_back(
+      {"sequence lengths 5, 3, 1", [rnn_inputs, with_lengths](DType dt) { return with_lengths(rnn_inputs(4, true)(dt)); },
+       [](const Inputs& in, DType) {
+         const std::vector<Tensor> f = ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5], in[9]);
+         return ops::lstm_sequence_grad(in[0], in[1], in[2], in[3], in[4], in[5], f[0], f[3], in[6], in[7], in[8],
+                                        in[9]);
+       },
+       rnn_dtypes, 4, false});
+  t[OpId::gru_sequence_grad].push_back(
+      {"reset_after, sequence lengths 5, 3, 1",
+       [rnn_inputs, with_lengths](DType dt) { return with_lengths(rnn_inputs(3, false)(dt)); },
+       [](const Inputs& in, DType) {
+         const std::vector<Tensor> f = ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], true, in[7]);
+         return ops::gru_sequence_grad(in[0], in[1], in[2], in[3], in[4], f[0], f[2], in[5], in[6], true, in[7]);
+       },
+       rnn_dtypes, 4, false});
   for (OpId op : {OpId::softmax, OpId::log_softmax}) {
     auto sm = [op](int64_t axis) {
       return unary_fn([op, axis](const Tensor& x) { return op == OpId::softmax ? ops::softmax(x, axis) : ops::log_softmax(x, axis); });
