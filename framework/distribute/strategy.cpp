@@ -467,7 +467,11 @@ void Strategy::mirror_variables(const std::string& who, const std::vector<Variab
   }
 
   size_t total = 0;
-  for (const Variable& v : vars) total += v.value().nbytes();
+  for (const Variable& v : vars) {
+    EMBER_CHECK(v.value().dtype() != DType::String, InvalidArgument)
+        << who << ": variable " << describe(v) << " holds strings, which are not mirrored across workers";
+    total += v.value().nbytes();
+  }
   std::vector<char> bytes(total);
   if (comm.rank() == 0) {
     size_t offset = 0;
