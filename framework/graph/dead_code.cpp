@@ -44,6 +44,7 @@ void optimize(Graph& g, OptimizeOptions options) {
   eliminate_common_subexpressions(g);
   fold_kernel_gradients(g);
   fuse_batch_norm_relu(g);
+  view_size_one_reductions(g);
   eliminate_dead_code(g);
   cache_variable_casts(g);
   move_relu_grad_before_pool_grad(g);

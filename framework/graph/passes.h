@@ -19,6 +19,10 @@ void eliminate_common_subexpressions(Graph& g);
 // ops::kFactoredMaxRows rows) instead of the product, when nothing else reads it.
 void fold_kernel_gradients(Graph& g);
 
+// Makes each CPU reduction (sum, mean, max, min, prod) whose reduced axes all have size 1 a view of its input,
+// which has its values.
+void view_size_one_reductions(Graph& g);
+
 // Removes nodes whose outputs nothing reads and that have no effects (DCE), then the values nobody uses.
 void eliminate_dead_code(Graph& g);
 

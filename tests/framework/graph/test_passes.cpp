@@ -229,3 +229,28 @@ TEST_CASE("constant folding leaves random ops, large outputs, returned outputs a
     CHECK(same_bits(grad_of(f), grad_of([&c](const Tensor& t) { return t * ops::exp(c); })));
   }
 }
+
+TEST_CASE("reductions over size-1 axes become views of their input, with eager's bits", "[function][passes]") {
+  const auto step = [](const Tensor& x, const Tensor& z) {
+    Tensor h = ops::neg(x);                                 // (1, 5), with a -0
+    Tensor s = ops::reduce_sum(h, {0});                     // a view of h, its -0 kept
+    Tensor m = ops::reduce_max(ops::tanh(z), {1}, true);    // (3, 1, 4): a view
+    Tensor p = ops::reduce_mean(ops::sigmoid(z), {0, 1});  // (4,): averages 3 values, a kernel
+    // tanh may not write into s: it is h's buffer, which h + 1 reads afterwards.
+    return std::vector<Tensor>{ops::tanh(s), h + 1.0f, ops::reduce_min(m, {2}), p, ops::reduce_prod(s * 2.0f)};
+  };
+  auto f = ember::function(step);
+  Tensor x = Tensor::from_vector<float>({0.5f, -1.0f, 0.0f, 2.0f, 3.0f}, {1, 5}), z = sample({3, 1, 4}, 5);
+  const std::vector<Tensor> expected = step(x, z);
+  for (int call = 0; call < 2; ++call) {  // traced, then replayed
+    const std::vector<Tensor> got = f(x, z);
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(same_bits(got[i], expected[i]));
+  }
+  const graph::Graph& g = graph_of(f);
+  CHECK(g.count(OpId::reduce_sum) == 0);
+  CHECK(g.count(OpId::reduce_max) == 0);
+  CHECK(g.count(OpId::reduce_mean) == 1);  // over 3 elements
+  CHECK(g.count(OpId::reduce_min) == 1);   // over 4 elements
+  CHECK(g.count(OpId::reduce_prod) == 1);  // over 5 elements
+}
