@@ -97,13 +97,14 @@ bool GRUCell::has_fused_sequence(const Tensor& sequence) const {
   return detail::rnn_fusable_options(options_) && (options_.reset_after || sequence.device().type() == DeviceType::CPU);
 }
 
-std::vector<Tensor> GRUCell::run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training) {
+std::vector<Tensor> GRUCell::run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training,
+                                          const Tensor& sequence_lengths) {
   const Tensor x = sequence_with_dropout(sequence, training);
   const bool after = options_.reset_after;
   return detail::rnn_run_widened(
       compute_dtype(), {x, states.at(0), read(kernel_), read(recurrent_kernel_), read(bias_)},
-      [after](const std::vector<Tensor>& in) {
-        std::vector<Tensor> r = ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], after);
+      [after, &sequence_lengths](const std::vector<Tensor>& in) {
+        std::vector<Tensor> r = ops::gru_sequence(in[0], in[1], in[2], in[3], in[4], after, sequence_lengths);
         r.pop_back();  // the backward's saved state
         return r;
       });

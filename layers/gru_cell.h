@@ -43,7 +43,8 @@ class GRUCell : public RNNCell {
   // Keras's cuDNN conditions: tanh, sigmoid gates, use_bias, no recurrent dropout and, on a GPU, reset_after
   // (cuDNN's form); the CPU runs both forms (ops::gru_sequence).
   bool has_fused_sequence(const Tensor& sequence) const override;
-  std::vector<Tensor> run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training) override;
+  std::vector<Tensor> run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training,
+                                   const Tensor& sequence_lengths) override;
   nlohmann::json get_config() const override;
 
   int64_t units() const { return units_; }

@@ -80,12 +80,13 @@ std::vector<Tensor> LSTMCell::step(const Tensor& input, const std::vector<Tensor
 
 bool LSTMCell::has_fused_sequence(const Tensor& /*sequence*/) const { return detail::rnn_fusable_options(options_); }
 
-std::vector<Tensor> LSTMCell::run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training) {
+std::vector<Tensor> LSTMCell::run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training,
+                                           const Tensor& sequence_lengths) {
   const Tensor x = sequence_with_dropout(sequence, training);
   return detail::rnn_run_widened(
       compute_dtype(), {x, states.at(0), states.at(1), read(kernel_), read(recurrent_kernel_), read(bias_)},
-      [](const std::vector<Tensor>& in) {
-        std::vector<Tensor> r = ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5]);
+      [&sequence_lengths](const std::vector<Tensor>& in) {
+        std::vector<Tensor> r = ops::lstm_sequence(in[0], in[1], in[2], in[3], in[4], in[5], sequence_lengths);
         r.pop_back();  // the backward's saved state
         return r;
       });

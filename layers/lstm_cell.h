@@ -40,7 +40,8 @@ class LSTMCell : public RNNCell {
   std::vector<Tensor> step(const Tensor& input, const std::vector<Tensor>& states, bool training) override;
   // Keras's cuDNN conditions: tanh, sigmoid gates, use_bias and no recurrent dropout (ops::lstm_sequence).
   bool has_fused_sequence(const Tensor& sequence) const override;
-  std::vector<Tensor> run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training) override;
+  std::vector<Tensor> run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training,
+                                   const Tensor& sequence_lengths) override;
   nlohmann::json get_config() const override;
 
   int64_t units() const { return units_; }

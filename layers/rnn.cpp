@@ -1,11 +1,13 @@
 #include "layers/rnn.h"
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/graph/control_flow.h"
 #include "framework/graph/trace.h"
 #include "framework/model/keras_object.h"
 #include "framework/ops/array.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
 
 namespace ember::layers {
 
@@ -103,63 +105,111 @@ std::vector<Tensor> RNN::compute_mask(const std::vector<Tensor>& /*xs*/, const s
 
 std::vector<Tensor> RNN::run(const std::vector<Tensor>& xs, const Tensor& mask, bool training) {
   const Tensor& seq = xs.at(0);
-  const int64_t batch = seq.shape()[0], steps = seq.shape()[1], features = seq.shape()[2];
+  const int64_t batch = seq.shape()[0], steps = seq.shape()[1];
   EMBER_CHECK(steps > 0, InvalidArgument) << who() << ": expected at least one time step, got an input of shape "
                                           << seq.shape().to_keras_string();
-  // Keras's backend rnn: a masked step keeps the previous states and repeats the previous output (zeros before
-  // the first valid step, or always zeros with zero_output_for_mask).
-  std::vector<Tensor> step_masks;
+  Tensor m;
   if (mask.defined()) {
     EMBER_CHECK(mask.shape() == Shape({batch, steps}), InvalidArgument)
         << who() << ": expected a mask of shape (" << batch << ", " << steps << ") for inputs of shape "
         << seq.shape().to_keras_string() << ", got a mask of shape " << mask.shape().to_keras_string();
-    const Tensor m = mask.dtype() == DType::Bool ? mask : ops::not_equal(mask, Tensor::scalar_of(0, mask.dtype()));
-    step_masks = steps == 1 ? std::vector<Tensor>{m} : ops::split(m, steps, 1);
+    m = mask.dtype() == DType::Bool ? mask : ops::not_equal(mask, Tensor::scalar_of(0, mask.dtype()));
   }
-  std::vector<Tensor> states = initial_states(xs);
+  const std::vector<Tensor> states = initial_states(xs);
   cell_->reset_dropout_masks();  // every step of this sequence shares the masks its first step draws
-  Tensor out;
-  if (takes_fused_sequence(seq, mask)) {
-    // Outputs in the order the steps ran, as in the loop: go_backwards reverses the sequence first.
-    Tensor x = seq;
-    if (options_.go_backwards)  // seq[:, ::-1, :]
-      x = ops::strided_slice(seq, {0, 0, 0}, {0, 0, 0}, {1, -1, 1}, {.begin_mask = 7, .end_mask = 7});
-    std::vector<Tensor> r = cell_->run_sequence(x, states, training);
-    states.assign(r.begin() + 1, r.end());
-    out = options_.return_sequences ? r[0] : states.at(0);
+  std::vector<Tensor> result;
+  if (!takes_fused_sequence(seq)) {
+    result = run_steps(seq, states, m, training);
+  } else if (!m.defined()) {
+    result = run_fused(seq, states, Tensor(), training);
   } else {
-    std::vector<Tensor> inputs = steps == 1 ? std::vector<Tensor>{seq} : ops::split(seq, steps, 1);
-    std::vector<Tensor> outputs;
-    Tensor last;
-    for (int64_t k = 0; k < steps; ++k) {
-      const int64_t t = options_.go_backwards ? steps - 1 - k : k;
-      std::vector<Tensor> r = cell_->step(ops::reshape(inputs[t], {batch, features}), states, training);
-      if (mask.defined()) {
-        const Tensor& m = step_masks[t];
-        const Tensor& o = r.at(0);
-        const bool zeros = options_.zero_output_for_mask || !last.defined();
-        last = ops::where(m, o, zeros ? ops::zeros_like(o) : last);
-        for (size_t i = 0; i < states.size(); ++i) states[i] = ops::where(m, r.at(1 + i), states[i]);
-      } else {
-        last = r.at(0);
-        states.assign(r.begin() + 1, r.end());
-      }
-      if (options_.return_sequences) outputs.push_back(last);
-    }
-    out = options_.return_sequences ? ops::stack(outputs, 1) : last;
+    // Keras's cuDNN condition on a mask: strictly right-padded (each row ones, then zeros) with no empty row;
+    // then the mask is each sequence's length. Checked once per call: on the host when called eagerly, in the
+    // graph (both paths kept, one taken per call) when traced.
+    const Tensor lengths = ops::reduce_sum(ops::cast(m, DType::Int32), 1);
+    const Tensor t = ops::reshape(ops::range(0, static_cast<double>(steps), 1, DType::Int32), {1, steps});
+    const Tensor right_padded =
+        ops::logical_and(ops::reduce_all(ops::equal(m, ops::less(t, ops::expand_dims(lengths, 1)))),
+                         ops::reduce_all(ops::greater(lengths, Tensor::scalar_of(0, DType::Int32))));
+    result = ops::cond(
+        right_padded,
+        [&] {
+          cell_->reset_dropout_masks();
+          return run_fused(seq, states, lengths, training);
+        },
+        [&] {
+          cell_->reset_dropout_masks();
+          return run_steps(seq, states, m, training);
+        });
   }
   cell_->reset_dropout_masks();
   if (options_.stateful) {
-    for (size_t i = 0; i < states_.size(); ++i)
-      states_[i].assign(states[i].dtype() == states_[i].dtype() ? states[i] : ops::cast(states[i], states_[i].dtype()));
+    for (size_t i = 0; i < states_.size(); ++i) {
+      const Tensor& s = result[1 + i];
+      states_[i].assign(s.dtype() == states_[i].dtype() ? s : ops::cast(s, states_[i].dtype()));
+    }
   }
-  std::vector<Tensor> result{out};
-  if (options_.return_state) result.insert(result.end(), states.begin(), states.end());
+  if (!options_.return_state) result.resize(1);
   return result;
 }
 
-bool RNN::takes_fused_sequence(const Tensor& sequence, const Tensor& mask) const {
-  return fused_sequence_allowed_ && !mask.defined() && !options_.unroll && cell_->has_fused_sequence(sequence);
+std::vector<Tensor> RNN::run_steps(const Tensor& seq, std::vector<Tensor> states, const Tensor& mask, bool training) {
+  // Keras's backend rnn: a masked step keeps the previous states and repeats the previous output (zeros before
+  // the first valid step, or always zeros with zero_output_for_mask).
+  const int64_t batch = seq.shape()[0], steps = seq.shape()[1], features = seq.shape()[2];
+  std::vector<Tensor> step_masks;
+  if (mask.defined()) step_masks = steps == 1 ? std::vector<Tensor>{mask} : ops::split(mask, steps, 1);
+  std::vector<Tensor> inputs = steps == 1 ? std::vector<Tensor>{seq} : ops::split(seq, steps, 1);
+  std::vector<Tensor> outputs;
+  Tensor last;
+  for (int64_t k = 0; k < steps; ++k) {
+    const int64_t t = options_.go_backwards ? steps - 1 - k : k;
+    std::vector<Tensor> r = cell_->step(ops::reshape(inputs[t], {batch, features}), states, training);
+    if (mask.defined()) {
+      const Tensor& m = step_masks[t];
+      const Tensor& o = r.at(0);
+      const bool zeros = options_.zero_output_for_mask || !last.defined();
+      last = ops::where(m, o, zeros ? ops::zeros_like(o) : last);
+      for (size_t i = 0; i < states.size(); ++i) states[i] = ops::where(m, r.at(1 + i), states[i]);
+    } else {
+      last = r.at(0);
+      states.assign(r.begin() + 1, r.end());
+    }
+    if (options_.return_sequences) outputs.push_back(last);
+  }
+  std::vector<Tensor> result{options_.return_sequences ? ops::stack(outputs, 1) : last};
+  result.insert(result.end(), states.begin(), states.end());
+  return result;
+}
+
+std::vector<Tensor> RNN::run_fused(const Tensor& seq, const std::vector<Tensor>& states, const Tensor& lengths,
+                                   bool training) {
+  // Outputs in the order the steps ran, as in the loop: go_backwards reverses the sequence first. With lengths,
+  // Keras's cuDNN path reverses each sequence within its length, and its outputs (zeros past the end) back to
+  // the loop's order: zeros for the masked steps first, then the valid steps' outputs, last step first.
+  const int64_t steps = seq.shape()[1];
+  const bool backwards = options_.go_backwards;
+  Tensor x = seq;
+  Tensor t, n, after;  // backwards with lengths: each step's index, each length, which steps are masked
+  if (backwards && lengths.defined()) {
+    t = ops::reshape(ops::range(0, static_cast<double>(steps), 1, DType::Int32), {1, steps});
+    n = ops::expand_dims(lengths, 1);
+    x = ops::gather(seq, ops::where(ops::less(t, n), n - 1 - t, t), {.axis = 1, .batch_dims = 1});
+  } else if (backwards) {  // seq[:, ::-1, :]
+    x = ops::strided_slice(seq, {0, 0, 0}, {0, 0, 0}, {1, -1, 1}, {.begin_mask = 7, .end_mask = 7});
+  }
+  std::vector<Tensor> r = cell_->run_sequence(x, states, training, lengths);
+  if (!options_.return_sequences) {
+    r[0] = r[1];  // the last output is h, each sequence's last valid step's
+  } else if (backwards && lengths.defined()) {
+    const Tensor s = (steps - 1) - t;  // output step t holds the step the loop ran at position steps - 1 - t
+    r[0] = ops::gather(r[0], ops::where(ops::less(s, n), t + n - steps, s), {.axis = 1, .batch_dims = 1});
+  }
+  return r;
+}
+
+bool RNN::takes_fused_sequence(const Tensor& sequence) const {
+  return fused_sequence_allowed_ && !options_.unroll && cell_->has_fused_sequence(sequence);
 }
 
 Tensor RNN::call(const std::vector<Tensor>& xs, bool training) { return call_all(xs, training).at(0); }

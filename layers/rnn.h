@@ -3,7 +3,8 @@
 // on {sequences, initial states...} it starts from those states (Keras's initial_state); with return_state,
 // call_outputs gives {output, final states...}, concrete or symbolic (operator() returns the output alone).
 // A mask (batch, timesteps) on the sequences (from Masking or Embedding(mask_zero)) skips the masked steps: they
-// keep the states and repeat the last valid output, as Keras does.
+// keep the states and repeat the last valid output, as Keras does. LSTM and GRU on their whole-sequence path take
+// a right-padded mask as sequence lengths (Keras's cuDNN path): the steps past each sequence's end output zeros.
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,15 +72,21 @@ class RNN : public Layer {
   static RNNOptions rnn_options_from_config(const nlohmann::json& config, const std::string& who);
   std::string who() const { return class_name() + " '" + name() + "'"; }
   // LSTM and GRU run their cell over the whole sequence in one op where Keras would take cuDNN (the cell's
-  // has_fused_sequence, no mask, no unroll); an RNN over a user's or built-in cell always runs step by step.
+  // has_fused_sequence, no unroll, and no mask or a right-padded one with no empty sequence); an RNN over a user's
+  // or built-in cell always runs step by step.
   bool fused_sequence_allowed_ = false;
 
  private:
   std::vector<Tensor> initial_states(const std::vector<Tensor>& xs);
-  // The loop over the time steps; mask (batch, timesteps) or undefined.
+  // One call: mask (batch, timesteps) or undefined. Returns {output, final states...}.
   std::vector<Tensor> run(const std::vector<Tensor>& xs, const Tensor& mask, bool training);
-  // Whether run takes the cell's whole-sequence op for this call.
-  bool takes_fused_sequence(const Tensor& sequence, const Tensor& mask) const;
+  // The loop over the time steps, from `states`; mask (batch, timesteps) bool or undefined.
+  std::vector<Tensor> run_steps(const Tensor& sequence, std::vector<Tensor> states, const Tensor& mask, bool training);
+  // The cell's whole-sequence op; sequence_lengths int32 (batch) or undefined.
+  std::vector<Tensor> run_fused(const Tensor& sequence, const std::vector<Tensor>& states,
+                                const Tensor& sequence_lengths, bool training);
+  // Whether this call can take the cell's whole-sequence op (a mask permitting).
+  bool takes_fused_sequence(const Tensor& sequence) const;
 
   std::shared_ptr<RNNCell> cell_;
   RNNOptions options_;

@@ -95,7 +95,7 @@ Tensor RNNCell::sequence_with_dropout(const Tensor& sequence, bool training) {
 }
 
 std::vector<Tensor> RNNCell::run_sequence(const Tensor& /*sequence*/, const std::vector<Tensor>& /*states*/,
-                                          bool /*training*/) {
+                                          bool /*training*/, const Tensor& /*sequence_lengths*/) {
   throw Unimplemented(who() + ": has no whole-sequence path (has_fused_sequence is false)");
 }
 

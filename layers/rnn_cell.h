@@ -36,8 +36,11 @@ class RNNCell : public Layer {
   virtual bool has_fused_sequence(const Tensor& /*sequence*/) const { return false; }
   // Every step at once: sequence (batch, timesteps, features) and states as for step give {outputs (batch,
   // timesteps, output_size), final states...}. Input dropout applies to the whole sequence with the mask that
-  // step would draw; the caller resets the masks around it as around the steps.
-  virtual std::vector<Tensor> run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training);
+  // step would draw; the caller resets the masks around it as around the steps. sequence_lengths (int32 (batch),
+  // or undefined: all the steps) runs each sequence over its first steps only, as the ops do (ops/recurrent.h):
+  // zeros after them, the final states those of each sequence's last step.
+  virtual std::vector<Tensor> run_sequence(const Tensor& sequence, const std::vector<Tensor>& states, bool training,
+                                           const Tensor& sequence_lengths);
 
   // Forgets the dropout masks of the current sequence: layers::RNN calls it before and after each sequence,
   // so every step of one call shares its masks and every call draws new ones.

@@ -10,97 +10,10 @@
 
 #include "framework/ember.h"
 #include "framework/ops/recurrent.h"
-#include "tests/support/layer_testing.h"
+#include "tests/support/rnn_testing.h"
 
 using namespace ember;
 using namespace ember::testing;
-
-namespace {
-
-int g_fused_runs = 0;
-void count_fused(const OpRecord& r) { g_fused_runs += r.op == OpId::lstm_sequence || r.op == OpId::gru_sequence; }
-
-// How many whole-sequence ops f ran.
-template <class F>
-int fused_runs(F&& f) {
-  g_fused_runs = 0;
-  const int hook = add_op_hook(&count_fused);
-  f();
-  remove_op_hook(hook);
-  return g_fused_runs;
-}
-
-Tensor seq_input(const Shape& shape, uint32_t seed, DType dt = DType::Float32) {
-  return make(uniform_in(shape.num_elements(), -1, 1, seed), shape, dt);
-}
-
-enum class Kind { Lstm, GruAfter, GruBefore };
-const char* kind_name(Kind k) { return k == Kind::Lstm ? "LSTM" : k == Kind::GruAfter ? "GRU reset_after" : "GRU reset_before"; }
-
-struct Mode {
-  bool return_sequences = false, return_state = false, go_backwards = false, stateful = false;
-  double dropout = 0;
-  std::string dtype{};
-};
-
-std::shared_ptr<layers::RNN> make_layer(Kind k, const Mode& m, bool unroll) {
-  if (k == Kind::Lstm)
-    return std::make_shared<layers::LSTM>(
-        5, layers::LSTMOptions{.bias_initializer = "random_normal", .dropout = m.dropout, .seed = 3,
-                               .return_sequences = m.return_sequences, .return_state = m.return_state,
-                               .go_backwards = m.go_backwards, .stateful = m.stateful, .unroll = unroll, .dtype = m.dtype});
-  return std::make_shared<layers::GRU>(
-      5, layers::GRUOptions{.bias_initializer = "random_normal", .dropout = m.dropout, .reset_after = k == Kind::GruAfter,
-                            .seed = 3, .return_sequences = m.return_sequences, .return_state = m.return_state,
-                            .go_backwards = m.go_backwards, .stateful = m.stateful, .unroll = unroll, .dtype = m.dtype});
-}
-
-// The outputs of layer({x, states...}) and the gradients of sum(outputs * w) with respect to x, the initial states
-// and the weights (kernel, recurrent_kernel, bias).
-std::vector<Tensor> outputs_and_grads(layers::RNN& layer, const Tensor& x, const std::vector<Tensor>& states,
-                                      bool training = true) {
-  GradientTape tape;
-  tape.watch(x);
-  for (const Tensor& s : states) tape.watch(s);
-  std::vector<Tensor> inputs{x};
-  inputs.insert(inputs.end(), states.begin(), states.end());
-  std::vector<Tensor> out = layer.call_outputs(inputs, training);
-  Tensor target = Tensor::scalar_of(0, out[0].dtype());
-  for (size_t i = 0; i < out.size(); ++i)
-    target = target + ops::reduce_sum(out[i] * seq_input(out[i].shape(), 90 + static_cast<uint32_t>(i), out[i].dtype()));
-  std::vector<Tensor> sources = inputs;
-  for (const Variable& v : layer.trainable_weights()) sources.push_back(v.value());
-  std::vector<Tensor> result = out;
-  for (const Tensor& g : tape.gradient(target, sources)) result.push_back(g);
-  return result;
-}
-
-void check_close(const std::vector<Tensor>& fused, const std::vector<Tensor>& generic, double tol) {
-  REQUIRE(fused.size() == generic.size());
-  for (size_t i = 0; i < fused.size(); ++i) {
-    INFO("tensor " << i << " (the outputs, then the gradients of x, the initial states and the weights)");
-    REQUIRE(fused[i].defined());
-    CHECK(fused[i].shape() == generic[i].shape());
-    CHECK(max_abs_diff(fused[i], generic[i]) < tol);
-  }
-}
-
-// A fused layer and its unrolled (per-step) twin with the same weights, built on x.
-std::pair<std::shared_ptr<layers::RNN>, std::shared_ptr<layers::RNN>> twins(Kind k, const Mode& m, const Tensor& x) {
-  auto fused = make_layer(k, m, false), generic = make_layer(k, m, true);
-  (*fused)(x);
-  (*generic)(x);
-  generic->set_weights(fused->get_weights());
-  if (m.stateful) {
-    fused->reset_states();
-    generic->reset_states();
-  }
-  return {fused, generic};
-}
-
-int64_t n_states(Kind k) { return k == Kind::Lstm ? 2 : 1; }
-
-}  // namespace
 
 TEST_CASE("LSTM and GRU take the whole-sequence op where Keras takes cuDNN, else the per-step path",
           "[layers][rnn][rnn_fused]") {
@@ -122,9 +35,11 @@ TEST_CASE("LSTM and GRU take the whole-sequence op where Keras takes cuDNN, else
   // Not inside RNN over a cell, even LSTM's own.
   layers::RNN over_cell(layers::LSTMCell(4));
   CHECK(runs(over_cell) == 0);
-  // A mask takes the per-step path, which skips the masked steps.
-  const Tensor mask = ops::cast(make({1, 1, 1, 0, 1, 1, 0, 0}, {2, 4}, DType::Float32), DType::Bool);
-  CHECK(fused_runs([&] { lstm.call_masked({x}, {mask}, true); }) == 0);
+  // A mask: right-padded, the op with each sequence's length; else the per-step path, which skips the masked steps
+  // (tests/layers/test_rnn_fused_mask.cpp).
+  auto mask = [](std::vector<double> m) { return ops::cast(make(m, {2, 4}, DType::Float32), DType::Bool); };
+  CHECK(fused_runs([&] { lstm.call_masked({x}, {mask({1, 1, 1, 0, 1, 1, 0, 0})}, true); }) == 1);
+  CHECK(fused_runs([&] { lstm.call_masked({x}, {mask({1, 0, 1, 0, 1, 1, 1, 1})}, true); }) == 0);
 }
 
 TEST_CASE("fused LSTM and GRU give the per-step path's outputs and gradients", "[layers][rnn][rnn_fused]") {
