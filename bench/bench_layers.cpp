@@ -3,7 +3,10 @@
 //   mha_train_ms:  MultiHeadAttention(8 heads, key_dim 64) as self-attention on (batch 8, sequence 256, 512
 //                  features);
 //   lstm_train_ms: LSTM(256) over (batch 64, 100 steps, 128 features), y its last output (the whole-sequence op);
-//   lstm_per_step_train_ms: the same LSTM with unroll=True, which runs the cell step by step with framework ops.
+//   lstm_per_step_train_ms: the same LSTM with unroll=True, which runs the cell step by step with framework ops;
+//   lstm_masked_train_ms: the same LSTM with a right-padded mask, half the sequences at half length (the
+//                  whole-sequence op with sequence lengths), against the per-step path on the same mask (unroll=True,
+//                  masked steps skipped with framework ops) measured in the same run.
 // Reference: the step's matmul FLOPs at the float32 rate of ops::matmul 1024x1024x1024 measured in the same run,
 // so speedup = how close the step comes to that GEMM ceiling. bench/compare_pytorch_layers.py runs this program
 // and measures torch.nn.MultiheadAttention and torch.nn.LSTM on the same steps, printing both.
@@ -114,6 +117,19 @@ int main(int argc, char** argv) {
   optimizers::SGD per_step_sgd({.learning_rate = 0.01});
   const double per_step_s = seconds_per_call(3, 2, train_step(per_step_vars, per_step_sgd, [&] { return per_step(seq, true); }));
   print({"lstm_per_step_train_ms", "ms", "matmul_bound_ms", per_step_s * 1e3, lstm_bound * 1e3, lstm_bound / per_step_s},
+        json);
+
+  // A right-padded mask: the second half of the batch at half length, as Embedding(mask_zero) gives padded text.
+  std::vector<float> mask_values;
+  for (int64_t b = 0; b < kLstmBatch; ++b)
+    for (int64_t t = 0; t < kLstmSteps; ++t) mask_values.push_back(b < kLstmBatch / 2 || t < kLstmSteps / 2 ? 1 : 0);
+  const Tensor mask = ops::cast(Tensor::from_vector<float>(mask_values, {kLstmBatch, kLstmSteps}), DType::Bool);
+  auto masked = [&](layers::LSTM& l) { return l.call_masked({seq}, {mask}, true).at(0); };
+  const double masked_s = seconds_per_call(3, 2, train_step(lstm_vars, lstm_sgd, [&] { return masked(lstm); }));
+  const double masked_per_step_s =
+      seconds_per_call(2, 1, train_step(per_step_vars, per_step_sgd, [&] { return masked(per_step); }));
+  print({"lstm_masked_train_ms", "ms", "masked_per_step_ms", masked_s * 1e3, masked_per_step_s * 1e3,
+         masked_per_step_s / masked_s},
         json);
 
   if (const std::string dir = flag_value(argc, argv, "--profile-lstm"); !dir.empty()) {
