@@ -186,14 +186,19 @@ std::vector<Tensor> RNN::run_fused(const Tensor& seq, const std::vector<Tensor>&
                                    bool training) {
   // Outputs in the order the steps ran, as in the loop: go_backwards reverses the sequence first. With lengths,
   // Keras's cuDNN path reverses each sequence within its length, and its outputs (zeros past the end) back to
-  // the loop's order: zeros for the masked steps first, then the valid steps' outputs, last step first.
+  // the loop's order: zeros for the masked steps first, then the valid steps' outputs, last step first; the
+  // loop gives the same (its masked steps come first and output zeros). Going forwards, cuDNN outputs zeros past
+  // each length, which the GPU keeps (Keras's cuDNN path); on the CPU Keras runs the loop, whose masked steps
+  // repeat the last valid output (each sequence's final h) unless zero_output_for_mask.
   const int64_t steps = seq.shape()[1];
   const bool backwards = options_.go_backwards;
   Tensor x = seq;
-  Tensor t, n, after;  // backwards with lengths: each step's index, each length, which steps are masked
-  if (backwards && lengths.defined()) {
+  Tensor t, n;  // with lengths: each step's index (1, steps), each sequence's length (batch, 1)
+  if (lengths.defined()) {
     t = ops::reshape(ops::range(0, static_cast<double>(steps), 1, DType::Int32), {1, steps});
     n = ops::expand_dims(lengths, 1);
+  }
+  if (backwards && lengths.defined()) {
     x = ops::gather(seq, ops::where(ops::less(t, n), n - 1 - t, t), {.axis = 1, .batch_dims = 1});
   } else if (backwards) {  // seq[:, ::-1, :]
     x = ops::strided_slice(seq, {0, 0, 0}, {0, 0, 0}, {1, -1, 1}, {.begin_mask = 7, .end_mask = 7});
@@ -204,6 +209,8 @@ std::vector<Tensor> RNN::run_fused(const Tensor& seq, const std::vector<Tensor>&
   } else if (backwards && lengths.defined()) {
     const Tensor s = (steps - 1) - t;  // output step t holds the step the loop ran at position steps - 1 - t
     r[0] = ops::gather(r[0], ops::where(ops::less(s, n), t + n - steps, s), {.axis = 1, .batch_dims = 1});
+  } else if (lengths.defined() && !options_.zero_output_for_mask && seq.device().type() == DeviceType::CPU) {
+    r[0] = ops::where(ops::expand_dims(ops::less(t, n), 2), r[0], ops::expand_dims(r[1], 1));
   }
   return r;
 }

@@ -4,7 +4,8 @@
 // call_outputs gives {output, final states...}, concrete or symbolic (operator() returns the output alone).
 // A mask (batch, timesteps) on the sequences (from Masking or Embedding(mask_zero)) skips the masked steps: they
 // keep the states and repeat the last valid output, as Keras does. LSTM and GRU on their whole-sequence path take
-// a right-padded mask as sequence lengths (Keras's cuDNN path): the steps past each sequence's end output zeros.
+// a right-padded mask as sequence lengths: on the CPU with the loop's outputs (Keras runs its loop there), on a GPU
+// as Keras's cuDNN path, whose steps past each sequence's end output zeros with return_sequences.
 #include <memory>
 #include <string>
 #include <vector>

@@ -1,7 +1,9 @@
 // LSTM and GRU with a mask on their whole-sequence ops: a strictly right-padded mask with no empty sequence is
-// each sequence's length (Keras's cuDNN path), any other mask takes the per-step path. The fused path outputs
-// zeros at the masked steps (cuDNN's), which the per-step path gives with zero_output_for_mask, so an unrolled twin
-// with zero_output_for_mask is the reference. The ops' lengths themselves are checked against shorter sequences.
+// each sequence's length (Keras's cuDNN condition), any other mask takes the per-step path. On the CPU the fused
+// path gives the per-step path's numbers (Keras's step loop: padded steps repeat the last valid output), so an
+// unrolled twin with the same options is the reference; on a GPU it is Keras's cuDNN path (padded steps are
+// zeros), whose reference is the twin with zero_output_for_mask. The ops' lengths themselves are checked against
+// shorter sequences, and their bad lengths are refused by name.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -57,16 +59,14 @@ TEST_CASE("fused LSTM and GRU with a right-padded mask give the per-step path's 
                                    {.return_state = true},
                                    {.return_sequences = true, .return_state = true, .go_backwards = true},
                                    {.go_backwards = true},
-                                   {.return_sequences = true, .go_backwards = true}};
+                                   {.return_sequences = true, .go_backwards = true},
+                                   {.return_sequences = true, .return_state = true, .zero_output_for_mask = true},
+                                   {.return_sequences = true, .go_backwards = true, .zero_output_for_mask = true}};
   for (Kind k : {Kind::Lstm, Kind::GruAfter, Kind::GruBefore})
     for (Mode m : modes) {
       INFO(kind_name(k) << ", return_sequences " << m.return_sequences << ", return_state " << m.return_state
-                        << ", go_backwards " << m.go_backwards);
-      auto fused = make_layer(k, m, false);
-      // The per-step path's form of cuDNN's zeros at the masked steps (its last output is then zeros too for a
-      // shorter sequence, where cuDNN's is the last valid step's, as the per-step path's is without it).
-      m.zero_output_for_mask = m.return_sequences;
-      auto generic = make_layer(k, m, true);
+                        << ", go_backwards " << m.go_backwards << ", zero_output_for_mask " << m.zero_output_for_mask);
+      auto fused = make_layer(k, m, false), generic = make_layer(k, m, true);
       (*fused)(x);
       (*generic)(x);
       generic->set_weights(fused->get_weights());
@@ -80,20 +80,25 @@ TEST_CASE("fused LSTM and GRU with a right-padded mask give the per-step path's 
     }
 }
 
-TEST_CASE("the fused path outputs zeros at masked steps where the per-step path repeats the last output",
+TEST_CASE("on the CPU the fused path's padded steps repeat each sequence's last valid output",
           "[layers][rnn][rnn_fused]") {
-  // Keras documents the difference: its cuDNN kernel fills the padding with zeros, its generic loop carries the
-  // last valid output (unless zero_output_for_mask). The last output and the states agree on both paths.
+  // Keras on a CPU runs its step loop, whose masked steps carry the last valid output over (zeros with
+  // zero_output_for_mask); cuDNN's zeros are the GPU's alone.
   const Tensor x = seq_input({2, 5, 3}, 23);
   const Tensor mask = right_padded({5, 2}, 5);
-  auto [fused, generic] = twins(Kind::Lstm, {.return_sequences = true, .return_state = true}, x);
-  const std::vector<Tensor> a = fused->call_masked({x}, {mask}, false), b = generic->call_masked({x}, {mask}, false);
-  const Tensor zeros = ops::slice(a[0], {1, 2, 0}, {1, 3, 5});
-  CHECK(max_abs_diff(zeros, ops::zeros_like(zeros)) == 0);
-  const Tensor repeated = ops::slice(b[0], {1, 2, 0}, {1, 3, 5});
-  CHECK(max_abs_diff(repeated, ops::broadcast_to(ops::slice(b[0], {1, 1, 0}, {1, 1, 5}), {1, 3, 5})) == 0);
-  CHECK(max_abs_diff(ops::slice(a[0], {0, 0, 0}, {2, 2, 5}), ops::slice(b[0], {0, 0, 0}, {2, 2, 5})) < 1e-5);
-  for (size_t i = 1; i < 3; ++i) CHECK(max_abs_diff(a[i], b[i]) < 1e-5);
+  for (Kind k : {Kind::Lstm, Kind::GruAfter, Kind::GruBefore})
+    for (bool zero : {false, true}) {
+      INFO(kind_name(k) << ", zero_output_for_mask " << zero);
+      auto [fused, generic] =
+          twins(k, {.return_sequences = true, .return_state = true, .zero_output_for_mask = zero}, x);
+      std::vector<Tensor> a, b = generic->call_masked({x}, {mask}, false);
+      CHECK(fused_runs([&] { a = fused->call_masked({x}, {mask}, false); }) == 1);
+      const Tensor padded = ops::slice(a[0], {1, 2, 0}, {1, 3, 5});
+      const Tensor last = ops::slice(a[0], {1, 1, 0}, {1, 1, 5});
+      CHECK(max_abs_diff(padded, zero ? ops::zeros_like(padded) : ops::broadcast_to(last, {1, 3, 5})) == 0);
+      CHECK(max_abs_diff(ops::reshape(last, {1, 5}), ops::slice(a[1], {1, 0}, {1, 5})) == 0);  // the final h
+      for (size_t i = 0; i < a.size(); ++i) CHECK(max_abs_diff(a[i], b[i]) < 1e-5);
+    }
 }
 
 TEST_CASE("a mask that is not right-padded gives the per-step path's numbers", "[layers][rnn][rnn_fused]") {
@@ -111,19 +116,22 @@ TEST_CASE("a mask that is not right-padded gives the per-step path's numbers", "
 TEST_CASE("Embedding(mask_zero) into LSTM takes the fused op with the padded lengths", "[layers][rnn][rnn_fused]") {
   // Token ids, 0 the padding at the end of each sequence: lengths 6, 4, 2.
   const Tensor ids = Tensor::from_vector<int32_t>({3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 0, 0, 5, 8, 0, 0, 0, 0}, {3, 6});
-  auto model = [](bool unroll) {
-    return std::make_shared<Sequential>(std::vector<SequentialEntry>{
-        layers::Input({6}, {.dtype = DType::Int32}), layers::Embedding(10, 4, {.mask_zero = true}),
-        layers::LSTM(5, {.return_sequences = true, .unroll = unroll, .zero_output_for_mask = true}),
-        layers::LSTM(3, {.unroll = unroll})});
-  };
-  auto fused = model(false), generic = model(true);
-  generic->set_weights(fused->get_weights());
-  Tensor y;
-  // Both LSTMs: the second one's input carries the first's mask (return_sequences).
-  CHECK(fused_runs([&] { y = (*fused)(ids); }) == 2);
-  CHECK(y.shape() == Shape{3, 3});
-  CHECK(max_abs_diff(y, (*generic)(ids)) < 1e-5);
+  for (bool zero : {false, true}) {
+    INFO("zero_output_for_mask " << zero);
+    auto model = [zero](bool unroll) {
+      return std::make_shared<Sequential>(std::vector<SequentialEntry>{
+          layers::Input({6}, {.dtype = DType::Int32}), layers::Embedding(10, 4, {.mask_zero = true}),
+          layers::LSTM(5, {.return_sequences = true, .unroll = unroll, .zero_output_for_mask = zero}),
+          layers::LSTM(3, {.return_sequences = true, .unroll = unroll})});
+    };
+    auto fused = model(false), generic = model(true);
+    generic->set_weights(fused->get_weights());
+    Tensor y;
+    // Both LSTMs: the second one's input carries the first's mask (return_sequences).
+    CHECK(fused_runs([&] { y = (*fused)(ids); }) == 2);
+    CHECK(y.shape() == Shape{3, 6, 3});
+    CHECK(max_abs_diff(y, (*generic)(ids)) < 1e-5);
+  }
 }
 
 TEST_CASE("Bidirectional LSTM with a right-padded mask: fused matches per-step", "[layers][rnn][rnn_fused]") {
@@ -236,7 +244,10 @@ TEST_CASE("bad sequence_lengths are InvalidArgument naming the op", "[ops][rnn_f
              Catch::Contains("lstm_sequence") && Catch::Contains("int32") && Catch::Contains("int64"));
   CHECK_THAT(message(gru(lengths_of({3, 1, 2}))),
              Catch::Contains("gru_sequence") && Catch::Contains("(2,)") && Catch::Contains("(3,)"));
-  CHECK_THAT(message(lstm(Tensor::from_vector<int32_t>({3, 1}, {2, 1}))), Catch::Contains("(2, 1)"));
+  CHECK_THAT(message(lstm(Tensor::from_vector<int32_t>({3, 1}, {2, 1}))),
+             Catch::Contains("lstm_sequence") && Catch::Contains("(2,)") && Catch::Contains("(2, 1)"));
+  CHECK_THAT(message(gru(Tensor::from_vector<float>({3, 1}, {2}))),
+             Catch::Contains("gru_sequence") && Catch::Contains("int32") && Catch::Contains("float32"));
   // The backward checks them too.
   const std::vector<Tensor> f = ops::lstm_sequence(x, h, h, k, r, b, lengths_of({3, 1}));
   CHECK_THAT(message([&] {
@@ -250,7 +261,8 @@ TEST_CASE("bad sequence_lengths are InvalidArgument naming the op", "[ops][rnn_f
              Catch::Contains("gru_sequence_grad") && Catch::Contains("(1,)"));
 }
 
-// [cuda]: cuDNN's kernels with sequence lengths against the per-step path on the GPU.
+// [cuda]: cuDNN's kernels with sequence lengths against the per-step path on the GPU. As Keras's cuDNN path, the
+// padded steps of a forward return_sequences output are zeros: the per-step path's zero_output_for_mask.
 TEST_CASE("on a GPU, a right-padded mask takes cuDNN with sequence lengths and matches the per-step path",
           "[layers][rnn][rnn_fused][cuda]") {
   if (device_count(DeviceType::CUDA) == 0) {
@@ -273,5 +285,9 @@ TEST_CASE("on a GPU, a right-padded mask takes cuDNN with sequence lengths and m
       std::vector<Tensor> got;
       CHECK(fused_runs([&] { got = outputs_and_grads(*fused, x, {}, true, mask); }) == 1);
       check_close(got, outputs_and_grads(*generic, x, {}, true, mask), 1e-3);  // TF32 products on the GPU
+      if (m.return_sequences && !m.go_backwards) {  // sequence 2 (length 1): its steps 1 to 6 are zeros
+        const Tensor padded = ops::slice(got[0], {2, 1, 0}, {1, 6, 5});
+        CHECK(max_abs_diff(padded, ops::zeros_like(padded)) == 0);
+      }
     }
 }
