@@ -3,6 +3,7 @@
 // the ops a call runs, the layers in each mode, and a fused layer against its unrolled (per-step) twin.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -98,6 +99,16 @@ inline std::pair<std::shared_ptr<layers::RNN>, std::shared_ptr<layers::RNN>> twi
 }
 
 inline int64_t n_states(Kind k) { return k == Kind::Lstm ? 2 : 1; }
+
+// What f's InvalidArgument says, or "(no InvalidArgument)".
+inline std::string invalid_argument_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "(no InvalidArgument)";
+}
 
 
 }  // namespace ember::testing
