@@ -156,31 +156,38 @@ TEST_CASE("Bidirectional LSTM with a right-padded mask: fused matches per-step",
 TEST_CASE("a traced masked LSTM takes the path each call's mask permits, with eager's numbers",
           "[layers][rnn][rnn_fused]") {
   const Tensor x = seq_input({3, 5, 3}, 26);
-  layers::LSTM lstm(4, {.return_sequences = true, .go_backwards = true});
-  lstm(x);
-  auto grads = [&](const Tensor& in, const Tensor& mask) {
-    GradientTape tape;
-    Tensor y = lstm.call_masked({in}, {mask}, true).at(0);
-    Tensor loss = ops::reduce_mean(y * y);
-    std::vector<Tensor> out{y, loss};
-    for (const Tensor& g : tape.gradient(loss, lstm.trainable_weights())) out.push_back(g);
-    return out;
-  };
-  auto step = ember::function([&](const Tensor& in, const Tensor& mask) { return grads(in, mask); });
   const Tensor padded = right_padded({5, 3, 1}, 5);
   const Tensor gap = ops::cast(make({1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, {3, 5}, DType::Float32), DType::Bool);
-  // The first call traces (both branches); the later ones replay the graph, running the branch the mask takes.
-  bool traced_once = false;
-  for (const auto& [mask, fused_ops] : std::vector<std::pair<Tensor, int>>{{padded, 1}, {gap, 0}, {padded, 1}}) {
-    const std::vector<Tensor> eager = grads(x, mask);
-    std::vector<Tensor> traced;
-    const int ran = fused_runs([&] { traced = step(x, mask); });
-    if (traced_once) CHECK(ran == fused_ops);
-    traced_once = true;
-    REQUIRE(traced.size() == eager.size());
-    for (size_t i = 0; i < eager.size(); ++i) CHECK(max_abs_diff(traced[i], eager[i]) < 1e-6);
+  for (bool backwards : {true, false}) {
+    INFO("go_backwards " << backwards);
+    layers::LSTM lstm(4, {.return_sequences = true, .go_backwards = backwards});
+    layers::LSTM per_step(4, {.return_sequences = true, .go_backwards = backwards, .unroll = true});
+    lstm(x);
+    per_step(x);
+    per_step.set_weights(lstm.get_weights());
+    auto grads = [&](const Tensor& in, const Tensor& mask) {
+      GradientTape tape;
+      Tensor y = lstm.call_masked({in}, {mask}, true).at(0);
+      Tensor loss = ops::reduce_mean(y * y);
+      std::vector<Tensor> out{y, loss};
+      for (const Tensor& g : tape.gradient(loss, lstm.trainable_weights())) out.push_back(g);
+      return out;
+    };
+    auto step = ember::function([&](const Tensor& in, const Tensor& mask) { return grads(in, mask); });
+    // The first call traces (both branches); the later ones replay the graph, running the branch the mask takes.
+    bool traced_once = false;
+    for (const auto& [mask, fused_ops] : std::vector<std::pair<Tensor, int>>{{padded, 1}, {gap, 0}, {padded, 1}}) {
+      const std::vector<Tensor> eager = grads(x, mask);
+      std::vector<Tensor> traced;
+      const int ran = fused_runs([&] { traced = step(x, mask); });
+      if (traced_once) CHECK(ran == fused_ops);
+      traced_once = true;
+      REQUIRE(traced.size() == eager.size());
+      for (size_t i = 0; i < eager.size(); ++i) CHECK(max_abs_diff(traced[i], eager[i]) < 1e-6);
+      CHECK(max_abs_diff(traced[0], per_step.call_masked({x}, {mask}, true).at(0)) < 1e-5);
+    }
+    CHECK(step.tracing_count() == 1);
   }
-  CHECK(step.tracing_count() == 1);
 }
 
 TEST_CASE("sequence ops with lengths run each sequence over its own steps", "[ops][rnn_fused]") {
