@@ -30,6 +30,7 @@ struct Strategy::Impl {
   bool bytes_per_pack_set = false;  // by the options (else every pack but the first is 32 MiB, that 1 MiB)
   bool overlap = false;             // MultiWorkerMirroredStrategyOptions::overlap_gradients
   std::vector<Device> devices;  // MirroredStrategy's
+  int replicas_in_process = 1;  // MirroredStrategy's devices (all one device)
   // NCCL: the GPU the all-reduce runs on (-1: MPI through host memory), and its communicator, made at the first
   // all-reduce.
   int nccl_device = -1;
@@ -111,7 +112,9 @@ random::GeneratorState unpack_generator_state(const std::vector<uint64_t>& in) {
 
 // ---------------------------------------------------------------- Strategy
 
-int Strategy::num_replicas_in_sync() const { return impl_->comm->size(); }
+int Strategy::num_replicas_in_sync() const { return impl_->comm->size() * impl_->replicas_in_process; }
+
+int Strategy::num_replicas_in_process() const { return impl_->replicas_in_process; }
 
 ClusterResolver Strategy::cluster_resolver() const {
   return {.task_type = "worker", .task_id = impl_->comm->rank(), .num_workers = impl_->comm->size()};
@@ -119,7 +122,13 @@ ClusterResolver Strategy::cluster_resolver() const {
 
 StrategyScope Strategy::scope() const { return StrategyScope(*this); }
 
-void Strategy::enter_replica() const { t_replicas.push_back(*this); }
+void Strategy::enter_replica() const {
+  EMBER_CHECK(impl_->replicas_in_process == 1, Unimplemented)
+      << impl_->name << ".run: " << impl_->replicas_in_process << " replicas in one process run only under fit, "
+      << "evaluate and train_on_batch; for a custom training loop run one replica per process "
+      << "(MultiWorkerMirroredStrategy under mpirun -np " << impl_->replicas_in_process << ")";
+  t_replicas.push_back(*this);
+}
 void Strategy::exit_replica() const { t_replicas.pop_back(); }
 
 // The NCCL path: one pack per dtype, made and handed out by ops on the GPU, all-reduced there.
@@ -383,15 +392,21 @@ Tensor Strategy::reduce(ReduceOp op, const Tensor& value) const {
   return all_reduce(op, {value})[0];
 }
 
+// The rows of part k of n of every tensor of `batch` (undefined tensors stay undefined).
+static data::Element part_of(const data::Element& batch, int k, int n) {
+  data::Element part;
+  for (const Tensor& t : batch) {
+    const int64_t rows = t.defined() ? t.shape()[0] : 0;
+    part.push_back(t.defined() ? t.slice_rows(rows / n * k, rows / n * (k + 1)) : t);
+  }
+  return part;
+}
+
 data::Element Strategy::local_batch(const data::Element& global_batch, const std::string& who) const {
-  const int n = num_replicas_in_sync(), k = cluster_resolver().task_id;
+  const int n = num_replicas_in_sync();
   if (n == 1) return global_batch;
-  data::Element local;
   for (const Tensor& t : global_batch) {
-    if (!t.defined()) {
-      local.push_back(t);
-      continue;
-    }
+    if (!t.defined()) continue;
     EMBER_CHECK(t.rank() > 0, InvalidArgument)
         << who << ": " << impl_->name << " splits each batch across " << n
         << " replicas along its first axis, but a batch holds a scalar; batch the data";
@@ -399,11 +414,50 @@ data::Element Strategy::local_batch(const data::Element& global_batch, const std
     EMBER_CHECK(rows % n == 0, InvalidArgument)
         << who << ": a global batch of " << rows << " samples cannot be split evenly across " << n
         << " replicas; make every batch a multiple of " << n
-        << " (a global batch size divisible by the number of workers, and batch(..., {.drop_remainder = true}) "
+        << " (a global batch size divisible by num_replicas_in_sync(), and batch(..., {.drop_remainder = true}) "
            "or a sample count divisible by it, for the last batch)";
-    local.push_back(t.slice_rows(rows / n * k, rows / n * (k + 1)));
   }
-  return local;
+  const Communicator& comm = *impl_->comm;
+  return comm.size() == 1 ? global_batch : part_of(global_batch, comm.rank(), comm.size());
+}
+
+data::Element Strategy::replica_batches(const data::Element& global_batch, const std::string& who) const {
+  const data::Element local = local_batch(global_batch, who);
+  const int n = impl_->replicas_in_process;
+  if (n == 1) return local;
+  data::Element parts;
+  for (int r = 0; r < n; ++r) {
+    const data::Element part = part_of(local, r, n);
+    parts.insert(parts.end(), part.begin(), part.end());
+  }
+  return parts;
+}
+
+std::vector<data::Element> Strategy::replica_parts(const data::Element& batch, const std::string& who) const {
+  const auto n = static_cast<size_t>(impl_->replicas_in_process);
+  EMBER_CHECK(batch.size() % n == 0, Internal)
+      << who << ": a batch of " << batch.size() << " tensors is not " << n << " replicas' parts";
+  const size_t k = batch.size() / n;
+  std::vector<data::Element> parts;
+  for (size_t r = 0; r < n; ++r)
+    parts.emplace_back(batch.begin() + static_cast<std::ptrdiff_t>(r * k),
+                       batch.begin() + static_cast<std::ptrdiff_t>((r + 1) * k));
+  return parts;
+}
+
+std::vector<Tensor> Strategy::combine_replica_gradients(ReduceOp op, const std::vector<std::vector<Tensor>>& grads) const {
+  EMBER_CHECK(!grads.empty(), Internal) << impl_->name << ": no replica's gradients to combine";
+  const size_t n = grads.size();
+  std::vector<Tensor> out(grads[0].size());
+  for (size_t i = 0; i < out.size(); ++i)
+    for (size_t r = 0; r < n; ++r) {
+      Tensor g = grads[r][i];
+      if (!g.defined()) continue;
+      // Scaled before the sum, as the workers' MEAN scales each value: exact for a power-of-two replica count.
+      if (op == ReduceOp::MEAN && n > 1) g = g * Tensor::scalar_of(1.0 / static_cast<double>(n), g.dtype(), g.device());
+      out[i] = out[i].defined() ? out[i] + g : g;
+    }
+  return all_reduce(op, out);
 }
 
 data::Dataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset) const {
@@ -563,16 +617,19 @@ MirroredStrategy::MirroredStrategy(MirroredStrategyOptions options) : Strategy(s
     for (int i = 0; i < device_count(DeviceType::CUDA); ++i) devices.push_back(Device::cuda(i));
     if (devices.empty()) devices.push_back(Device::cpu());
   }
-  EMBER_CHECK(devices.size() == 1, Unimplemented)
-      << name << ": " << devices.size() << " devices in one process are not supported; give one device (.devices = "
-      << "{Device::cuda(0)}), or start one worker per GPU with MultiWorkerMirroredStrategy (mpirun -np "
-      << devices.size() << ")";
+  for (const Device& d : devices)
+    EMBER_CHECK(d == devices[0], Unimplemented)
+        << name << ": the replicas of one process share one device, but the devices are " << devices[0] << " and "
+        << d << "; give one device (.devices = {Device::cuda(0)}), that device once per replica, or start one "
+        << "worker per GPU with MultiWorkerMirroredStrategy (mpirun -np " << devices.size() << ")";
   impl_->name = name;
   impl_->devices = devices;
+  impl_->replicas_in_process = static_cast<int>(devices.size());
   impl_->timeout_seconds = detail::default_timeout_seconds();
   impl_->comm = &Communicator::local();
 #ifdef EMBER_WITH_NCCL
-  if (devices[0].is_cuda()) impl_->nccl_device = devices[0].index();  // the gradients go through NCCL, as in TF
+  // One GPU: the gradients go through NCCL, as in TF.
+  if (devices.size() == 1 && devices[0].is_cuda()) impl_->nccl_device = devices[0].index();
 #endif
 }
 

@@ -68,7 +68,7 @@ class StrategyScope;
 // A distribution strategy (TF: tf.distribute.Strategy): a handle; copies share one strategy.
 class Strategy {
  public:
-  // Replicas that take part in every step: the number of workers.
+  // Replicas that take part in every step: the workers times the replicas in each worker's process.
   int num_replicas_in_sync() const;
   ClusterResolver cluster_resolver() const;
   // While the returned scope lives, variables created on this thread are this strategy's, and Model::compile
@@ -96,6 +96,19 @@ class Strategy {
   // --- used by fit (framework/model) ---
   // This worker's rows of a global batch (see experimental_distribute_dataset); `who` names the caller.
   data::Element local_batch(const data::Element& global_batch, const std::string& who) const;
+  // The replicas in this process (MirroredStrategy's devices; 1 for a worker of MultiWorkerMirroredStrategy).
+  int num_replicas_in_process() const;
+  // fit's batches with several replicas in this process: this worker's rows of a global batch cut into one part
+  // per replica (replica r takes rows [r*b/n, (r+1)*b/n) of the worker's b rows), the parts one after another in
+  // one element (k tensors each: n*k tensors). A batch that the replicas cannot share evenly is an
+  // InvalidArgument naming the fix.
+  data::Element replica_batches(const data::Element& global_batch, const std::string& who) const;
+  // An element of replica_batches cut back into its parts, one per replica of this process.
+  std::vector<data::Element> replica_parts(const data::Element& batch, const std::string& who) const;
+  // The mean (or sum) of the replicas' gradients of this process, replica by replica in their order (so the
+  // result does not depend on timing), then over the workers: what each replica applies. grads[r] holds replica
+  // r's gradients, one per variable (undefined where unconnected on every replica).
+  std::vector<Tensor> combine_replica_gradients(ReduceOp op, const std::vector<std::vector<Tensor>>& grads) const;
   // Broadcasts the chief's values of the variables created in the scope and not mirrored yet, then of `also`
   // (those not among them). InvalidArgument on every worker, naming the first difference, when the workers'
   // variables differ (count, shape or dtype).
@@ -137,8 +150,12 @@ struct MirroredStrategyOptions {
 };
 
 // Synchronous training on the devices of this process, a replica per device (TF: tf.distribute.MirroredStrategy).
-// This build runs one replica per process: more than one device is Unimplemented (start one worker per GPU with
-// MultiWorkerMirroredStrategy under mpirun instead). With one device it trains as that device alone.
+// fit cuts each global batch into one part per replica, computes every replica's gradients on its part, applies
+// their mean (summed replica by replica, in order: the same weights on every run) once to the one set of
+// variables, and adds every replica's part to the metrics. A device may be given more than once (TF's logical
+// devices: {Device::cpu(), Device::cpu()} is two replicas on the CPU). The replicas share a device: devices that
+// differ (several GPUs) are Unimplemented; start one worker per GPU with MultiWorkerMirroredStrategy under
+// mpirun instead (NCCL). With one device it trains as that device alone (on a GPU through NCCL, as TF does).
 class MirroredStrategy : public Strategy {
  public:
   explicit MirroredStrategy(MirroredStrategyOptions options = {});

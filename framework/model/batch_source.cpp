@@ -146,7 +146,7 @@ std::unique_ptr<BatchSource> replica_batches(std::unique_ptr<BatchSource> source
                                              std::string who) {
   if (strategy.num_replicas_in_sync() == 1) return source;
   return std::make_unique<MappedSource>(std::move(source), [strategy, who](data::Element batch) {
-    return strategy.local_batch(batch, who);
+    return strategy.replica_batches(batch, who);
   });
 }
 

@@ -101,7 +101,8 @@ std::unique_ptr<BatchSource> validation_source(const Model& model, const Validat
                                                std::optional<int64_t> validation_batch_size,
                                                std::optional<int64_t> fit_batch_size,
                                                std::optional<int64_t> validation_steps);
-// Each batch's rows of this replica of `strategy` (the source itself with one replica); `who` names the caller.
+// Each batch's rows of this worker of `strategy`, as Strategy::replica_batches gives them (the source itself with
+// one replica); `who` names the caller.
 std::unique_ptr<BatchSource> replica_batches(std::unique_ptr<BatchSource> source, const distribute::Strategy& strategy,
                                              std::string who);
 // Appends each batch's class weights as its sample weight.

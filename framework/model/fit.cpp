@@ -162,7 +162,7 @@ History run_fit(Model& model, FitData data, const FitOptions& options, const Str
          batches = next_execution(train, per_execution)) {
       const auto n = static_cast<int64_t>(batches.size());
       // Keras builds the model before the first step, so a custom train_step finds its weights.
-      if (!model.built()) model.predict_step(batches[0]);
+      if (!model.built()) model.predict_step(strategy ? strategy->replica_parts(batches[0], who)[0] : batches[0]);
       if (!mirrored) {
         if (!model.optimizer().built()) model.optimizer().build(model.trainable_weights());
         std::vector<Variable> vars = model.weights();
@@ -359,7 +359,7 @@ std::vector<Tensor> Model::predict_outputs(const data::Dataset& dataset, Predict
 namespace {
 
 data::Element on_batch_element(const Model& model, const char* who, const std::vector<Tensor>& x,
-                               const std::vector<Tensor>& y, const OnBatchOptions& options) {
+                               const std::vector<Tensor>& y, const OnBatchOptions& options, const StrategyOpt& strategy) {
   EMBER_CHECK(model.compiled(), InvalidArgument) << "Model '" << model.name() << "'." << who << ": call compile() first";
   EMBER_CHECK(options.class_weight.empty() || !options.sample_weight.defined(), InvalidArgument)
       << "Model '" << model.name() << "'." << who << ": give class_weight or sample_weight, not both";
@@ -373,6 +373,9 @@ data::Element on_batch_element(const Model& model, const char* who, const std::v
   }
   detail::check_samples("Model '" + model.name() + "'." + who, batch,
                 detail::roles_of(x.size(), y.size(), batch.size() > x.size() + y.size()));
+  // Several replicas in this process share the batch (a worker of several passes its own batch).
+  if (strategy && strategy->num_replicas_in_process() > 1)
+    return strategy->replica_batches(batch, "Model '" + model.name() + "'." + who);
   return batch;
 }
 
@@ -383,7 +386,7 @@ Logs Model::train_on_batch(const Tensor& x, const Tensor& y, OnBatchOptions opti
 }
 
 Logs Model::train_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y, OnBatchOptions options) {
-  data::Element batch = on_batch_element(*this, "train_on_batch", x, y, options);
+  data::Element batch = on_batch_element(*this, "train_on_batch", x, y, options, strategy_of(compiled_));
   reset_metrics();
   return detail::to_logs(detail::tuned_train_step(*this, batch));
 }
@@ -393,7 +396,7 @@ Logs Model::test_on_batch(const Tensor& x, const Tensor& y, OnBatchOptions optio
 }
 
 Logs Model::test_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y, OnBatchOptions options) {
-  data::Element batch = on_batch_element(*this, "test_on_batch", x, y, options);
+  data::Element batch = on_batch_element(*this, "test_on_batch", x, y, options, strategy_of(compiled_));
   reset_metrics();
   return detail::to_logs(detail::run_test_step(*this, batch));
 }

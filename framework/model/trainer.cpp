@@ -282,7 +282,65 @@ MetricResults Model::compute_metrics(const std::vector<Tensor>& y, const std::ve
   return get_metrics_result();
 }
 
+namespace {
+
+// The batch's parts, one per replica of this process (MirroredStrategy's devices; fit's replica_batches made
+// them): the batch itself without such a strategy.
+std::vector<data::Element> replica_parts(const std::shared_ptr<CompiledState>& compiled, const data::Element& batch,
+                                         const std::string& who) {
+  if (!compiled || !compiled->strategy || compiled->strategy->num_replicas_in_process() == 1) return {batch};
+  return compiled->strategy->replica_parts(batch, who);
+}
+
+// Several replicas in this process (TF: MirroredStrategy's replicas, one per device): each computes its part's
+// gradients with the variables as they were, the mean of theirs is applied once, and every part is added to the
+// metrics (TF sums the replicas' metric states). A variable the forward pass assigns (BatchNormalization's moving
+// statistics) starts every replica from the same value and ends as the mean of the replicas' values (Keras's
+// MEAN aggregation of such variables).
+MetricResults train_replicas(Model& model, const distribute::Strategy& strategy,
+                             const std::vector<data::Element>& parts) {
+  if (!model.built()) model.predict_step(parts[0]);  // its weights, before the replicas read them
+  optimizers::Optimizer& opt = model.optimizer();
+  const std::vector<Variable> vars = model.trainable_weights();
+  std::vector<Variable> state = model.non_trainable_weights();
+  std::vector<Tensor> before, sums(state.size());  // sums: of the values of those the replicas assigned
+  for (const Variable& v : state) before.push_back(v.value());
+  std::vector<std::vector<Tensor>> grads, ys, y_preds;
+  std::vector<Tensor> sample_weights, losses;
+  for (const data::Element& part : parts) {
+    std::vector<Tensor> x, y;
+    Tensor sample_weight;
+    model.unpack_batch(part, x, y, sample_weight);
+    std::vector<uint64_t> versions;
+    for (size_t i = 0; i < state.size(); ++i) {
+      if (sums[i].defined()) state[i].assign(before[i]);
+      versions.push_back(state[i].version());
+    }
+    GradientTape tape;
+    y_preds.push_back(model.call_outputs(x, /*training=*/true));
+    losses.push_back(model.compute_loss(y, y_preds.back(), sample_weight));
+    if (!vars.empty()) grads.push_back(tape.gradient(opt.scale_loss(losses.back()), vars));
+    // Integer state (a seed generator's counter) goes on from replica to replica, so that their draws differ.
+    for (size_t i = 0; i < state.size(); ++i)
+      if (state[i].version() != versions[i] && is_floating(state[i].dtype()))
+        sums[i] = sums[i].defined() ? sums[i] + state[i].value() : state[i].value();
+    ys.push_back(std::move(y));
+    sample_weights.push_back(sample_weight);
+  }
+  for (size_t i = 0; i < state.size(); ++i)
+    if (sums[i].defined())
+      state[i].assign(sums[i] * Tensor::scalar_of(1.0 / static_cast<double>(parts.size()), sums[i].dtype(), sums[i].device()));
+  if (!vars.empty()) opt.apply(strategy.combine_replica_gradients(distribute::ReduceOp::MEAN, grads), vars);
+  MetricResults results;
+  for (size_t r = 0; r < parts.size(); ++r) results = model.compute_metrics(ys[r], y_preds[r], sample_weights[r], losses[r]);
+  return results;
+}
+
+}  // namespace
+
 MetricResults Model::train_step(const data::Element& batch) {
+  const std::vector<data::Element> parts = replica_parts(compiled_, batch, "Model '" + name() + "'.train_step");
+  if (parts.size() > 1) return train_replicas(*this, *compiled_->strategy, parts);
   std::vector<Tensor> x, y;
   Tensor sample_weight;
   unpack_batch(batch, x, y, sample_weight);
@@ -311,12 +369,16 @@ MetricResults Model::train_step(const data::Element& batch) {
 }
 
 MetricResults Model::test_step(const data::Element& batch) {
-  std::vector<Tensor> x, y;
-  Tensor sample_weight;
-  unpack_batch(batch, x, y, sample_weight);
-  std::vector<Tensor> y_pred = call_outputs(x, /*training=*/false);
-  Tensor loss = compute_loss(y, y_pred, sample_weight);
-  return compute_metrics(y, y_pred, sample_weight, loss);
+  MetricResults results;
+  for (const data::Element& part : replica_parts(compiled_, batch, "Model '" + name() + "'.test_step")) {
+    std::vector<Tensor> x, y;
+    Tensor sample_weight;
+    unpack_batch(part, x, y, sample_weight);
+    std::vector<Tensor> y_pred = call_outputs(x, /*training=*/false);
+    Tensor loss = compute_loss(y, y_pred, sample_weight);
+    results = compute_metrics(y, y_pred, sample_weight, loss);
+  }
+  return results;
 }
 
 std::vector<Tensor> Model::predict_step(const data::Element& batch) {

@@ -1,0 +1,220 @@
+// MirroredStrategy with several replicas in one process. Two (or three) replicas on the CPU, each computing the
+// gradients of its part of the global batch, must train as one replica on the whole global batch: the same
+// weights and logs, up to the summation order of the gradients.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "framework/distribute/strategy.h"
+#include "framework/ember.h"
+
+using namespace ember;
+using distribute::MirroredStrategy;
+
+namespace {
+
+struct Data {
+  Tensor x, y;
+};
+
+Data mlp_data() {
+  random::set_seed(5);
+  Tensor x = random::normal({192, 8});
+  Tensor y = ops::cast(ops::argmax(ops::matmul(x, random::normal({8, 3})), -1), DType::Int64);
+  return {x, y};
+}
+
+Data cnn_data() {
+  random::set_seed(6);
+  Tensor x = random::normal({96, 8, 8, 1});
+  Tensor y = ops::cast(ops::argmax(ops::matmul(ops::reshape(x, {96, 64}), random::normal({64, 3})), -1), DType::Int64);
+  return {x, y};
+}
+
+using Make = std::function<std::shared_ptr<Sequential>()>;
+
+std::shared_ptr<Sequential> mlp() {
+  backend::clear_session();
+  random::set_seed(1);
+  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
+      layers::Input({8}), layers::Dense(16, {.activation = "relu"}), layers::Dense(3)});
+}
+
+std::shared_ptr<Sequential> cnn() {
+  backend::clear_session();
+  random::set_seed(1);
+  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
+      layers::Input({8, 8, 1}), layers::Conv2D(4, 3, {.activation = "relu"}), layers::MaxPooling2D(2),
+      layers::Flatten(), layers::Dense(3)});
+}
+
+std::shared_ptr<Sequential> with_batch_norm() {
+  backend::clear_session();
+  random::set_seed(1);
+  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
+      layers::Input({8}), layers::Dense(16), layers::BatchNormalization(), layers::Dense(3)});
+}
+
+void compile(Sequential& m, bool eager) {
+  m.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9}),
+             .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+             .metrics = {"accuracy"},
+             .run_eagerly = eager});
+}
+
+// The model built and compiled in the strategy's scope.
+std::shared_ptr<Sequential> in_scope(const MirroredStrategy& s, const Make& make, bool eager) {
+  auto scope = s.scope();
+  auto m = make();
+  compile(*m, eager);
+  return m;
+}
+
+void check_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, double tol) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::vector<float> u = a[i].to_vector<float>(), v = b[i].to_vector<float>();
+    REQUIRE(u.size() == v.size());
+    double worst = 0;
+    for (size_t k = 0; k < u.size(); ++k)
+      worst = std::max(worst, std::abs(double(u[k]) - double(v[k])) / (1 + std::abs(double(v[k]))));
+    INFO("weight " << i);
+    CHECK(worst < tol);
+  }
+}
+
+void check_same_history(const History& a, const History& b) {
+  for (const auto& [name, values] : a.history) {
+    INFO(name);
+    REQUIRE(b.history.count(name));
+    REQUIRE(b.history.at(name).size() == values.size());
+    for (size_t e = 0; e < values.size(); ++e) CHECK(b.history.at(name)[e] == Approx(values[e]).epsilon(1e-5));
+  }
+}
+
+// fit under `s` against fit of the same model alone, at the same global batch.
+void check_fit_matches_one_replica(const MirroredStrategy& s, const Make& make, const Data& d, bool eager,
+                                   int64_t batch_size = 32) {
+  const FitOptions options{
+      .batch_size = batch_size, .epochs = 2, .verbose = 0, .validation_data = {d.x, d.y}, .shuffle = false};
+  auto reference = make();
+  compile(*reference, eager);
+  const History h1 = reference->fit(d.x, d.y, options);
+  auto m = in_scope(s, make, eager);
+  const History h2 = m->fit(d.x, d.y, options);
+  check_close(m->get_weights(), reference->get_weights(), 1e-5);
+  check_same_history(h1, h2);
+  CHECK(h2.history.count("val_loss"));
+}
+
+}  // namespace
+
+TEST_CASE("distribute: MirroredStrategy takes a device once per replica", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  CHECK(s.num_replicas_in_sync() == 2);
+  CHECK(s.num_replicas_in_process() == 2);
+  CHECK(s.devices() == std::vector<Device>{Device::cpu(), Device::cpu()});
+  CHECK(s.cluster_resolver().num_workers == 1);
+  CHECK(MirroredStrategy().num_replicas_in_sync() == 1);
+}
+
+TEST_CASE("distribute: MirroredStrategy with 2 replicas fits an MLP as one replica on the global batch", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const Data d = mlp_data();
+  SECTION("traced") { check_fit_matches_one_replica(s, mlp, d, false); }
+  SECTION("eager") { check_fit_matches_one_replica(s, mlp, d, true); }
+}
+
+TEST_CASE("distribute: MirroredStrategy with 2 replicas fits a CNN as one replica on the global batch", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  check_fit_matches_one_replica(s, cnn, cnn_data(), false);
+}
+
+TEST_CASE("distribute: MirroredStrategy with 3 replicas fits as one replica", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu(), Device::cpu()}});
+  CHECK(s.num_replicas_in_sync() == 3);
+  check_fit_matches_one_replica(s, mlp, mlp_data(), false, 48);
+}
+
+TEST_CASE("distribute: MirroredStrategy's replicas combine in a fixed order: runs agree bit for bit", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const Data d = mlp_data();
+  auto run = [&] {
+    auto m = in_scope(s, mlp, false);
+    m->fit(d.x, d.y, {.batch_size = 32, .epochs = 1, .verbose = 0, .shuffle = false});
+    return m->get_weights();
+  };
+  const std::vector<Tensor> a = run(), b = run();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].to_vector<float>() == b[i].to_vector<float>());
+}
+
+TEST_CASE("distribute: MirroredStrategy evaluates and trains on a batch as one replica", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const Data d = mlp_data();
+  auto reference = mlp();
+  compile(*reference, false);
+  auto m = in_scope(s, mlp, false);
+  const Tensor x = d.x.slice_rows(0, 64), y = d.y.slice_rows(0, 64);
+  const Logs a = reference->train_on_batch(x, y), b = m->train_on_batch(x, y);
+  for (const auto& [name, value] : a) CHECK(b.at(name) == Approx(value).epsilon(1e-5));
+  check_close(m->get_weights(), reference->get_weights(), 1e-5);
+  const Logs ea = reference->evaluate(d.x, d.y, {.batch_size = 32, .verbose = 0});
+  const Logs eb = m->evaluate(d.x, d.y, {.batch_size = 32, .verbose = 0});
+  for (const auto& [name, value] : ea) CHECK(eb.at(name) == Approx(value).epsilon(1e-5));
+  const Logs ta = reference->test_on_batch(x, y), tb = m->test_on_batch(x, y);
+  for (const auto& [name, value] : ta) CHECK(tb.at(name) == Approx(value).epsilon(1e-5));
+  // predict is not split: the whole batch, as the model alone.
+  check_close({m->predict(x, {.verbose = 0})}, {reference->predict(x, {.verbose = 0})}, 1e-5);
+}
+
+TEST_CASE("distribute: MirroredStrategy's replicas average the moving statistics they assign", "[distribute]") {
+  // Each replica normalises by its own part's statistics (TF's BatchNormalization without synchronisation), and
+  // the moving mean becomes the mean of the replicas' updates: with equal parts, the whole batch's update.
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const Data d = mlp_data();
+  auto reference = with_batch_norm();
+  compile(*reference, false);
+  auto m = in_scope(s, with_batch_norm, false);
+  const Tensor x = d.x.slice_rows(0, 64), y = d.y.slice_rows(0, 64);
+  reference->train_on_batch(x, y);
+  m->train_on_batch(x, y);
+  auto moving_mean = [](Sequential& model) {
+    for (const Variable& v : model.non_trainable_weights())
+      if (v.name().find("moving_mean") != std::string::npos) return v.value();
+    FAIL("no moving_mean");
+    return Tensor();
+  };
+  check_close({moving_mean(*m)}, {moving_mean(*reference)}, 1e-6);
+  // Sequential updates would have moved it twice: it differs from the initial zeros by one step's worth.
+  CHECK(ops::reduce_max(ops::abs(moving_mean(*m))).item<float>() > 0);
+}
+
+TEST_CASE("distribute: MirroredStrategy refuses a batch its replicas cannot share evenly", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const Data d = mlp_data();
+  auto m = in_scope(s, mlp, false);
+  CHECK_THROWS_AS(m->fit(d.x.slice_rows(0, 63), d.y.slice_rows(0, 63), {.batch_size = 63, .verbose = 0}),
+                  InvalidArgument);
+  CHECK_THROWS_WITH(m->fit(d.x.slice_rows(0, 63), d.y.slice_rows(0, 63), {.batch_size = 63, .verbose = 0}),
+                    Catch::Contains("global batch of 63 samples cannot be split evenly across 2 replicas") &&
+                        Catch::Contains("multiple of 2"));
+}
+
+TEST_CASE("distribute: MirroredStrategy names what it does not support", "[distribute]") {
+  CHECK_THROWS_AS(MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}), Unimplemented);
+  CHECK_THROWS_WITH(MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}),
+                    Catch::Contains("share one device") && Catch::Contains("cuda:0"));
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  CHECK_THROWS_AS(s.run([] { return 0; }), Unimplemented);
+  CHECK_THROWS_WITH(s.run([] { return 0; }), Catch::Contains("MirroredStrategy.run") && Catch::Contains("fit"));
+}
+
+TEST_CASE("distribute: MirroredStrategy with 2 replicas on one GPU fits as the GPU alone", "[distribute][cuda]") {
+  if (device_count(DeviceType::CUDA) == 0) {
+    WARN("no CUDA device (device_count(DeviceType::CUDA) == 0): skipped");
+    return;
+  }
+  DeviceScope on_gpu(Device::cuda(0));
+  const MirroredStrategy s({.devices = {Device::cuda(0), Device::cuda(0)}});
+  check_fit_matches_one_replica(s, mlp, mlp_data(), false);
+}
