@@ -30,7 +30,7 @@ struct Strategy::Impl {
   bool bytes_per_pack_set = false;  // by the options (else every pack but the first is 32 MiB, that 1 MiB)
   bool overlap = false;             // MultiWorkerMirroredStrategyOptions::overlap_gradients
   std::vector<Device> devices;  // MirroredStrategy's
-  int replicas_in_process = 1;  // MirroredStrategy's devices (all one device)
+  int replicas_in_process = 1;  // MirroredStrategy's devices
   // NCCL: the GPU the all-reduce runs on (-1: MPI through host memory), and its communicator, made at the first
   // all-reduce.
   int nccl_device = -1;
@@ -115,6 +115,8 @@ random::GeneratorState unpack_generator_state(const std::vector<uint64_t>& in) {
 int Strategy::num_replicas_in_sync() const { return impl_->comm->size() * impl_->replicas_in_process; }
 
 int Strategy::num_replicas_in_process() const { return impl_->replicas_in_process; }
+
+const std::vector<Device>& Strategy::devices() const { return impl_->devices; }
 
 ClusterResolver Strategy::cluster_resolver() const {
   return {.task_type = "worker", .task_id = impl_->comm->rank(), .num_workers = impl_->comm->size()};
@@ -454,6 +456,8 @@ std::vector<Tensor> Strategy::combine_replica_gradients(ReduceOp op, const std::
       Tensor g = grads[r][i];
       if (!g.defined()) continue;
       // Scaled before the sum, as the workers' MEAN scales each value: exact for a power-of-two replica count.
+      if (out[i].defined()) g = g.to(out[i].device());
+      else if (!impl_->devices.empty()) g = g.to(impl_->devices[0]);
       if (op == ReduceOp::MEAN && n > 1) g = g * Tensor::scalar_of(1.0 / static_cast<double>(n), g.dtype(), g.device());
       out[i] = out[i].defined() ? out[i] + g : g;
     }
@@ -618,10 +622,8 @@ MirroredStrategy::MirroredStrategy(MirroredStrategyOptions options) : Strategy(s
     if (devices.empty()) devices.push_back(Device::cpu());
   }
   for (const Device& d : devices)
-    EMBER_CHECK(d == devices[0], Unimplemented)
-        << name << ": the replicas of one process share one device, but the devices are " << devices[0] << " and "
-        << d << "; give one device (.devices = {Device::cuda(0)}), that device once per replica, or start one "
-        << "worker per GPU with MultiWorkerMirroredStrategy (mpirun -np " << devices.size() << ")";
+    EMBER_CHECK(!d.is_cuda() || d.index() < device_count(DeviceType::CUDA), InvalidArgument)
+        << name << ": device " << d << " is not visible: " << device_count(DeviceType::CUDA) << " GPUs are visible";
   impl_->name = name;
   impl_->devices = devices;
   impl_->replicas_in_process = static_cast<int>(devices.size());
@@ -632,8 +634,6 @@ MirroredStrategy::MirroredStrategy(MirroredStrategyOptions options) : Strategy(s
   if (devices.size() == 1 && devices[0].is_cuda()) impl_->nccl_device = devices[0].index();
 #endif
 }
-
-const std::vector<Device>& MirroredStrategy::devices() const { return impl_->devices; }
 
 // ---------------------------------------------------------------- scopes and contexts
 

@@ -98,6 +98,9 @@ class Strategy {
   data::Element local_batch(const data::Element& global_batch, const std::string& who) const;
   // The replicas in this process (MirroredStrategy's devices; 1 for a worker of MultiWorkerMirroredStrategy).
   int num_replicas_in_process() const;
+  // The devices of the replicas in this process, replica 0's first (MirroredStrategy's; empty for
+  // MultiWorkerMirroredStrategy, whose one replica runs where the process puts its ops).
+  const std::vector<Device>& devices() const;
   // fit's batches with several replicas in this process: this worker's rows of a global batch cut into one part
   // per replica (replica r takes rows [r*b/n, (r+1)*b/n) of the worker's b rows), the parts one after another in
   // one element (k tensors each: n*k tensors). A batch that the replicas cannot share evenly is an
@@ -106,8 +109,8 @@ class Strategy {
   // An element of replica_batches cut back into its parts, one per replica of this process.
   std::vector<data::Element> replica_parts(const data::Element& batch, const std::string& who) const;
   // The mean (or sum) of the replicas' gradients of this process, replica by replica in their order (so the
-  // result does not depend on timing), then over the workers: what each replica applies. grads[r] holds replica
-  // r's gradients, one per variable (undefined where unconnected on every replica).
+  // result does not depend on timing), on replica 0's device, then over the workers: what is applied. grads[r]
+  // holds replica r's gradients, one per variable (undefined where unconnected on every replica).
   std::vector<Tensor> combine_replica_gradients(ReduceOp op, const std::vector<std::vector<Tensor>>& grads) const;
   // Broadcasts the chief's values of the variables created in the scope and not mirrored yet, then of `also`
   // (those not among them). InvalidArgument on every worker, naming the first difference, when the workers'
@@ -150,17 +153,18 @@ struct MirroredStrategyOptions {
 };
 
 // Synchronous training on the devices of this process, a replica per device (TF: tf.distribute.MirroredStrategy).
-// fit cuts each global batch into one part per replica, computes every replica's gradients on its part, applies
-// their mean (summed replica by replica, in order: the same weights on every run) once to the one set of
-// variables, and adds every replica's part to the metrics. A device may be given more than once (TF's logical
-// devices: {Device::cpu(), Device::cpu()} is two replicas on the CPU). The replicas share a device: devices that
-// differ (several GPUs) are Unimplemented; start one worker per GPU with MultiWorkerMirroredStrategy under
-// mpirun instead (NCCL). With one device it trains as that device alone (on a GPU through NCCL, as TF does).
+// Replica 0 is the model itself, whose variables should live on the first device (the default device, or build
+// the model under a DeviceScope); every other replica is a copy of the model (models::clone_model: Sequential
+// and functional models) on its device, whose variables take the model's values before every step (TF's
+// mirrored variables). fit cuts each global batch into one part per replica, runs every replica on its part on
+// its device, applies the mean of their gradients (gathered on the first device and summed replica by replica,
+// in order: the same weights on every run) once, sets the variables the forward pass assigns (BatchNormalization's
+// moving statistics) to the mean of the replicas' values, and adds every part to the metrics. A device may be
+// given more than once (TF's logical devices: {Device::cpu(), Device::cpu()} is two replicas on the CPU). With one
+// device it trains as that device alone (on a GPU its gradients go through NCCL, as TF's do).
 class MirroredStrategy : public Strategy {
  public:
   explicit MirroredStrategy(MirroredStrategyOptions options = {});
-  // The devices of the replicas.
-  const std::vector<Device>& devices() const;
 };
 
 // Strategy::scope()'s guard: enters on construction, leaves on destruction.

@@ -2,12 +2,14 @@
 // TensorFlow backend's train_step/test_step/predict_step, compile_utils.CompileLoss). The epoch loops of
 // fit/evaluate/predict are in fit.cpp.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <sstream>
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/error.h"
 #include "framework/model/model.h"
+#include "framework/graph/trace.h"
 #include "framework/model/trainer_state.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
@@ -292,55 +294,120 @@ std::vector<data::Element> replica_parts(const std::shared_ptr<CompiledState>& c
   return compiled->strategy->replica_parts(batch, who);
 }
 
+// A replica's model with the model's values (TF's mirrored variables: each device's copy), its batch part on its
+// device: the replica's work runs there (a DeviceScope while it lives).
+struct Replica {
+  Model* model;
+  Device device;
+  data::Element part;
+};
+
+std::vector<Replica> mirrored_replicas(Model& model, const std::vector<Model*>& models, const distribute::Strategy& strategy,
+                                       const std::vector<data::Element>& parts) {
+  const std::vector<Variable> primary = model.weights();
+  std::vector<Replica> out;
+  for (size_t r = 0; r < parts.size(); ++r) {
+    const Device device = strategy.devices()[r];
+    if (r > 0) {
+      const std::vector<Variable> mine = models[r]->weights();
+      for (size_t i = 0; i < mine.size(); ++i) Variable(mine[i]).assign(primary[i].value().to(mine[i].device()));
+    }
+    data::Element part;
+    for (const Tensor& t : parts[r]) part.push_back(t.defined() ? t.to(device) : t);
+    out.push_back({models[r], device, std::move(part)});
+  }
+  return out;
+}
+
 // Several replicas in this process (TF: MirroredStrategy's replicas, one per device): each computes its part's
-// gradients with the variables as they were, the mean of theirs is applied once, and every part is added to the
-// metrics (TF sums the replicas' metric states). A variable the forward pass assigns (BatchNormalization's moving
-// statistics) starts every replica from the same value and ends as the mean of the replicas' values (Keras's
-// MEAN aggregation of such variables).
-MetricResults train_replicas(Model& model, const distribute::Strategy& strategy,
-                             const std::vector<data::Element>& parts) {
-  if (!model.built()) model.predict_step(parts[0]);  // its weights, before the replicas read them
+// gradients with the model's values, the mean of theirs is applied once, and every part is added to the metrics
+// (TF sums the replicas' metric states). A variable the forward pass assigns (BatchNormalization's moving
+// statistics) becomes the mean of the replicas' values (Keras's MEAN aggregation of such variables).
+MetricResults train_replicas(Model& model, const distribute::Strategy& strategy, const std::vector<Replica>& replicas) {
   optimizers::Optimizer& opt = model.optimizer();
   const std::vector<Variable> vars = model.trainable_weights();
   std::vector<Variable> state = model.non_trainable_weights();
-  std::vector<Tensor> before, sums(state.size());  // sums: of the values of those the replicas assigned
-  for (const Variable& v : state) before.push_back(v.value());
+  std::vector<uint64_t> versions;
+  for (const Variable& v : state) versions.push_back(v.version());
   std::vector<std::vector<Tensor>> grads, ys, y_preds;
   std::vector<Tensor> sample_weights, losses;
-  for (const data::Element& part : parts) {
+  for (const Replica& replica : replicas) {
+    DeviceScope on_device(replica.device);
     std::vector<Tensor> x, y;
     Tensor sample_weight;
-    model.unpack_batch(part, x, y, sample_weight);
-    std::vector<uint64_t> versions;
-    for (size_t i = 0; i < state.size(); ++i) {
-      if (sums[i].defined()) state[i].assign(before[i]);
-      versions.push_back(state[i].version());
-    }
+    model.unpack_batch(replica.part, x, y, sample_weight);
     GradientTape tape;
-    y_preds.push_back(model.call_outputs(x, /*training=*/true));
-    losses.push_back(model.compute_loss(y, y_preds.back(), sample_weight));
-    if (!vars.empty()) grads.push_back(tape.gradient(opt.scale_loss(losses.back()), vars));
-    // Integer state (a seed generator's counter) goes on from replica to replica, so that their draws differ.
-    for (size_t i = 0; i < state.size(); ++i)
-      if (state[i].version() != versions[i] && is_floating(state[i].dtype()))
-        sums[i] = sums[i].defined() ? sums[i] + state[i].value() : state[i].value();
+    y_preds.push_back(replica.model->call_outputs(x, /*training=*/true));
+    losses.push_back(replica.model->compute_loss(y, y_preds.back(), sample_weight));
+    if (!vars.empty()) grads.push_back(tape.gradient(opt.scale_loss(losses.back()), replica.model->trainable_weights()));
     ys.push_back(std::move(y));
     sample_weights.push_back(sample_weight);
   }
-  for (size_t i = 0; i < state.size(); ++i)
-    if (sums[i].defined())
-      state[i].assign(sums[i] * Tensor::scalar_of(1.0 / static_cast<double>(parts.size()), sums[i].dtype(), sums[i].device()));
+  // Integer state (a seed generator's counter) stays replica 0's.
+  for (size_t i = 0; i < state.size(); ++i) {
+    if (state[i].version() == versions[i] || !is_floating(state[i].dtype())) continue;
+    Tensor sum = state[i].value();
+    for (size_t r = 1; r < replicas.size(); ++r)
+      sum = sum + replicas[r].model->non_trainable_weights()[i].value().to(sum.device());
+    state[i].assign(sum * Tensor::scalar_of(1.0 / static_cast<double>(replicas.size()), sum.dtype(), sum.device()));
+  }
   if (!vars.empty()) opt.apply(strategy.combine_replica_gradients(distribute::ReduceOp::MEAN, grads), vars);
   MetricResults results;
-  for (size_t r = 0; r < parts.size(); ++r) results = model.compute_metrics(ys[r], y_preds[r], sample_weights[r], losses[r]);
+  const Device here = vars.empty() ? default_device() : vars[0].device();
+  auto to_here = [&](std::vector<Tensor> ts) {
+    for (Tensor& t : ts) t = t.defined() ? t.to(here) : t;
+    return ts;
+  };
+  for (size_t r = 0; r < replicas.size(); ++r)
+    results = model.compute_metrics(to_here(ys[r]), to_here(y_preds[r]), to_here({sample_weights[r]})[0],
+                                    losses[r].to(here));
   return results;
+}
+
+// The models of the replicas of this process: `model`, then copies on the other replicas' devices, made at the
+// first call (outside any trace, as a layer's build is); `compile_copy` gives a copy its compiled state.
+std::vector<Model*> replica_models(Model& model, const std::shared_ptr<CompiledState>& compiled, size_t n,
+                                   const std::function<void(Model&, std::shared_ptr<CompiledState>)>& compile_copy) {
+  if (compiled->replicas.size() + 1 < n) {
+    graph::SuspendTracing outside_the_trace;
+    for (size_t r = compiled->replicas.size() + 1; r < n; ++r) {
+      DeviceScope on_device(compiled->strategy->devices()[r]);
+      std::shared_ptr<Model> copy;
+      try {
+        copy = models::clone_model(model);
+      } catch (const Unimplemented& e) {
+        throw Unimplemented("Model '" + model.name() + "': MirroredStrategy runs each replica after the first on a " +
+                            "copy of the model, and " + e.what());
+      }
+      // The same losses and metrics: every replica's part adds to them.
+      auto state = std::make_shared<CompiledState>();
+      const CompiledState& s = *compiled;
+      state->optimizer = s.optimizer;
+      state->losses = s.losses;
+      state->loss_weights = s.loss_weights;
+      state->output_names = s.output_names;
+      state->loss_tracker = s.loss_tracker;
+      state->output_loss_trackers = s.output_loss_trackers;
+      state->output_metrics = s.output_metrics;
+      state->output_weighted_metrics = s.output_weighted_metrics;
+      compile_copy(*copy, std::move(state));
+      compiled->replicas.push_back(std::move(copy));
+    }
+  }
+  std::vector<Model*> out{&model};
+  for (size_t r = 1; r < n; ++r) out.push_back(compiled->replicas[r - 1].get());
+  return out;
 }
 
 }  // namespace
 
 MetricResults Model::train_step(const data::Element& batch) {
   const std::vector<data::Element> parts = replica_parts(compiled_, batch, "Model '" + name() + "'.train_step");
-  if (parts.size() > 1) return train_replicas(*this, *compiled_->strategy, parts);
+  if (parts.size() > 1) {
+    const auto compile_copy = [](Model& copy, std::shared_ptr<CompiledState> state) { copy.compiled_ = std::move(state); };
+    const std::vector<Model*> models = replica_models(*this, compiled_, parts.size(), compile_copy);
+    return train_replicas(*this, *compiled_->strategy, mirrored_replicas(*this, models, *compiled_->strategy, parts));
+  }
   std::vector<Tensor> x, y;
   Tensor sample_weight;
   unpack_batch(batch, x, y, sample_weight);
@@ -369,8 +436,10 @@ MetricResults Model::train_step(const data::Element& batch) {
 }
 
 MetricResults Model::test_step(const data::Element& batch) {
+  const std::vector<data::Element> parts = replica_parts(compiled_, batch, "Model '" + name() + "'.test_step");
+  // Every part on this model: evaluation changes no variable, so the replicas' copies are not needed.
   MetricResults results;
-  for (const data::Element& part : replica_parts(compiled_, batch, "Model '" + name() + "'.test_step")) {
+  for (const data::Element& part : parts) {
     std::vector<Tensor> x, y;
     Tensor sample_weight;
     unpack_batch(part, x, y, sample_weight);

@@ -14,6 +14,10 @@
 #include "losses/loss.h"
 #include "optimizers/optimizer.h"
 
+namespace ember {
+class Model;
+}
+
 namespace ember::detail {
 
 struct CompiledSteps;  // compiled_steps.cpp
@@ -46,6 +50,9 @@ struct CompiledState {
   // The strategy whose scope compile ran in (Keras: model.distribute_strategy): fit and evaluate then split
   // each batch across its replicas, all-reduce the gradients and average the metrics.
   std::optional<distribute::Strategy> strategy;
+  // The strategy's replicas in this process after the first (MirroredStrategy's): a copy of the model on each
+  // one's device, compiled with this state's losses and metrics, made at the first step that needs them.
+  std::vector<std::shared_ptr<Model>> replicas;
 };
 
 // The compile_args above for these options (framework/io/compile_config.cpp).

@@ -115,7 +115,12 @@ TEST_CASE("distribute: MirroredStrategy takes a device once per replica", "[dist
   CHECK(s.num_replicas_in_process() == 2);
   CHECK(s.devices() == std::vector<Device>{Device::cpu(), Device::cpu()});
   CHECK(s.cluster_resolver().num_workers == 1);
-  CHECK(MirroredStrategy().num_replicas_in_sync() == 1);
+  if (device_count(DeviceType::CUDA) == 0) {
+    CHECK(MirroredStrategy().num_replicas_in_sync() == 1);  // the CPU
+    CHECK_THROWS_AS(MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}), InvalidArgument);
+    CHECK_THROWS_WITH(MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}),
+                      Catch::Contains("cuda:0") && Catch::Contains("0 GPUs are visible"));
+  }
 }
 
 TEST_CASE("distribute: MirroredStrategy with 2 replicas fits an MLP as one replica on the global batch", "[distribute]") {
@@ -200,13 +205,38 @@ TEST_CASE("distribute: MirroredStrategy refuses a batch its replicas cannot shar
                         Catch::Contains("multiple of 2"));
 }
 
+TEST_CASE("distribute: MirroredStrategy's replicas use their own copy's regularization losses", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const Make regularized = [] {
+    backend::clear_session();
+    random::set_seed(1);
+    return std::make_shared<Sequential>(std::vector<SequentialEntry>{
+        layers::Input({8}), layers::Dense(16, {.activation = "relu", .kernel_regularizer = regularizers::L2(0.01)}),
+        layers::Dense(3)});
+  };
+  check_fit_matches_one_replica(s, regularized, mlp_data(), false);
+}
+
 TEST_CASE("distribute: MirroredStrategy names what it does not support", "[distribute]") {
-  CHECK_THROWS_AS(MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}), Unimplemented);
-  CHECK_THROWS_WITH(MirroredStrategy({.devices = {Device::cpu(), Device::cuda(0)}}),
-                    Catch::Contains("share one device") && Catch::Contains("cuda:0"));
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   CHECK_THROWS_AS(s.run([] { return 0; }), Unimplemented);
   CHECK_THROWS_WITH(s.run([] { return 0; }), Catch::Contains("MirroredStrategy.run") && Catch::Contains("fit"));
+  // The replicas after the first are copies of the model: a subclassed model cannot be copied.
+  struct Custom : Model {
+    layers::Dense dense{3};
+    Tensor call(const Tensor& x, bool) override { return dense(x); }
+  };
+  std::shared_ptr<Custom> m;
+  {
+    auto scope = s.scope();
+    m = std::make_shared<Custom>();
+    m->compile({.optimizer = "sgd", .loss = "mse"});
+  }
+  const Data d = mlp_data();
+  const Tensor y = random::normal({192, 3});
+  CHECK_THROWS_AS(m->fit(d.x, y, {.batch_size = 32, .verbose = 0}), Unimplemented);
+  CHECK_THROWS_WITH(m->fit(d.x, y, {.batch_size = 32, .verbose = 0}),
+                    Catch::Contains("copy of the model") && Catch::Contains("subclassed"));
 }
 
 TEST_CASE("distribute: MirroredStrategy with 2 replicas on one GPU fits as the GPU alone", "[distribute][cuda]") {
@@ -217,4 +247,27 @@ TEST_CASE("distribute: MirroredStrategy with 2 replicas on one GPU fits as the G
   DeviceScope on_gpu(Device::cuda(0));
   const MirroredStrategy s({.devices = {Device::cuda(0), Device::cuda(0)}});
   check_fit_matches_one_replica(s, mlp, mlp_data(), false);
+}
+
+TEST_CASE("distribute: MirroredStrategy over the CPU and a GPU fits as one replica", "[distribute][cuda]") {
+  if (device_count(DeviceType::CUDA) == 0) {
+    WARN("no CUDA device (device_count(DeviceType::CUDA) == 0): skipped");
+    return;
+  }
+  // Replica 0 (the model, on the GPU) and a copy on the CPU: each runs on its own device.
+  DeviceScope on_gpu(Device::cuda(0));
+  const MirroredStrategy s({.devices = {Device::cuda(0), Device::cpu()}});
+  check_fit_matches_one_replica(s, mlp, mlp_data(), false);
+  check_fit_matches_one_replica(s, cnn, cnn_data(), true);
+}
+
+TEST_CASE("distribute: MirroredStrategy over every visible GPU fits as one replica", "[distribute][cuda]") {
+  if (device_count(DeviceType::CUDA) == 0) {
+    WARN("no CUDA device (device_count(DeviceType::CUDA) == 0): skipped");
+    return;
+  }
+  DeviceScope on_gpu(Device::cuda(0));
+  const MirroredStrategy s;  // one replica per GPU (one GPU: one replica, through NCCL)
+  CHECK(s.num_replicas_in_sync() == device_count(DeviceType::CUDA));
+  check_fit_matches_one_replica(s, mlp, mlp_data(), false, 32 * s.num_replicas_in_sync());
 }
