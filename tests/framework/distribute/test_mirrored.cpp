@@ -3,50 +3,22 @@
 // weights and logs, up to the summation order of the gradients.
 #include <catch2/catch.hpp>
 
-#include <cmath>
 
 #include "framework/distribute/strategy.h"
 #include "framework/ember.h"
+#include "tests/support/distribute_cases.h"
 
 using namespace ember;
 using distribute::MirroredStrategy;
+using namespace ember::testing;
 
 namespace {
 
-struct Data {
-  Tensor x, y;
-};
-
-Data mlp_data() {
-  random::set_seed(5);
-  Tensor x = random::normal({192, 8});
-  Tensor y = ops::cast(ops::argmax(ops::matmul(x, random::normal({8, 3})), -1), DType::Int64);
-  return {x, y};
-}
-
-Data cnn_data() {
-  random::set_seed(6);
-  Tensor x = random::normal({96, 8, 8, 1});
-  Tensor y = ops::cast(ops::argmax(ops::matmul(ops::reshape(x, {96, 64}), random::normal({64, 3})), -1), DType::Int64);
-  return {x, y};
-}
-
+using Data = DistributeData;
 using Make = std::function<std::shared_ptr<Sequential>()>;
 
-std::shared_ptr<Sequential> mlp() {
-  backend::clear_session();
-  random::set_seed(1);
-  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
-      layers::Input({8}), layers::Dense(16, {.activation = "relu"}), layers::Dense(3)});
-}
-
-std::shared_ptr<Sequential> cnn() {
-  backend::clear_session();
-  random::set_seed(1);
-  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
-      layers::Input({8, 8, 1}), layers::Conv2D(4, 3, {.activation = "relu"}), layers::MaxPooling2D(2),
-      layers::Flatten(), layers::Dense(3)});
-}
+std::shared_ptr<Sequential> make_mlp() { return mlp(1); }
+std::shared_ptr<Sequential> make_cnn() { return cnn(1); }
 
 std::shared_ptr<Sequential> with_batch_norm() {
   backend::clear_session();
@@ -55,32 +27,12 @@ std::shared_ptr<Sequential> with_batch_norm() {
       layers::Input({8}), layers::Dense(16), layers::BatchNormalization(), layers::Dense(3)});
 }
 
-void compile(Sequential& m, bool eager) {
-  m.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9}),
-             .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
-             .metrics = {"accuracy"},
-             .run_eagerly = eager});
-}
-
 // The model built and compiled in the strategy's scope.
 std::shared_ptr<Sequential> in_scope(const MirroredStrategy& s, const Make& make, bool eager) {
   auto scope = s.scope();
   auto m = make();
-  compile(*m, eager);
+  compile_for_distribute(*m, eager);
   return m;
-}
-
-void check_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, double tol) {
-  REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::vector<float> u = a[i].to_vector<float>(), v = b[i].to_vector<float>();
-    REQUIRE(u.size() == v.size());
-    double worst = 0;
-    for (size_t k = 0; k < u.size(); ++k)
-      worst = std::max(worst, std::abs(double(u[k]) - double(v[k])) / (1 + std::abs(double(v[k]))));
-    INFO("weight " << i);
-    CHECK(worst < tol);
-  }
 }
 
 void check_same_history(const History& a, const History& b) {
@@ -98,7 +50,7 @@ void check_fit_matches_one_replica(const MirroredStrategy& s, const Make& make, 
   const FitOptions options{
       .batch_size = batch_size, .epochs = 2, .verbose = 0, .validation_data = {d.x, d.y}, .shuffle = false};
   auto reference = make();
-  compile(*reference, eager);
+  compile_for_distribute(*reference, eager);
   const History h1 = reference->fit(d.x, d.y, options);
   auto m = in_scope(s, make, eager);
   const History h2 = m->fit(d.x, d.y, options);
@@ -126,26 +78,27 @@ TEST_CASE("distribute: MirroredStrategy takes a device once per replica", "[dist
 TEST_CASE("distribute: MirroredStrategy with 2 replicas fits an MLP as one replica on the global batch", "[distribute]") {
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Data d = mlp_data();
-  SECTION("traced") { check_fit_matches_one_replica(s, mlp, d, false); }
-  SECTION("eager") { check_fit_matches_one_replica(s, mlp, d, true); }
+  SECTION("traced") { check_fit_matches_one_replica(s, make_mlp, d, false); }
+  SECTION("eager") { check_fit_matches_one_replica(s, make_mlp, d, true); }
 }
 
 TEST_CASE("distribute: MirroredStrategy with 2 replicas fits a CNN as one replica on the global batch", "[distribute]") {
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
-  check_fit_matches_one_replica(s, cnn, cnn_data(), false);
+  check_fit_matches_one_replica(s, make_cnn, cnn_data(), false);
 }
 
 TEST_CASE("distribute: MirroredStrategy with 3 replicas fits as one replica", "[distribute]") {
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu(), Device::cpu()}});
   CHECK(s.num_replicas_in_sync() == 3);
-  check_fit_matches_one_replica(s, mlp, mlp_data(), false, 48);
+  const Data d = mlp_data();
+  check_fit_matches_one_replica(s, make_mlp, {d.x.slice_rows(0, 192), d.y.slice_rows(0, 192)}, false, 48);
 }
 
 TEST_CASE("distribute: MirroredStrategy's replicas combine in a fixed order: runs agree bit for bit", "[distribute]") {
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Data d = mlp_data();
   auto run = [&] {
-    auto m = in_scope(s, mlp, false);
+    auto m = in_scope(s, make_mlp, false);
     m->fit(d.x, d.y, {.batch_size = 32, .epochs = 1, .verbose = 0, .shuffle = false});
     return m->get_weights();
   };
@@ -156,9 +109,9 @@ TEST_CASE("distribute: MirroredStrategy's replicas combine in a fixed order: run
 TEST_CASE("distribute: MirroredStrategy evaluates and trains on a batch as one replica", "[distribute]") {
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Data d = mlp_data();
-  auto reference = mlp();
-  compile(*reference, false);
-  auto m = in_scope(s, mlp, false);
+  auto reference = make_mlp();
+  compile_for_distribute(*reference, false);
+  auto m = in_scope(s, make_mlp, false);
   const Tensor x = d.x.slice_rows(0, 64), y = d.y.slice_rows(0, 64);
   const Logs a = reference->train_on_batch(x, y), b = m->train_on_batch(x, y);
   for (const auto& [name, value] : a) CHECK(b.at(name) == Approx(value).epsilon(1e-5));
@@ -178,7 +131,7 @@ TEST_CASE("distribute: MirroredStrategy's replicas average the moving statistics
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Data d = mlp_data();
   auto reference = with_batch_norm();
-  compile(*reference, false);
+  compile_for_distribute(*reference, false);
   auto m = in_scope(s, with_batch_norm, false);
   const Tensor x = d.x.slice_rows(0, 64), y = d.y.slice_rows(0, 64);
   reference->train_on_batch(x, y);
@@ -197,7 +150,7 @@ TEST_CASE("distribute: MirroredStrategy's replicas average the moving statistics
 TEST_CASE("distribute: MirroredStrategy refuses a batch its replicas cannot share evenly", "[distribute]") {
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Data d = mlp_data();
-  auto m = in_scope(s, mlp, false);
+  auto m = in_scope(s, make_mlp, false);
   CHECK_THROWS_AS(m->fit(d.x.slice_rows(0, 63), d.y.slice_rows(0, 63), {.batch_size = 63, .verbose = 0}),
                   InvalidArgument);
   CHECK_THROWS_WITH(m->fit(d.x.slice_rows(0, 63), d.y.slice_rows(0, 63), {.batch_size = 63, .verbose = 0}),
@@ -233,7 +186,7 @@ TEST_CASE("distribute: MirroredStrategy names what it does not support", "[distr
     m->compile({.optimizer = "sgd", .loss = "mse"});
   }
   const Data d = mlp_data();
-  const Tensor y = random::normal({192, 3});
+  const Tensor y = random::normal({256, 3});
   CHECK_THROWS_AS(m->fit(d.x, y, {.batch_size = 32, .verbose = 0}), Unimplemented);
   CHECK_THROWS_WITH(m->fit(d.x, y, {.batch_size = 32, .verbose = 0}),
                     Catch::Contains("copy of the model") && Catch::Contains("subclassed"));
@@ -246,7 +199,7 @@ TEST_CASE("distribute: MirroredStrategy with 2 replicas on one GPU fits as the G
   }
   DeviceScope on_gpu(Device::cuda(0));
   const MirroredStrategy s({.devices = {Device::cuda(0), Device::cuda(0)}});
-  check_fit_matches_one_replica(s, mlp, mlp_data(), false);
+  check_fit_matches_one_replica(s, make_mlp, mlp_data(), false);
 }
 
 TEST_CASE("distribute: MirroredStrategy over the CPU and a GPU fits as one replica", "[distribute][cuda]") {
@@ -257,8 +210,8 @@ TEST_CASE("distribute: MirroredStrategy over the CPU and a GPU fits as one repli
   // Replica 0 (the model, on the GPU) and a copy on the CPU: each runs on its own device.
   DeviceScope on_gpu(Device::cuda(0));
   const MirroredStrategy s({.devices = {Device::cuda(0), Device::cpu()}});
-  check_fit_matches_one_replica(s, mlp, mlp_data(), false);
-  check_fit_matches_one_replica(s, cnn, cnn_data(), true);
+  check_fit_matches_one_replica(s, make_mlp, mlp_data(), false);
+  check_fit_matches_one_replica(s, make_cnn, cnn_data(), true);
 }
 
 TEST_CASE("distribute: MirroredStrategy over every visible GPU fits as one replica", "[distribute][cuda]") {
@@ -269,5 +222,7 @@ TEST_CASE("distribute: MirroredStrategy over every visible GPU fits as one repli
   DeviceScope on_gpu(Device::cuda(0));
   const MirroredStrategy s;  // one replica per GPU (one GPU: one replica, through NCCL)
   CHECK(s.num_replicas_in_sync() == device_count(DeviceType::CUDA));
-  check_fit_matches_one_replica(s, mlp, mlp_data(), false, 32 * s.num_replicas_in_sync());
+  const int64_t batch = 8 * s.num_replicas_in_sync(), rows = 256 / batch * batch;
+  const Data d = mlp_data();
+  check_fit_matches_one_replica(s, make_mlp, {d.x.slice_rows(0, rows), d.y.slice_rows(0, rows)}, false, batch);
 }

@@ -15,11 +15,14 @@
 #include "framework/distribute/strategy.h"
 #include "framework/distribute/worker_files.h"
 #include "framework/ember.h"
+#include "tests/support/distribute_cases.h"
 
 using namespace ember;
 namespace fs = std::filesystem;
 using distribute::MultiWorkerMirroredStrategy;
 using distribute::ReduceOp;
+using namespace ember::testing;
+using Data = DistributeData;
 
 namespace {
 
@@ -29,58 +32,6 @@ const MultiWorkerMirroredStrategy& strategy() {
 }
 
 int rank() { return strategy().cluster_resolver().task_id; }
-
-struct Data {
-  Tensor x, y;
-};
-
-Data mlp_data() {
-  random::set_seed(5);
-  Tensor x = random::normal({256, 8});
-  Tensor y = ops::cast(ops::argmax(ops::matmul(x, random::normal({8, 3})), -1), DType::Int64);
-  return {x, y};
-}
-
-Data cnn_data() {
-  random::set_seed(6);
-  Tensor x = random::normal({128, 8, 8, 1});
-  Tensor y = ops::cast(ops::argmax(ops::matmul(ops::reshape(x, {128, 64}), random::normal({64, 3})), -1), DType::Int64);
-  return {x, y};
-}
-
-std::shared_ptr<Sequential> mlp(uint64_t seed) {
-  backend::clear_session();
-  random::set_seed(seed);
-  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
-      layers::Input({8}), layers::Dense(16, {.activation = "relu"}), layers::Dense(3)});
-}
-
-std::shared_ptr<Sequential> cnn(uint64_t seed) {
-  backend::clear_session();
-  random::set_seed(seed);
-  return std::make_shared<Sequential>(std::vector<SequentialEntry>{
-      layers::Input({8, 8, 1}), layers::Conv2D(4, 3, {.activation = "relu"}), layers::MaxPooling2D(2),
-      layers::Flatten(), layers::Dense(3)});
-}
-
-void compile(Sequential& m, bool eager) {
-  m.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9}),
-             .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
-             .metrics = {"accuracy"},
-             .run_eagerly = eager});
-}
-
-// The gradients of 2 x 32 rows averaged differ from those of 64 rows in their summation order only.
-void check_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, double tol) {
-  REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::vector<float> u = a[i].to_vector<float>(), v = b[i].to_vector<float>();
-    REQUIRE(u.size() == v.size());
-    double worst = 0;
-    for (size_t k = 0; k < u.size(); ++k) worst = std::max(worst, std::abs(double(u[k]) - double(v[k])) / (1 + std::abs(double(v[k]))));
-    CHECK(worst < tol);
-  }
-}
 
 // Every worker holds the same values: their mean over the workers is each worker's own, bit for bit.
 void check_same_on_all_workers(const std::vector<double>& values) {
@@ -96,14 +47,14 @@ void check_same_as_plain_fit(const distribute::Strategy& s) {
   const Data d = mlp_data();
   const FitOptions options{.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false};
   auto reference = mlp(1);
-  compile(*reference, false);
+  compile_for_distribute(*reference, false);
   reference->fit(d.x, d.y, options);
   std::shared_ptr<Sequential> m;
   {
     auto scope = s.scope();
     CHECK(distribute::has_strategy());
     m = mlp(1);
-    compile(*m, false);
+    compile_for_distribute(*m, false);
   }
   CHECK_FALSE(distribute::has_strategy());
   m->fit(d.x, d.y, options);
@@ -115,14 +66,14 @@ void check_fit_matches_one_worker(const std::function<std::shared_ptr<Sequential
                                   bool eager) {
   const FitOptions options{.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false};
   auto reference = make(1);
-  compile(*reference, eager);
+  compile_for_distribute(*reference, eager);
   History h1 = fit_reference(*reference, d, options);
 
   std::shared_ptr<Sequential> m;
   {
     auto scope = strategy().scope();
     m = make(1 + 10 * static_cast<uint64_t>(rank()));  // other initial weights per worker: the chief's win
-    compile(*m, eager);
+    compile_for_distribute(*m, eager);
   }
   History h2 = m->fit(d.x, d.y, options);
   check_close(m->get_weights(), reference->get_weights(), 1e-5);
@@ -226,7 +177,7 @@ TEST_CASE("distribute: gradients all-reduced during the backward pass train as a
     {
       auto scope = s.scope();
       m = mlp(1);
-      compile(*m, eager);
+      compile_for_distribute(*m, eager);
     }
     m->fit(d.x, d.y, {.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false});
     return m->get_weights();
@@ -252,9 +203,9 @@ TEST_CASE("distribute: fit outside a strategy runs no collective", "[.][mpi]") {
   if (rank() == 0) {
     const Data d = mlp_data();
     auto m = mlp(1);
-    compile(*m, false);
+    compile_for_distribute(*m, false);
     m->fit(d.x, d.y, {.batch_size = 64, .epochs = 1, .verbose = 0});
-    compile(*m, true);
+    compile_for_distribute(*m, true);
     m->fit(d.x, d.y, {.batch_size = 64, .epochs = 1, .verbose = 0});
   }
   CHECK(strategy().reduce(ReduceOp::SUM, Tensor::scalar<float>(1)).item<float>() == 2);
@@ -308,12 +259,12 @@ TEST_CASE("distribute: validation, steps_per_execution and a shuffled Dataset un
 TEST_CASE("distribute: evaluate averages the metrics over the workers' rows", "[.][mpi]") {
   const Data d = mlp_data();
   auto reference = mlp(1);
-  compile(*reference, false);
+  compile_for_distribute(*reference, false);
   std::shared_ptr<Sequential> m;
   {
     auto scope = strategy().scope();
     m = mlp(1 + 10 * static_cast<uint64_t>(rank()));  // the chief's weights are evaluated
-    compile(*m, false);
+    compile_for_distribute(*m, false);
   }
   Logs a = reference->evaluate(d.x, d.y, {.batch_size = 64, .verbose = 0});
   Logs b = m->evaluate(d.x, d.y, {.batch_size = 64, .verbose = 0});
@@ -366,7 +317,7 @@ TEST_CASE("distribute: only the chief writes ModelCheckpoint files", "[.][mpi]")
   {
     auto scope = strategy().scope();
     m = mlp(1);
-    compile(*m, false);
+    compile_for_distribute(*m, false);
   }
   m->fit(d.x, d.y,
          {.batch_size = 64, .epochs = 2, .verbose = 0,
@@ -388,7 +339,7 @@ TEST_CASE("distribute: BackupAndRestore resumes a 2-worker fit", "[.][mpi]") {
     std::shared_ptr<Sequential> m;
     auto scope = strategy().scope();
     m = mlp(1);
-    compile(*m, false);
+    compile_for_distribute(*m, false);
     return m;
   };
   const FitOptions base{.batch_size = 64, .epochs = 4, .verbose = 0, .shuffle = true};
@@ -425,7 +376,7 @@ TEST_CASE("distribute: workers that build different models are told which variab
     backend::clear_session();
     m = std::make_shared<Sequential>(std::vector<SequentialEntry>{
         layers::Input({8}), layers::Dense(rank() == 0 ? 16 : 17, {.activation = "relu"}), layers::Dense(3)});
-    compile(*m, false);
+    compile_for_distribute(*m, false);
   }
   CHECK_THROWS_WITH(m->fit(d.x, d.y, {.batch_size = 64, .verbose = 0}),
                     Catch::Contains("different variables") && Catch::Contains("first difference is variable 0") &&
@@ -438,7 +389,7 @@ TEST_CASE("distribute: a global batch the workers cannot split evenly is refused
   {
     auto scope = strategy().scope();
     m = mlp(1);
-    compile(*m, false);
+    compile_for_distribute(*m, false);
   }
   CHECK_THROWS_WITH(m->fit(d.x, d.y, {.batch_size = 63, .verbose = 0}),
                     Catch::Contains("global batch of 63 samples cannot be split evenly across 2 replicas") &&
@@ -455,7 +406,7 @@ TEST_CASE("distribute: a worker that raises mid-fit fails the other within the t
   {
     auto scope = s.scope();
     m = mlp(1);
-    compile(*m, false);
+    compile_for_distribute(*m, false);
   }
   const bool raiser = s.cluster_resolver().task_id == 1;
   auto fail = std::make_shared<callbacks::LambdaCallback>(callbacks::LambdaCallbackOptions{.on_train_batch_begin = [&](int64_t batch, const Logs&) {
@@ -507,7 +458,7 @@ TEST_CASE("distribute: a worker that fails during an overlapped step fails the o
     m = std::make_shared<Sequential>(std::vector<SequentialEntry>{
         layers::Input({8}), layers::Dense(16, {.activation = "relu"}), layers::Lambda(fail_in_backward),
         layers::Dense(3)});
-    compile(*m, /*eager=*/true);
+    compile_for_distribute(*m, /*eager=*/true);
   }
   const auto start = std::chrono::steady_clock::now();
   if (raiser) {
