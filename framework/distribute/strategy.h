@@ -80,8 +80,9 @@ class Strategy {
   // before applying them.
   template <class F, class... Args>
   decltype(auto) run(F&& fn, Args&&... args) const;
-  // `value` combined over the replicas: the sum, or the mean (TF: strategy.reduce with axis None; MEAN sums
-  // value / n, exact for a power-of-two number of replicas). Every worker gets the same tensor. float32 or float64.
+  // `value` combined over the workers: the sum, or the mean (TF: strategy.reduce with axis None; MEAN sums
+  // value / n, exact for a power-of-two number of workers). Every worker gets the same tensor. float32 or float64.
+  // The replicas of one process (MirroredStrategy's) share its value: with one worker it comes back as it is.
   Tensor reduce(ReduceOp op, const Tensor& value) const;
   // Each tensor combined over the replicas (undefined tensors stay undefined): over MPI packed into all-reduces
   // of about bytes_per_pack bytes, over NCCL one pack per dtype. Inside a traced function it runs as a host call

@@ -305,6 +305,12 @@ struct Replica {
 std::vector<Replica> mirrored_replicas(Model& model, const std::vector<Model*>& models, const distribute::Strategy& strategy,
                                        const std::vector<data::Element>& parts) {
   const std::vector<Variable> primary = model.weights();
+  for (const Variable& v : primary)
+    EMBER_CHECK(v.device() == strategy.devices()[0], InvalidArgument)
+        << "Model '" << model.name() << "': MirroredStrategy's first replica is the model itself, on "
+        << strategy.devices()[0] << ", but its variable '" << v.name() << "' is on " << v.device()
+        << "; build the model under DeviceScope(" << strategy.devices()[0] << ") or list " << v.device()
+        << " first in .devices";
   std::vector<Replica> out;
   for (size_t r = 0; r < parts.size(); ++r) {
     const Device device = strategy.devices()[r];

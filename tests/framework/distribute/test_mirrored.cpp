@@ -62,6 +62,7 @@ void check_fit_matches_one_replica(const MirroredStrategy& s, const Make& make, 
 }  // namespace
 
 TEST_CASE("distribute: MirroredStrategy takes a device once per replica", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   CHECK(s.num_replicas_in_sync() == 2);
   CHECK(s.num_replicas_in_process() == 2);
@@ -76,6 +77,7 @@ TEST_CASE("distribute: MirroredStrategy takes a device once per replica", "[dist
 }
 
 TEST_CASE("distribute: MirroredStrategy with 2 replicas fits an MLP as one replica on the global batch", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Data d = mlp_data();
   SECTION("traced") { check_fit_matches_one_replica(s, make_mlp, d, false); }
@@ -83,11 +85,13 @@ TEST_CASE("distribute: MirroredStrategy with 2 replicas fits an MLP as one repli
 }
 
 TEST_CASE("distribute: MirroredStrategy with 2 replicas fits a CNN as one replica on the global batch", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   check_fit_matches_one_replica(s, make_cnn, cnn_data(), false);
 }
 
 TEST_CASE("distribute: MirroredStrategy with 3 replicas fits as one replica", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu(), Device::cpu()}});
   CHECK(s.num_replicas_in_sync() == 3);
   const Data d = mlp_data();
@@ -95,6 +99,7 @@ TEST_CASE("distribute: MirroredStrategy with 3 replicas fits as one replica", "[
 }
 
 TEST_CASE("distribute: MirroredStrategy's replicas combine in a fixed order: runs agree bit for bit", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Data d = mlp_data();
   auto run = [&] {
@@ -107,6 +112,7 @@ TEST_CASE("distribute: MirroredStrategy's replicas combine in a fixed order: run
 }
 
 TEST_CASE("distribute: MirroredStrategy evaluates and trains on a batch as one replica", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Data d = mlp_data();
   auto reference = make_mlp();
@@ -126,6 +132,7 @@ TEST_CASE("distribute: MirroredStrategy evaluates and trains on a batch as one r
 }
 
 TEST_CASE("distribute: MirroredStrategy's replicas average the moving statistics they assign", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   // Each replica normalises by its own part's statistics (TF's BatchNormalization without synchronisation), and
   // the moving mean becomes the mean of the replicas' updates: with equal parts, the whole batch's update.
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
@@ -148,6 +155,7 @@ TEST_CASE("distribute: MirroredStrategy's replicas average the moving statistics
 }
 
 TEST_CASE("distribute: MirroredStrategy refuses a batch its replicas cannot share evenly", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Data d = mlp_data();
   auto m = in_scope(s, make_mlp, false);
@@ -159,6 +167,7 @@ TEST_CASE("distribute: MirroredStrategy refuses a batch its replicas cannot shar
 }
 
 TEST_CASE("distribute: MirroredStrategy's replicas use their own copy's regularization losses", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Make regularized = [] {
     backend::clear_session();
@@ -171,6 +180,7 @@ TEST_CASE("distribute: MirroredStrategy's replicas use their own copy's regulari
 }
 
 TEST_CASE("distribute: MirroredStrategy names what it does not support", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   CHECK_THROWS_AS(s.run([] { return 0; }), Unimplemented);
   CHECK_THROWS_WITH(s.run([] { return 0; }), Catch::Contains("MirroredStrategy.run") && Catch::Contains("fit"));
@@ -209,6 +219,14 @@ TEST_CASE("distribute: MirroredStrategy over the CPU and a GPU fits as one repli
   }
   // Replica 0 (the model, on the GPU) and a copy on the CPU: each runs on its own device.
   DeviceScope on_gpu(Device::cuda(0));
+  {
+    // The model on the GPU, but the strategy's first replica on the CPU.
+    const MirroredStrategy on_cpu({.devices = {Device::cpu(), Device::cpu()}});
+    auto m = in_scope(on_cpu, make_mlp, false);
+    const Data d = mlp_data();
+    CHECK_THROWS_WITH(m->fit(d.x, d.y, {.batch_size = 32, .verbose = 0}),
+                      Catch::Contains("is on cuda:0") && Catch::Contains("DeviceScope(cpu:0)"));
+  }
   const MirroredStrategy s({.devices = {Device::cuda(0), Device::cpu()}});
   check_fit_matches_one_replica(s, make_mlp, mlp_data(), false);
   check_fit_matches_one_replica(s, make_cnn, cnn_data(), true);
