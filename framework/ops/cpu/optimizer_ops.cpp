@@ -291,8 +291,18 @@ EMBER_REGISTER_KERNEL(apply_adam_factored, CPU, apply_adam_factored_cpu, DType::
 
 namespace {
 
-// unscale_gradient: out = g / scale, element by element (ops::div's values); the finite flag as an OR of
-// (v - v != 0), which is set by an infinity or a NaN and vectorises with the division.
+// Whether x / scale and x * (1 / scale) are the same bits for every x: where scale is a power of two whose
+// reciprocal is a normal number, both round the same exact quotient (and flush it alike). Dynamic loss scales
+// are powers of two (2^15 at first, then doubled or halved).
+template <class T>
+bool reciprocal_is_exact(T scale) {
+  int exponent = 0;
+  return std::isnormal(scale) && std::isnormal(T(1) / scale) && std::fabs(std::frexp(scale, &exponent)) == T(0.5);
+}
+
+// unscale_gradient: out = g / scale, element by element (ops::div's values; a multiplication by the reciprocal
+// where reciprocal_is_exact says it gives them, which spares the divider); the finite flag as an OR of
+// (v - v != 0), which is set by an infinity or a NaN and vectorises with the arithmetic.
 template <class T>
 void unscale_loop(const KernelContext& ctx) {
   const T* g = ctx.inputs[0].data<T>();
@@ -300,13 +310,23 @@ void unscale_loop(const KernelContext& ctx) {
   const bool finite_in = *ctx.inputs[2].data<bool>();
   T* out = ctx.outputs[0].data<T>();
   const int64_t n = ctx.inputs[0].num_elements();
+  const bool multiply = reciprocal_is_exact(scale);
+  const T inverse = T(1) / scale;
   std::atomic<bool> bad{false};
   auto body = [&](int64_t b, int64_t e) {
     int32_t any = 0;
-    for (int64_t i = b; i < e; ++i) {
-      const T v = g[i];
-      out[i] = v / scale;
-      any |= static_cast<int32_t>(v - v != T(0));
+    if (multiply) {
+      for (int64_t i = b; i < e; ++i) {
+        const T v = g[i];
+        out[i] = v * inverse;
+        any |= static_cast<int32_t>(v - v != T(0));
+      }
+    } else {
+      for (int64_t i = b; i < e; ++i) {
+        const T v = g[i];
+        out[i] = v / scale;
+        any |= static_cast<int32_t>(v - v != T(0));
+      }
     }
     if (any) bad.store(true, std::memory_order_relaxed);
   };

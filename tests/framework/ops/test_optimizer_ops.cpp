@@ -180,6 +180,35 @@ TEST_CASE("unscale_gradient divides as ops::div and ands the gradient's finitene
                       Catch::Contains("unscale_gradient") && Catch::Contains("finite"));
 }
 
+TEST_CASE("unscale_gradient by a power of two: ops::div's bits, subnormal quotients and limits included",
+          "[ops][optimizer][mixed_precision]") {
+  // The kernel multiplies by the reciprocal where that is exact; each scale here must still give the division's
+  // bits: loss scales (2^15, 2^-3), one whose reciprocal is subnormal (division), and one not a power of two.
+  const int before = config::get_intra_op_parallelism_threads();
+  for (int threads : {1, 2}) {
+    config::set_intra_op_parallelism_threads(threads);
+    for (DType dt : {DType::Float32, DType::Float64}) {
+      const double tiny = dt == DType::Float32 ? 1e-36 : 1e-305;  // quotients below the normal range
+      std::vector<double> v = ops::cast(random::uniform({100003}, {.minval = -3e4, .maxval = 3e4, .seed = 9}),
+                                        DType::Float64)
+                                  .to_vector<double>();
+      for (size_t i = 0; i < 4000; ++i) v[i] *= tiny;
+      v[4000] = INFINITY, v[4001] = -0.0, v[4002] = 0.0;
+      const Tensor g = ops::cast(Tensor::from_vector(v, {100003}), dt);
+      for (double s : {32768.0, 0.125, std::ldexp(1.0, dt == DType::Float32 ? 127 : 1023), 3.0 * 32768}) {
+        INFO("threads " << threads << ", dtype " << dtype_name(dt) << ", scale " << s);
+        const Tensor scale = Tensor::scalar_of(s, dt);
+        const ops::UnscaledGradient u = ops::unscale_gradient(g, scale, Tensor::scalar<bool>(true));
+        CHECK_FALSE(u.finite.item<bool>());
+        const Tensor want = ops::div(g, scale);
+        REQUIRE(u.gradient.nbytes() == want.nbytes());
+        CHECK(std::memcmp(u.gradient.raw_data(), want.raw_data(), want.nbytes()) == 0);
+      }
+    }
+  }
+  config::set_intra_op_parallelism_threads(before);
+}
+
 TEST_CASE("apply_adam_multi_in_place equals apply_adam_in_place per variable, with Adam's host step size",
           "[ops][optimizer]") {
   for (DType dt : {DType::Float32, DType::Float64}) {
