@@ -350,11 +350,12 @@ MetricResults train_replicas(Model& model, const distribute::Strategy& strategy,
     sample_weights.push_back(sample_weight);
   }
   // Integer state (a seed generator's counter) stays replica 0's.
+  std::vector<std::vector<Variable>> replica_state;
+  for (const Replica& replica : replicas) replica_state.push_back(replica.model->non_trainable_weights());
   for (size_t i = 0; i < state.size(); ++i) {
     if (state[i].version() == versions[i] || !is_floating(state[i].dtype())) continue;
     Tensor sum = state[i].value();
-    for (size_t r = 1; r < replicas.size(); ++r)
-      sum = sum + replicas[r].model->non_trainable_weights()[i].value().to(sum.device());
+    for (size_t r = 1; r < replicas.size(); ++r) sum = sum + replica_state[r][i].value().to(sum.device());
     state[i].assign(sum * Tensor::scalar_of(1.0 / static_cast<double>(replicas.size()), sum.dtype(), sum.device()));
   }
   if (!vars.empty()) opt.apply(strategy.combine_replica_gradients(distribute::ReduceOp::MEAN, grads), vars);
