@@ -168,8 +168,8 @@ memory wrap(const md& d, const void* p) { return memory(d, dnnl_ctx::engine(), c
 using ForwardEntry = Cached<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>;
 using BackwardDataEntry = Cached<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>;
 
-ForwardEntry& forward_entry(const ConvGeom& g, memory::data_type dt, bool bias, bool relu) {
-  ConvDescs d = descs(g, dt);
+// `d` is descs(g, dt), which the caller also needs.
+ForwardEntry& forward_entry(const ConvGeom& g, const ConvDescs& d, memory::data_type dt, bool bias, bool relu) {
   const md bias_md = bias ? md({g.o}, dt, memory::format_tag::x) : md();
   return conv_entry<ForwardEntry>(relu ? "conv_fwd_relu" : bias ? "conv_fwd_bias" : "conv_fwd", g, dt, [&] {
     auto pd = forward_pd(d, dnnl::prop_kind::forward_inference, bias_md, relu);
@@ -179,9 +179,9 @@ ForwardEntry& forward_entry(const ConvGeom& g, memory::data_type dt, bool bias, 
 
 bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g, memory::data_type dt,
                        const void* bias = nullptr, bool relu = false) {
-  ForwardEntry& e = forward_entry(g, dt, bias != nullptr, relu);
+  const ConvDescs d = descs(g, dt);
+  ForwardEntry& e = forward_entry(g, d, dt, bias != nullptr, relu);
   if (!e.prim) return false;
-  ConvDescs d = descs(g, dt);
   const md bias_md = bias ? md({g.o}, dt, memory::format_tag::x) : md();
   memory user_w = wrap(d.user_w, w), weights = user_w;
   dnnl_ctx::ScratchMemory reordered;
@@ -197,8 +197,8 @@ bool conv_forward_dnnl(const void* x, const void* w, void* y, const ConvGeom& g,
   return true;
 }
 
-BackwardDataEntry& backward_data_entry(const ConvGeom& g, memory::data_type dt) {
-  ConvDescs d = descs(g, dt);
+// `d` is descs(g, dt), which the caller also needs.
+BackwardDataEntry& backward_data_entry(const ConvGeom& g, const ConvDescs& d, memory::data_type dt) {
   return conv_entry<BackwardDataEntry>("conv_bwd_data", g, dt, [&] {
     auto hint = forward_pd(d, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src, d.any_w, d.dst, d.strides,
@@ -210,9 +210,9 @@ BackwardDataEntry& backward_data_entry(const ConvGeom& g, memory::data_type dt) 
 }
 
 bool conv_backprop_input_dnnl(const void* w, const void* dy, void* dx, const ConvGeom& g, memory::data_type dt) {
-  BackwardDataEntry& e = backward_data_entry(g, dt);
+  const ConvDescs d = descs(g, dt);
+  BackwardDataEntry& e = backward_data_entry(g, d, dt);
   if (!e.prim) return false;
-  ConvDescs d = descs(g, dt);
   memory user_w = wrap(d.user_w, w), weights = user_w;
   dnnl_ctx::ScratchMemory reordered;
   if (e.needs_reorder) {
@@ -410,8 +410,9 @@ bool conv_bias_dnnl(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y
     const uint32_t b_max = relu ? cpu::max_abs_bits(b32.data<float>(), b32.num_elements()) : 0;
     const int64_t chunk = images_per_chunk(relu ? "conv_fwd_chunk_relu" : "conv_fwd_chunk", g, [&](const ConvGeom& c) {
       // Both of the primitives a chunk may run.
-      return impl_name(forward_entry(c, dt::f32, true, false)) + "|" +
-             (relu ? impl_name(forward_entry(c, dt::f32, true, true)) : std::string());
+      const ConvDescs d = descs(c, dt::f32);
+      return impl_name(forward_entry(c, d, dt::f32, true, false)) + "|" +
+             (relu ? impl_name(forward_entry(c, d, dt::f32, true, true)) : std::string());
     });
     by_image_chunks(x.data<T>(), g.h * g.w * g.c, y.data<T>(), g.oh * g.ow * g.o, g, chunk,
                     [&](const ConvGeom& c, const float* x32, float* y32) {
@@ -466,7 +467,7 @@ void backprop_input(const Tensor& w, const Tensor& dy, Tensor& dx, const ConvGeo
     }
     Tensor w32 = widened<T>(w);
     const int64_t chunk = images_per_chunk("conv_bwd_data_chunk", g, [&](const ConvGeom& c) {
-      return impl_name(backward_data_entry(c, dt::f32));
+      return impl_name(backward_data_entry(c, descs(c, dt::f32), dt::f32));
     });
     by_image_chunks(dy.data<T>(), g.oh * g.ow * g.o, dx.data<T>(), g.h * g.w * g.c, g, chunk,
                     [&](const ConvGeom& c, const float* dy32, float* dx32) {
