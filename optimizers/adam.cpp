@@ -115,14 +115,7 @@ void Adam::update_steps_fused(const std::vector<Tensor>& grads, const std::vecto
 }
 
 bool Adam::can_update_in_graph(const std::vector<SourceGradient>& /*grads*/, const std::vector<size_t>& indices) {
-  if (amsgrad_) return false;
-  const Variable& first = trainable_variables()[indices[0]];
-  if (!supports(OpId::apply_adam_multi, first.device().type(), first.dtype())) return false;
-  for (size_t i : indices) {
-    const Variable& var = trainable_variables()[i];
-    if (var.device() != first.device() || var.dtype() != first.dtype()) return false;
-  }
-  return true;
+  return !amsgrad_ && multi_update_supports(OpId::apply_adam_multi, indices);
 }
 
 void Adam::update_in_graph(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices,

@@ -405,6 +405,16 @@ int64_t Optimizer::current_step() const {
   return options_.gradient_accumulation_steps ? step_ / *options_.gradient_accumulation_steps : step_;
 }
 
+bool Optimizer::multi_update_supports(OpId op, const std::vector<size_t>& indices) const {
+  const Variable& first = trainable_variables()[indices[0]];
+  if (!supports(op, first.device().type(), first.dtype())) return false;
+  for (size_t i : indices) {
+    const Variable& var = trainable_variables()[i];
+    if (var.device() != first.device() || var.dtype() != first.dtype()) return false;
+  }
+  return true;
+}
+
 bool Optimizer::clips_gradients() const {
   return (options_.clipnorm && *options_.clipnorm > 0) || (options_.global_clipnorm && *options_.global_clipnorm > 0) ||
          (options_.clipvalue && *options_.clipvalue > 0);

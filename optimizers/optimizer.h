@@ -16,6 +16,7 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/autodiff/variable.h"
 #include "framework/core/tensor.h"
+#include "framework/ops/op.h"
 #include "optimizers/name_pattern.h"
 #include "optimizers/schedules.h"
 
@@ -221,6 +222,9 @@ class Optimizer {
                                    const std::vector<size_t>& /*indices*/) {
     return false;
   }
+  // Whether `op` (an update over many variables) has a kernel for the indexed variables, which share one device
+  // and dtype: what can_update_in_graph asks of its own op.
+  bool multi_update_supports(OpId op, const std::vector<size_t>& indices) const;
   // Where can_update_in_graph said yes, while a function is traced: records the update as that op
   // (graph::update_variables), reading `step` (the count of earlier updates, 0-d int64) and `learning_rate` (the
   // rate's variable, 0-d float32) as tensors when it runs. The bits are those of the eager update.

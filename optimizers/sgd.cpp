@@ -67,13 +67,7 @@ void SGD::update_steps_fused(const std::vector<Tensor>& grads, const std::vector
 }
 
 bool SGD::can_update_in_graph(const std::vector<SourceGradient>& /*grads*/, const std::vector<size_t>& indices) {
-  const Variable& first = trainable_variables()[indices[0]];
-  if (!supports(OpId::apply_sgd_multi, first.device().type(), first.dtype())) return false;
-  for (size_t i : indices) {
-    const Variable& var = trainable_variables()[i];
-    if (var.device() != first.device() || var.dtype() != first.dtype()) return false;
-  }
-  return true;
+  return multi_update_supports(OpId::apply_sgd_multi, indices);
 }
 
 void SGD::update_in_graph(const std::vector<SourceGradient>& grads, const std::vector<size_t>& indices,
