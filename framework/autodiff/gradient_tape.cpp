@@ -59,8 +59,8 @@ struct GradientTape::Impl {
   bool recording() const { return paused == 0 && !used && t_no_record == 0; }
 
   bool any_tracked(std::span<const Tensor> inputs) const {
-    for (const Tensor& t : inputs)
-      if (tracked.count(t.id())) return true;
+    for (const Tensor& t : inputs)  // an optional input may be undefined (apply_adam_multi's unused factors)
+      if (t.defined() && tracked.count(t.id())) return true;
     return false;
   }
 
@@ -68,7 +68,7 @@ struct GradientTape::Impl {
               std::span<const Tensor> outputs, CustomBackward custom = {}) {
     TapeNode n{op, differentiable ? attrs : Attrs{}, differentiable, {}, {}, {}, inputs.size(), {}, std::move(custom)};
     n.ids.reserve(inputs.size() + outputs.size());
-    for (const Tensor& t : inputs) n.ids.push_back(t.id());
+    for (const Tensor& t : inputs) n.ids.push_back(t.defined() ? t.id() : 0);  // ids start at 1
     for (const Tensor& t : outputs) {
       n.ids.push_back(t.id());
       tracked.insert(t.id());
