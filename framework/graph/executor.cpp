@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/core/profiler.h"
+#include "framework/core/trace_hooks.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/fused_elementwise.h"
 #include "framework/ops/index_checks.h"
@@ -41,6 +43,7 @@ Executable::Executable(Graph graph, ExecutableOptions options) : graph_(std::mov
   for (size_t f = 0; f < last_grad.size(); ++f)
     if (last_grad[f] >= 0) drop_tape_after_[static_cast<size_t>(last_grad[f])] = static_cast<int>(f);
   if (options.device_graphs) init_device_segments(options);
+  plan_ = plan_memory(graph_);
 }
 
 std::vector<Tensor> ControlFlowTape::gradients(const std::vector<Tensor>& output_gradients) {
@@ -158,6 +161,20 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   RunState& st = *state;
   for (size_t i = 0; i < graph_.inputs.size(); ++i) st.vals[static_cast<size_t>(graph_.inputs[i])] = inputs[i];
   for (int v : constants_) st.vals[static_cast<size_t>(v)] = graph_.values[static_cast<size_t>(v)].constant;
+  st.use_plan = may_use_plan();
+  if (st.use_plan && st.arenas.empty()) {
+    for (const MemoryPlan::Arena& a : plan_.arenas)
+      st.arenas.push_back(Tensor::empty({a.elements}, a.dtype, Device::cpu()));
+    st.planned.resize(graph_.values.size());
+    for (size_t v = 0; v < graph_.values.size(); ++v) {
+      const MemoryPlan::Slot& slot = plan_.slots[v];
+      if (slot.arena < 0) continue;
+      const Shape& shape = graph_.values[v].shape;
+      st.planned[v] = st.arenas[static_cast<size_t>(slot.arena)]
+                          .slice_rows(slot.element, slot.element + shape.num_elements())
+                          .view(shape);
+    }
+  }
   std::unique_lock<std::mutex> graphs = lock_device_segments();
   const size_t n = graph_.nodes.size();
   for (size_t k = 0; k < n;) {
@@ -177,6 +194,13 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   return result;
 }
 
+bool Executable::may_use_plan() const {
+  // Op hooks see the planned values too (the tapes' hook is always there); like any op's record, what they
+  // see is the op's, not to be kept past the call.
+  return plan_.stats.planned_values > 0 && !any_tape_recording() && !profiler::detail::recording() &&
+         !detail::t_tensor_tracer && !detail::t_op_tracer;
+}
+
 void Executable::run_nodes(size_t begin, size_t end, RunState& st, bool capturing) const {
   for (size_t k = begin; k < end; ++k) run_node(k, st, capturing);
 }
@@ -190,6 +214,10 @@ void Executable::run_node(size_t k, RunState& st, bool capturing) const {
   switch (n.kind) {
     case NodeKind::Op: {
       out.assign(n.outputs.size(), Tensor());
+      if (st.use_plan)
+        for (size_t i = 0; i < n.outputs.size(); ++i)
+          if (n.outputs[i] >= 0 && plan_.slots[static_cast<size_t>(n.outputs[i])].arena >= 0)
+            out[i] = st.planned[static_cast<size_t>(n.outputs[i])];
       // A captured graph casts on every launch: a cached cast would be read at its address after the cache
       // moved on.
       if (n.cast_cache && !capturing && !any_tape_records(in)) {

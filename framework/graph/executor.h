@@ -13,6 +13,7 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/graph/graph.h"
+#include "framework/graph/memory_plan.h"
 
 namespace ember::graph {
 
@@ -85,6 +86,8 @@ class Executable {
   // its outputs.
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
   DeviceGraphStats device_graph_stats() const;
+  // The static memory plan of its replays (see memory_plan.h).
+  MemoryPlanStats memory_plan_stats() const { return plan_.stats; }
 
  private:
   // One run's values and scratch.
@@ -92,9 +95,13 @@ class Executable {
     std::vector<Tensor> vals, in, out;
     std::vector<std::unique_ptr<ControlFlowTape>> tapes;  // per node, for those that keep one
     std::vector<const Storage*> held;  // the buffers of device graphs whose values this run handed out
+    // The memory plan's arenas and, per value, its planned buffer (a view of an arena), kept from run to run.
+    std::vector<Tensor> arenas, planned;
+    bool use_plan = false;  // this run writes planned values into their buffers
     // `t`, or a copy of it when it is a device graph's buffer (which the graph's next launch rewrites).
     Tensor from_graph(const Tensor& t) const;
-    // Drops what the run held (values, tapes, buffers), keeping the vectors' capacity for the next run.
+    // Drops what the run held (values, tapes, buffers), keeping the vectors' capacity and the arenas for the
+    // next run.
     void clear();
   };
   // Run states of finished runs, kept for the next (a run's vectors then allocate nothing); one per run at a
@@ -111,6 +118,9 @@ class Executable {
   // profiler or an op hook watches, another thread runs the graphs, or they are off).
   std::unique_lock<std::mutex> lock_device_segments() const;
   int segment_at(size_t node) const;  // the segment starting at this node, or -1
+  // Whether this run may write the planned values into the arenas: not when a tape records (it may keep a value
+  // past the run), nor while the profiler or a trace watches ops.
+  bool may_use_plan() const;
   void run_nodes(size_t begin, size_t end, RunState& st, bool capturing) const;
   void run_node(size_t k, RunState& st, bool capturing) const;
   // Runs segment `s` (op by op, by capturing it or by launching its graph); returns the node after it.
@@ -122,6 +132,7 @@ class Executable {
   std::vector<int> constants_;
   std::vector<char> keep_tape_;          // per node: a Cond or While whose ControlFlowGrad node follows
   std::vector<int> drop_tape_after_;     // per node: the forward node whose tape its last gradient node frees
+  MemoryPlan plan_;
   std::unique_ptr<SpareStates> spare_ = std::make_unique<SpareStates>();
 };
 

@@ -64,6 +64,8 @@ class ConcreteFunction {
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
   // How its calls on a GPU used CUDA graphs (see docs/gpu.md).
   graph::DeviceGraphStats device_graph_stats() const { return executable_.device_graph_stats(); }
+  // Its replays' static memory plan (see docs/graph_mode.md).
+  graph::MemoryPlanStats memory_plan_stats() const { return executable_.memory_plan_stats(); }
 
  private:
   std::string name_;

@@ -176,8 +176,17 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
             << aliased.device() << ", but the op runs on " << device << " (its other inputs' device); move it there "
             << "first with tensor.to(" << device << ")";
       }
-      outputs[i] = s.alias_input >= 0 ? inputs[static_cast<size_t>(s.alias_input)].view(s.shape)
-                                      : Tensor::empty(s.shape, s.dtype, device);
+      if (s.alias_input >= 0) {
+        outputs[i] = inputs[static_cast<size_t>(s.alias_input)].view(s.shape);
+      } else if (!outputs[i].defined()) {
+        outputs[i] = Tensor::empty(s.shape, s.dtype, device);
+      } else {
+        // A buffer the caller placed (a replay's memory plan): written as it is.
+        EMBER_CHECK(outputs[i].shape() == s.shape && outputs[i].dtype() == s.dtype && outputs[i].device() == device,
+                    Internal)
+            << name << ": output " << i << " was given as " << outputs[i].dtype() << outputs[i].shape() << " on "
+            << outputs[i].device() << ", but the op makes " << s.dtype << s.shape << " on " << device;
+      }
     }
     // Kernels see only tensors on their device: 0-d CPU scalars mixed into a GPU op are uploaded.
     std::vector<Tensor> moved;

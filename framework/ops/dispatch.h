@@ -81,7 +81,7 @@ std::vector<Tensor> run_op(OpId op, std::span<const Tensor> inputs, std::span<co
 Tensor run_op(OpId op, std::span<const Tensor> inputs, const OutputSpec& output, Attrs attrs = {},
               Device device = default_device());
 
-// run_op writing into `outputs` (one per spec) and reading attrs in place: a replayed graph's form.
+// run_op writing into `outputs` (one per spec; one given defined is written as is), attrs read in place: for replays.
 void run_op_into(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<Tensor> outputs,
                  const Attrs& attrs, Device device);
 
