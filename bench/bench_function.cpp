@@ -6,13 +6,15 @@
 // (fused elementwise chains).
 // Times are the median of 7 rounds (--rounds) that interleave the three, each going first in turn, so that a
 // busy moment of the machine or a warm cache favours none; speedup = eager / function (or / jit).
-// Memory: the CPU allocator's peak bytes during one CNN step (absolute, and above what was in use before it),
-// with one model alive at a time.
+// Memory: the CPU allocator's peak bytes during one CNN step (absolute, and above what was in use before it: the
+// function's memory plan keeps its arena between calls), with one model alive at a time.
+// Plan: the function's static memory plan (values planned, the arena against one buffer each) and the CPU
+// allocations a step makes, eager and replayed.
 // Profiler: the eager MLP step at batch 1 (the most ops per second: the profiler's worst case) and the CNN step,
 // recorded by the profiler against not, in interleaved rounds; overhead = on / off - 1.
 // On a machine other programs keep busy, --threads 1 --cpu-time times the rounds by the process's CPU time
 // instead of the wall clock, so that time spent waiting for a core counts for neither side.
-// Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|profiler] [--rounds N]
+// Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|plan|profiler] [--rounds N]
 //                       [--threads N] [--cpu-time]
 #include <algorithm>
 #include <chrono>
@@ -208,6 +210,42 @@ void memory_rows(bool json) {
   std::fflush(stdout);
 }
 
+// CPU allocations per step after the warm-up.
+template <class Step>
+double allocations_per_step(Step& step, const Batches& b) {
+  constexpr int kSteps = 10;
+  int next = 0;
+  run_steps(step, b, kWarmup, next);
+  const int64_t before = config::memory_info(Device::cpu()).allocation_count;
+  run_steps(step, b, kSteps, next);
+  return static_cast<double>(config::memory_info(Device::cpu()).allocation_count - before) / kSteps;
+}
+
+void plan_rows(bool json) {
+  if (!json)
+    std::printf("%-22s %8s %11s %11s %13s %13s\n", "memory plan", "planned", "arena KiB", "naive KiB",
+                "eager allocs", "function allocs");
+  for (const Case& c : kCases) {
+    if (c.name == "mlp_b8") continue;
+    const Batches b(c.kind, c.batch);
+    Trainee eager_t(c.kind), function_t(c.kind);
+    auto eager = step_of(eager_t);
+    auto function = ember::function(step_of(function_t));
+    const double eager_allocs = allocations_per_step(eager, b), function_allocs = allocations_per_step(function, b);
+    const graph::MemoryPlanStats s = function.concrete_functions().at(0)->memory_plan_stats();
+    if (json) {
+      print({"function_" + c.name + "_allocations", "allocations/step", "eager", function_allocs, eager_allocs,
+             eager_allocs / function_allocs},
+            json);
+      continue;
+    }
+    std::printf("%-22s %8d %11.1f %11.1f %13.1f %13.1f\n", ("plan_" + c.name).c_str(), s.planned_values,
+                static_cast<double>(s.arena_bytes) / 1024, static_cast<double>(s.naive_bytes) / 1024, eager_allocs,
+                function_allocs);
+    std::fflush(stdout);
+  }
+}
+
 // The profiler's cost while it records: the same eager step with it on and off, each round alternating which
 // goes first; each recorded round is one profile (start, steps, stop writing its trace, no table printed).
 void profiler_rows(int rounds, bool json) {
@@ -246,7 +284,8 @@ void profiler_rows(int rounds, bool json) {
 int usage(const char* problem) {
   std::fprintf(stderr,
                "bench_function: %s\nusage: bench_function [--json] "
-               "[--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|profiler] [--rounds N] [--threads N] [--cpu-time]\n",
+               "[--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|plan|profiler] [--rounds N] [--threads N] "
+               "[--cpu-time]\n",
                problem);
   return 2;
 }
@@ -262,9 +301,9 @@ int main(int argc, char** argv) {
       json = true;
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
-      bool known = only == "memory" || only == "profiler";
+      bool known = only == "memory" || only == "plan" || only == "profiler";
       for (const Case& c : kCases) known = known || only == c.name;
-      if (!known) return usage(("--only got '" + only + "', expected a case, memory or profiler").c_str());
+      if (!known) return usage(("--only got '" + only + "', expected a case, memory, plan or profiler").c_str());
     } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       rounds = std::atoi(argv[++i]);
       if (rounds < 1) return usage("--rounds takes a count of at least 1");
@@ -290,6 +329,7 @@ int main(int argc, char** argv) {
       step_rows(c, rounds, json);
     }
     if (only.empty() || only == "memory") memory_rows(json);
+    if (only.empty() || only == "plan") plan_rows(json);
     if (only.empty() || only == "profiler") profiler_rows(rounds, json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_function: %s\n", e.what());
