@@ -2,6 +2,7 @@
 // allocates, measured with the CPU allocator's statistics, and the values they leave bit for bit as eager's.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -254,4 +255,46 @@ TEST_CASE("a replay under an outer tape allocates its values, for the tape, with
     CHECK(same_bits(got[1], first[1]));
   }
   CHECK(f.concrete_functions()[0]->memory_plan_stats().planned_values > 0);
+}
+
+TEST_CASE("the memory plan never gives two buffers alive at once the same bytes", "[function][memory]") {
+  for (const bool cnn : {false, true}) {
+    INFO((cnn ? "cnn" : "mlp"));
+    Trainee traced(cnn);
+    auto step = ember::function([&](const Tensor& x, const Tensor& y) { return traced(x, y); });
+    const Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1});
+    step(random::uniform(cnn ? Shape{8, 8, 8, 2} : Shape{8, 6}), y);
+    const graph::Graph& g = step.concrete_functions()[0]->graph();
+    const graph::MemoryPlan plan = graph::plan_memory(g);
+    graph::BufferGroups groups = graph::buffer_groups(g);
+    struct Placed {
+      int arena;
+      int64_t begin, end;  // bytes
+      int first, last;     // nodes
+    };
+    std::vector<Placed> placed;
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      const graph::MemoryPlan::Slot& slot = plan.slots[v];
+      if (slot.arena < 0) continue;
+      const graph::Value& val = g.values[v];
+      REQUIRE(val.producer >= 0);
+      CHECK(g.nodes[static_cast<size_t>(val.producer)].kind == graph::NodeKind::Op);
+      CHECK(std::find(g.outputs.begin(), g.outputs.end(), static_cast<int>(v)) == g.outputs.end());
+      const int64_t size = static_cast<int64_t>(dtype_size(val.dtype));
+      const int64_t begin = slot.element * size;
+      CHECK(begin % 64 == 0);
+      const int64_t end = begin + val.shape.num_elements() * size;
+      CHECK(end <= plan.arenas[static_cast<size_t>(slot.arena)].elements * size);
+      const int last = std::max(val.producer, groups.last_use[static_cast<size_t>(groups.find(static_cast<int>(v)))]);
+      placed.push_back({slot.arena, begin, end, val.producer, last});
+    }
+    CHECK(static_cast<int>(placed.size()) == plan.stats.planned_values);
+    CHECK(plan.stats.arena_bytes <= plan.stats.naive_bytes);
+    for (size_t i = 0; i < placed.size(); ++i)
+      for (size_t j = i + 1; j < placed.size(); ++j) {
+        const Placed &a = placed[i], &b = placed[j];
+        if (a.arena != b.arena || a.last < b.first || b.last < a.first) continue;
+        CHECK((a.end <= b.begin || b.end <= a.begin));
+      }
+  }
 }
