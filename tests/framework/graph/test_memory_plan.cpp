@@ -298,3 +298,22 @@ TEST_CASE("the memory plan never gives two buffers alive at once the same bytes"
       }
   }
 }
+
+TEST_CASE("a function with an unknown batch dimension plans the graph of each batch size", "[function][memory]") {
+  random::set_seed(6);
+  const Tensor w = random::normal({6, 5});
+  auto body = [&](const Tensor& x) { return ops::reduce_sum(ops::sigmoid(ops::relu(ops::matmul(x, w)) * 3.0f), {1}); };
+  auto f = ember::function(body, {.unknown_batch_dimension = true});
+  for (int64_t batch : {4, 7, 4, 9, 7}) {
+    INFO("batch " << batch);
+    const Tensor x = random::uniform({batch, 6}, {.seed = static_cast<uint64_t>(batch)});
+    const Tensor first = f(x);
+    CHECK(same_bits(f(x), body(x)));
+    CHECK(same_bits(first, body(x)));
+  }
+  CHECK(f.tracing_count() == 1);
+  for (const auto& cf : f.concrete_functions()) {
+    INFO(cf->graph());
+    CHECK(cf->memory_plan_stats().planned_values > 0);
+  }
+}
