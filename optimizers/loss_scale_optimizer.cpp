@@ -4,10 +4,8 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/graph/trace.h"
-#include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/optimizer_ops.h"
-#include "framework/ops/reduce.h"
 #include "optimizers/config_util.h"
 #include "optimizers/registry.h"
 
@@ -79,9 +77,13 @@ Tensor LossScaleOptimizer::scale_for(const Tensor& t) const {
         << "build(trainable_variables) on it first (fit does)";
     return Tensor::scalar_of(initial_scale_, t.dtype(), Device::cpu());
   }
-  Tensor scale = dynamic_scale_.value();
-  if (scale.device() != t.device()) scale = scale.to(t.device());  // only where the model moved since build
+  const Tensor scale = scale_on(t.device());
   return t.dtype() == scale.dtype() ? scale : ops::cast(scale, t.dtype());
+}
+
+Tensor LossScaleOptimizer::scale_on(Device device) const {
+  const Tensor& scale = dynamic_scale_.value();
+  return scale.device() == device ? scale : scale.to(device);  // moved only where the model moved since build
 }
 
 Tensor LossScaleOptimizer::scale_loss(const Tensor& loss) const {
@@ -131,40 +133,42 @@ void LossScaleOptimizer::apply(const std::vector<Tensor>& grads) {
 
 void LossScaleOptimizer::apply_checked(const std::vector<Tensor>& grads, const std::vector<Variable>* vars) {
   NoRecordScope no_record;
+  // One op unscales every floating gradient and checks them all for infinities and NaNs (Keras checks the scaled
+  // gradients, then divides): the half ones widened to float32 in the same pass, one op where there were a cast, a
+  // division and a check per gradient.
+  std::vector<Tensor> unscaled = grads, floating;
+  std::vector<size_t> at;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const Tensor& g = grads[i];
+    if (!g.defined()) continue;
+    if (!is_floating(g.dtype())) {
+      unscaled[i] = ops::div(g, scale_for(g));
+      continue;
+    }
+    floating.push_back(g);
+    at.push_back(i);
+  }
+  Tensor all_finite;
+  if (!floating.empty()) {
+    ops::UnscaledGradients u = ops::unscale_gradients(floating, scale_on(floating[0].device()));
+    for (size_t j = 0; j < at.size(); ++j) unscaled[at[j]] = std::move(u.gradients[j]);
+    all_finite = std::move(u.finite);
+  }
   if (!dynamic_) {
-    const std::vector<Tensor> unscaled = get_unscaled_gradients(grads);
     if (vars) inner_->apply(unscaled, *vars);
     else inner_->apply(unscaled);
     return;
-  }
-  // One pass over each gradient divides it by the scale and and-s its finiteness into a flag (Keras checks the
-  // scaled gradients, then divides): for n gradients n ops, where the division and the check were 4n.
-  std::vector<Tensor> unscaled;
-  unscaled.reserve(grads.size());
-  Tensor all_finite;
-  for (const Tensor& g : grads) {
-    if (!g.defined() || !is_floating(g.dtype())) {
-      unscaled.push_back(g.defined() ? ops::div(g, scale_for(g)) : g);
-      continue;
-    }
-    const Tensor wide = lso_widen(g);
-    if (!all_finite.defined()) all_finite = Tensor::scalar<bool>(true, wide.device());
-    ops::UnscaledGradient u = ops::unscale_gradient(wide, scale_for(wide), all_finite);
-    unscaled.push_back(u.gradient);
-    all_finite = u.finite;
   }
   if (!all_finite.defined()) all_finite = Tensor::scalar<bool>(true, Device::cpu());
   // The flag gates the inner update on the device where the update allows it (Adam's fused pass makes its step
   // size from the device's iteration count), so a GPU step need not wait; else the inner optimizer reads it.
   inner_->apply_if(all_finite, unscaled, vars);
-  // The scale and the counter change on the device, selected by the flag (multiplying by 0.5 or 2 is exact): a
-  // finite step counts toward doubling the scale, a skipped one halves it and restarts the count.
-  const Tensor scale = dynamic_scale_.value();
-  const Tensor counter = step_counter_.value();
-  const Tensor next = counter + 1;
-  const Tensor grow = ops::equal(next, Tensor::scalar_of(static_cast<double>(growth_steps_), next.dtype(), Device::cpu()));
-  dynamic_scale_.assign(ops::where(all_finite, ops::where(grow, scale * 2.0, scale), scale * 0.5));
-  step_counter_.assign(ops::where(all_finite, ops::where(grow, ops::zeros_like(next), next), ops::zeros_like(counter)));
+  // The scale and the counter change on the device, selected by the flag: a finite step counts toward doubling
+  // the scale, a skipped one halves it and restarts the count.
+  const ops::LossScaleUpdate next =
+      ops::update_loss_scale(dynamic_scale_.value(), step_counter_.value(), all_finite, growth_steps_);
+  dynamic_scale_.assign(next.scale);
+  step_counter_.assign(next.counter);
 }
 
 std::vector<Variable> LossScaleOptimizer::variables() const {

@@ -82,6 +82,8 @@ class LossScaleOptimizer : public Optimizer {
   // The current scale as a 0-d tensor of t's dtype on t's device (the variable's value, cast when not
   // float32; before build, initial_scale as a host scalar).
   Tensor scale_for(const Tensor& t) const;
+  // The built optimizer's float32 scale variable's value on `device`.
+  Tensor scale_on(Device device) const;
   void apply_checked(const std::vector<Tensor>& grads, const std::vector<Variable>* vars);
 
   OptimizerPtr inner_;

@@ -222,11 +222,17 @@ struct MultiSgdAttrs {
   bool operator==(const MultiSgdAttrs& o) const { return detail::same_bits(momentum, o.momentum) && nesterov == o.nesterov; }
 };
 
+// update_loss_scale: Keras's dynamic_growth_steps (consecutive finite steps that double the scale).
+struct LossScaleAttrs {
+  int64_t growth_steps = 0;
+  bool operator==(const LossScaleAttrs&) const = default;
+};
+
 using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, ArgReduceAttrs, MatMulAttrs, ShapeAttrs,
                            TransposeAttrs, AxisAttrs, StridedSliceAttrs, GatherAttrs, SegmentAttrs, OneHotAttrs,
                            PadAttrs, TileAttrs, CreationAttrs, RandomAttrs, Conv2DAttrs, Pool2DAttrs, AdamAttrs,
                            AffineTransformAttrs, CustomOpAttrs, FusedAttentionAttrs, MultiAdamAttrs,
-                           MultiSgdAttrs, BatchNormAttrs, RnnSequenceAttrs>;
+                           MultiSgdAttrs, BatchNormAttrs, RnnSequenceAttrs, LossScaleAttrs>;
 
 // The name users know an op by, in messages and the profiler: a custom op's registered name, else the table's.
 const char* op_name(OpId op, const Attrs& attrs);

@@ -215,18 +215,50 @@ void apply_sgd_multi_in_place(const std::vector<SgdSlots>& slots, const Tensor& 
   apply_sgd_multi_in_place(slots, condition, Tensor::scalar<double>(learning_rate, Device::cpu()), momentum, nesterov);
 }
 
-UnscaledGradient unscale_gradient(const Tensor& gradient, const Tensor& scale, const Tensor& finite) {
-  EMBER_CHECK(gradient.dtype() == DType::Float32 || gradient.dtype() == DType::Float64, InvalidArgument)
-      << "unscale_gradient: the gradient has dtype " << gradient.dtype() << "; expected float32 or float64";
-  EMBER_CHECK(scale.rank() == 0 && scale.dtype() == gradient.dtype(), InvalidArgument)
-      << "unscale_gradient: the scale has shape " << scale.shape() << " and dtype " << scale.dtype()
-      << "; expected a scalar of the gradient's dtype " << gradient.dtype();
-  EMBER_CHECK(finite.rank() == 0 && finite.dtype() == DType::Bool, InvalidArgument)
-      << "unscale_gradient: `finite` has shape " << finite.shape() << " and dtype " << finite.dtype()
-      << "; expected a bool scalar";
-  const std::array<Tensor, 3> inputs{gradient, scale, finite};
-  const std::array<OutputSpec, 2> outputs{OutputSpec{gradient.shape(), gradient.dtype()}, OutputSpec{Shape{}, DType::Bool}};
-  std::vector<Tensor> out = run_op(OpId::unscale_gradient, inputs, outputs);
+UnscaledGradients unscale_gradients(const std::vector<Tensor>& gradients, const Tensor& scale) {
+  EMBER_CHECK(!gradients.empty(), InvalidArgument) << "unscale_gradients: no gradients; expected at least one";
+  EMBER_CHECK(scale.defined() && scale.rank() == 0 && scale.dtype() == DType::Float32, InvalidArgument)
+      << "unscale_gradients: the scale has shape " << (scale.defined() ? scale.shape().to_string() : "undefined")
+      << " and dtype " << (scale.defined() ? dtype_name(scale.dtype()) : "none") << "; expected a float32 scalar";
+  std::vector<Tensor> inputs;
+  std::vector<OutputSpec> outputs;
+  inputs.reserve(gradients.size() + 1);
+  outputs.reserve(gradients.size() + 1);
+  for (size_t k = 0; k < gradients.size(); ++k) {
+    const Tensor& g = gradients[k];
+    const DType dt = g.defined() ? g.dtype() : DType::Bool;
+    EMBER_CHECK(dt == DType::Float16 || dt == DType::BFloat16 || dt == DType::Float32 || dt == DType::Float64,
+                InvalidArgument)
+        << "unscale_gradients: gradient " << k << " is "
+        << (g.defined() ? std::string(dtype_name(dt)) : std::string("undefined"))
+        << "; expected a float16, bfloat16, float32 or float64 tensor";
+    inputs.push_back(g);
+    outputs.push_back({g.shape(), dt == DType::Float64 ? DType::Float64 : DType::Float32});
+  }
+  inputs.push_back(scale);
+  outputs.push_back({Shape{}, DType::Bool});
+  std::vector<Tensor> out = run_op(OpId::unscale_gradients, inputs, outputs);
+  Tensor finite = std::move(out.back());
+  out.pop_back();
+  return {std::move(out), std::move(finite)};
+}
+
+LossScaleUpdate update_loss_scale(const Tensor& scale, const Tensor& counter, const Tensor& finite,
+                                  int64_t growth_steps) {
+  auto describe = [](const Tensor& t) {
+    return t.defined() ? std::string(dtype_name(t.dtype())) + " " + t.shape().to_string() : std::string("undefined");
+  };
+  EMBER_CHECK(scale.defined() && scale.rank() == 0 && scale.dtype() == DType::Float32 && counter.defined() &&
+                  counter.rank() == 0 && counter.dtype() == DType::Int64 && finite.defined() && finite.rank() == 0 &&
+                  finite.dtype() == DType::Bool,
+              InvalidArgument)
+      << "update_loss_scale: got the scale " << describe(scale) << ", the counter " << describe(counter)
+      << " and the flag " << describe(finite) << "; expected float32, int64 and bool scalars";
+  EMBER_CHECK(growth_steps >= 1, InvalidArgument)
+      << "update_loss_scale: growth_steps must be at least 1, got " << growth_steps;
+  const std::array<Tensor, 3> inputs{scale, counter, finite};
+  const std::array<OutputSpec, 2> outputs{OutputSpec{Shape{}, DType::Float32}, OutputSpec{Shape{}, DType::Int64}};
+  std::vector<Tensor> out = run_op(OpId::update_loss_scale, inputs, outputs, LossScaleAttrs{growth_steps});
   return {out[0], out[1]};
 }
 

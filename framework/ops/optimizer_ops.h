@@ -100,15 +100,26 @@ void apply_adam_factored_in_place(Tensor& variable, Tensor& momentum, Tensor& ve
 // batch of 8 took 3.1 us against 2.3 for the two ops).
 bool factored_adam_pays(const Shape& variable, DeviceType device);
 
-struct UnscaledGradient {
-  Tensor gradient;  // the gradient divided by the loss scale
-  Tensor finite;    // 0-d bool: the `finite` passed in, and every element of the gradient finite
+struct UnscaledGradients {
+  std::vector<Tensor> gradients;  // each gradient divided by the loss scale: float32, or float64 for float64
+  Tensor finite;                  // 0-d bool: every element of every gradient finite
 };
 
-// Dynamic loss scaling's pass over one gradient (PyTorch's _amp_foreach_non_finite_check_and_unscale_): the
-// gradient divided by `scale` (0-d, the gradient's dtype; ops::div's values), and `finite` (0-d bool) and-ed
-// with whether every element of the gradient is finite, which chains the check over all of a step's gradients.
-// Float32 or float64; all three on one device. One read of the gradient instead of four ops.
-UnscaledGradient unscale_gradient(const Tensor& gradient, const Tensor& scale, const Tensor& finite);
+// Dynamic loss scaling's pass over a step's gradients (PyTorch's _amp_foreach_non_finite_check_and_unscale_): each
+// gradient (float16, bfloat16, float32 or float64) widened exactly to float32 (float64 stays float64) and divided
+// by `scale` (the 0-d float32 loss scale, widened for float64; ops::div's values), and one flag saying whether
+// every element of every gradient is finite. All on one device; one op for the step instead of a cast, a division
+// and a check per gradient.
+UnscaledGradients unscale_gradients(const std::vector<Tensor>& gradients, const Tensor& scale);
+
+struct LossScaleUpdate {
+  Tensor scale, counter;  // the next loss scale (0-d float32) and growth counter (0-d int64)
+};
+
+// Dynamic loss scaling's update after a step (Keras's LossScaleOptimizer): where `finite` (0-d bool), the counter
+// plus one, or, reaching growth_steps, the scale doubled and the counter 0; otherwise the scale halved and the
+// counter 0. One op where the equal, where and arithmetic ops were ten.
+LossScaleUpdate update_loss_scale(const Tensor& scale, const Tensor& counter, const Tensor& finite,
+                                  int64_t growth_steps);
 
 }  // namespace ember::ops

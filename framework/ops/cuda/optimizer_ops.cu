@@ -140,19 +140,52 @@ __global__ void opt_sgd_multi_kernel(SgdBatch<T> b, const bool* __restrict__ con
   }
 }
 
-// unscale_gradient: *finite_out starts as *finite_in (unscale_flag_kernel, launched first on the stream), and a
-// thread that meets an infinity or a NaN clears it (every writer stores the same false).
-__global__ void unscale_flag_kernel(const bool* finite_in, bool* finite_out) { *finite_out = *finite_in; }
+// unscale_gradients: up to kMultiAdamMaxVars gradients of any floating dtype per launch, laid end to end as
+// AdamBatch's variables are; each element divided by the float32 scale (widened for float64), the half types
+// widened exactly first. *finite starts true (unscale_flag_kernel, launched first on the stream), and a thread
+// that meets an infinity or a NaN clears it (every writer stores the same false).
+struct UnscaleBatch {
+  const void* in[kMultiAdamMaxVars];
+  void* out[kMultiAdamMaxVars];
+  int64_t end[kMultiAdamMaxVars];
+  DT dt[kMultiAdamMaxVars];
+  int count;
+};
+
+__global__ void unscale_flag_kernel(bool* finite) { *finite = true; }
 
 template <class T>
-__global__ void unscale_kernel(const T* __restrict__ g, const T* __restrict__ scale, T* out, int64_t n,
-                               bool* finite_out) {
-  const T s = *scale;
-  EMBER_CUDA_GRID_STRIDE_LOOP(i, n) {
-    const T v = g[i];
-    out[i] = OptRn::div(v, s);
-    if (!isfinite(v)) *finite_out = false;
+__device__ __forceinline__ bool unscale_element(const UnscaleBatch& b, int k, int64_t j, compute_t<T> s) {
+  const compute_t<T> v = load(static_cast<const T*>(b.in[k]), j);
+  static_cast<compute_t<T>*>(b.out[k])[j] = OptRn::div(v, s);
+  return isfinite(v);
+}
+
+__global__ void unscale_multi_kernel(UnscaleBatch b, const float* __restrict__ scale, bool* finite) {
+  const float s = *scale;
+  int k = 0;
+  EMBER_CUDA_GRID_STRIDE_LOOP(i, b.end[b.count - 1]) {
+    while (i >= b.end[k]) ++k;
+    const int64_t j = i - (k > 0 ? b.end[k - 1] : 0);
+    bool ok;
+    switch (b.dt[k]) {
+      case DT::F16: ok = unscale_element<__half>(b, k, j, s); break;
+      case DT::BF16: ok = unscale_element<__nv_bfloat16>(b, k, j, s); break;
+      case DT::F64: ok = unscale_element<double>(b, k, j, static_cast<double>(s)); break;
+      default: ok = unscale_element<float>(b, k, j, s); break;
+    }
+    if (!ok) *finite = false;
   }
+}
+
+// update_loss_scale on one thread: the CPU kernel's arithmetic (doubling and halving are exact).
+__global__ void update_loss_scale_kernel(const float* scale, const int64_t* counter, const bool* finite,
+                                         int64_t growth_steps, float* scale_out, int64_t* counter_out) {
+  const float s = *scale;
+  const int64_t c = *counter;
+  const bool ok = *finite, grow = ok && c + 1 == growth_steps;
+  *scale_out = !ok ? __fmul_rn(s, 0.5f) : grow ? __fmul_rn(s, 2.0f) : s;
+  *counter_out = ok && !grow ? c + 1 : 0;
 }
 
 // Calls f with a value of the C++ type of dt (float or double); false for another dtype.
@@ -245,16 +278,28 @@ bool launch_apply_sgd_multi(DT dt, int count, void* const* w, void* const* m, co
   });
 }
 
-bool launch_unscale_gradient(DT dt, const void* g, const void* scale, const bool* finite_in, void* out, bool* finite_out,
-                             int64_t n, cudaStream_t stream) {
-  if (dt != DT::F32 && dt != DT::F64) return false;
-  unscale_flag_kernel<<<1, 1, 0, stream>>>(finite_in, finite_out);
-  if (n == 0) return true;
-  return with_float_type(dt, [&](auto zero) {
-    using T = decltype(zero);
-    unscale_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const T*>(g), static_cast<const T*>(scale),
-                                                              static_cast<T*>(out), n, finite_out);
-  });
+void launch_unscale_gradients(int count, const DT* dt, const void* const* in, void* const* out, const int64_t* n,
+                              const float* scale, bool* finite, cudaStream_t stream) {
+  unscale_flag_kernel<<<1, 1, 0, stream>>>(finite);
+  for (int k = 0; k < count;) {
+    UnscaleBatch b{};
+    int64_t total = 0;
+    for (; k < count && b.count < kMultiAdamMaxVars; ++k) {
+      if (n[k] == 0) continue;
+      b.in[b.count] = in[k];
+      b.out[b.count] = out[k];
+      b.dt[b.count] = dt[k];
+      total += n[k];
+      b.end[b.count++] = total;
+    }
+    if (b.count == 0) continue;
+    unscale_multi_kernel<<<blocks_for(total), kThreads, 0, stream>>>(b, scale, finite);
+  }
+}
+
+void launch_update_loss_scale(const float* scale, const int64_t* counter, const bool* finite, int64_t growth_steps,
+                              float* scale_out, int64_t* counter_out, cudaStream_t stream) {
+  update_loss_scale_kernel<<<1, 1, 0, stream>>>(scale, counter, finite, growth_steps, scale_out, counter_out);
 }
 
 }  // namespace ember::cuda

@@ -107,16 +107,35 @@ void apply_sgd_multi_cuda(const KernelContext& ctx) {
 }
 EMBER_REGISTER_KERNEL(apply_sgd_multi, CUDA, apply_sgd_multi_cuda, DType::Float32, DType::Float64);
 
-void unscale_gradient_cuda(const KernelContext& ctx) {
+// Inputs: the gradients, then the scale; outputs: the unscaled gradients, then the flag.
+void unscale_gradients_cuda(const KernelContext& ctx) {
   const int dev = cuda::device_of(ctx);
-  const DType t = ctx.inputs[0].dtype();
-  const bool launched = cuda::launch_unscale_gradient(
-      cuda::to_dt(t), ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), ctx.inputs[2].data<bool>(),
-      ctx.outputs[0].raw_data(), ctx.outputs[1].data<bool>(), ctx.inputs[0].num_elements(), cuda::stream(dev));
-  if (!launched) throw make_error<Unimplemented>("unscale_gradient: dtype ", t, " is not implemented on CUDA");
-  cuda::after_launch("unscale_gradient", dev);
+  const size_t count = ctx.outputs.size() - 1;
+  std::vector<cuda::DT> dt(count);
+  std::vector<const void*> in(count);
+  std::vector<void*> out(count);
+  std::vector<int64_t> n(count);
+  for (size_t k = 0; k < count; ++k) {
+    dt[k] = cuda::to_dt(ctx.inputs[k].dtype());
+    in[k] = ctx.inputs[k].raw_data();
+    out[k] = ctx.outputs[k].raw_data();
+    n[k] = ctx.inputs[k].num_elements();
+  }
+  cuda::launch_unscale_gradients(static_cast<int>(count), dt.data(), in.data(), out.data(), n.data(),
+                                 ctx.inputs[count].data<float>(), ctx.outputs[count].data<bool>(), cuda::stream(dev));
+  cuda::after_launch("unscale_gradients", dev);
 }
-EMBER_REGISTER_KERNEL(unscale_gradient, CUDA, unscale_gradient_cuda, DType::Float32, DType::Float64);
+EMBER_REGISTER_KERNEL(unscale_gradients, CUDA, unscale_gradients_cuda, DType::Float16, DType::BFloat16,
+                      DType::Float32, DType::Float64);
+
+void update_loss_scale_cuda(const KernelContext& ctx) {
+  const int dev = cuda::device_of(ctx);
+  cuda::launch_update_loss_scale(ctx.inputs[0].data<float>(), ctx.inputs[1].data<int64_t>(), ctx.inputs[2].data<bool>(),
+                                 std::get<LossScaleAttrs>(ctx.attrs).growth_steps, ctx.outputs[0].data<float>(),
+                                 ctx.outputs[1].data<int64_t>(), cuda::stream(dev));
+  cuda::after_launch("update_loss_scale", dev);
+}
+EMBER_REGISTER_KERNEL(update_loss_scale, CUDA, update_loss_scale_cuda, DType::Float32);
 
 }  // namespace
 }  // namespace ember

@@ -39,9 +39,14 @@ bool launch_apply_sgd_multi(DT dt, int count, void* const* w, void* const* m, co
                             const bool* condition, const void* learning_rate, bool learning_rate_double,
                             double momentum, bool nesterov, cudaStream_t stream);
 
-// unscale_gradient over n elements of F32 or F64: out = g / *scale (separately rounded, as ops::div), and
-// *finite_out = *finite_in and every g finite. Enqueues two kernels on `stream`; false for another dtype.
-bool launch_unscale_gradient(DT dt, const void* g, const void* scale, const bool* finite_in, void* out, bool* finite_out,
-                             int64_t n, cudaStream_t stream);
+// unscale_gradients over `count` gradients of dtypes dt (F16, BF16, F32, F64) with n[k] elements: out[k] = in[k]
+// widened (F32 for the half types) / *scale (float32, widened for F64; separately rounded, as ops::div), and
+// *finite = every element finite. One kernel per kMultiAdamMaxVars gradients after one that sets the flag.
+void launch_unscale_gradients(int count, const DT* dt, const void* const* in, void* const* out, const int64_t* n,
+                              const float* scale, bool* finite, cudaStream_t stream);
+
+// update_loss_scale (one thread): the next scale and counter from *scale, *counter and *finite.
+void launch_update_loss_scale(const float* scale, const int64_t* counter, const bool* finite, int64_t growth_steps,
+                              float* scale_out, int64_t* counter_out, cudaStream_t stream);
 
 }  // namespace ember::cuda

@@ -948,21 +948,41 @@ void add_optimizer(Table& t) {
            return out;
          },
          {DType::Float32, DType::Float64}, 1, /*grad=*/false});
-  // Loss scaling's unscale and finite check: finite gradients, and one with an infinity (the flag clears).
+  // Loss scaling's unscale and finite check over gradients of every floating dtype (the case's dtype first, which
+  // picks the kernel): all finite, and with an infinity in the case's gradient (the flag clears).
   for (const Shape& s : std::vector<Shape>{{7}, {}, {0}, {1031, 67}})
     for (bool with_inf : {false, true})
-      t[OpId::unscale_gradient].push_back(
+      t[OpId::unscale_gradients].push_back(
           {str(s) + (with_inf ? " inf" : ""),
            [s, with_inf](DType dt) {
              Tensor g = make(s, dt, 291, Domain{-4e4, 4e4});
              if (with_inf && g.num_elements() > 0) g = ops::where(ops::equal(g, ops::reduce_max(g)), g * std::numeric_limits<double>::infinity(), g);
-             return Inputs{g, Tensor::scalar_of(3 * 32768.0, dt, kCpu), Tensor::scalar<bool>(true, kCpu)};
+             Inputs in{g};
+             uint64_t seed = 292;
+             for (DType other : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
+               in.push_back(make({5, 3}, other, seed++, Domain{-4e4, 4e4}));
+             in.push_back(Tensor::scalar<float>(3 * 32768.0f, kCpu));
+             return in;
            },
            [](const Inputs& in, DType) {
-             ops::UnscaledGradient u = ops::unscale_gradient(in[0], in[1], in[2]);
-             return Outputs{u.gradient, u.finite};
+             ops::UnscaledGradients u = ops::unscale_gradients(Inputs(in.begin(), in.end() - 1), in.back());
+             u.gradients.push_back(u.finite);
+             return u.gradients;
            },
-           {DType::Float32, DType::Float64}, 1, /*grad=*/false, /*bitwise=*/true});
+           {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}, 1, /*grad=*/false, /*bitwise=*/true});
+  // The scale's update: finite below and at the growth step, and skipped.
+  for (const auto& [counter, finite] : {std::pair<int64_t, bool>{3, true}, {9, true}, {9, false}})
+    t[OpId::update_loss_scale].push_back(
+        {"counter " + std::to_string(counter) + (finite ? "" : " skipped"),
+         [counter = counter, finite = finite](DType) {
+           return Inputs{Tensor::scalar<float>(32768.0f, kCpu), Tensor::scalar<int64_t>(counter, kCpu),
+                         Tensor::scalar<bool>(finite, kCpu)};
+         },
+         [](const Inputs& in, DType) {
+           const ops::LossScaleUpdate u = ops::update_loss_scale(in[0], in[1], in[2], 10);
+           return Outputs{u.scale, u.counter};
+         },
+         {DType::Float32}, 1, /*grad=*/false, /*bitwise=*/true});
 }
 
 // affine_transform at two fixed transforms (a rotation with scaling, a projective one), every fill mode and

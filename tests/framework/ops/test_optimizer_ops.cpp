@@ -142,71 +142,106 @@ TEST_CASE("factored_adam_pays for rows the CPU kernel vectorizes, and on a GPU",
   CHECK(ops::factored_adam_pays({256, 10}, DeviceType::CUDA));
 }
 
-TEST_CASE("unscale_gradient divides as ops::div and ands the gradient's finiteness into the flag",
-          "[ops][optimizer][mixed_precision]") {
-  for (DType dt : {DType::Float32, DType::Float64}) {
-    INFO("dtype " << dtype_name(dt));
-    for (int64_t n : {int64_t{0}, int64_t{7}, int64_t{100003}}) {  // empty, one thread, the parallel path
-      INFO("n " << n);
-      Tensor g = ops::cast(random::uniform({n}, {.minval = -3e4, .maxval = 3e4, .seed = 5}), dt);
-      const Tensor scale = Tensor::scalar_of(32768.0 * 3, dt);  // not a power of two: division must round
-      const Tensor yes = Tensor::scalar<bool>(true), no = Tensor::scalar<bool>(false);
-      ops::UnscaledGradient u = ops::unscale_gradient(g, scale, yes);
-      CHECK(u.gradient.dtype() == dt);
-      CHECK(u.gradient.shape() == g.shape());
-      CHECK(ops::reduce_all(ops::equal(u.gradient, ops::div(g, scale))).item<bool>());
-      CHECK(u.finite.item<bool>());
-      CHECK_FALSE(ops::unscale_gradient(g, scale, no).finite.item<bool>());  // a flag already cleared stays so
-      if (n == 0) continue;
-      // An infinity or a NaN anywhere, the last element included, clears the flag; the values still divide.
-      for (double bad : {INFINITY, -INFINITY, NAN}) {
-        std::vector<double> v = ops::cast(g, DType::Float64).to_vector<double>();
-        v.back() = bad;
-        const Tensor gb = ops::cast(Tensor::from_vector(v, {n}), dt);
-        ops::UnscaledGradient b = ops::unscale_gradient(gb, scale, yes);
-        CHECK_FALSE(b.finite.item<bool>());
-        const std::vector<double> got = ops::cast(b.gradient, DType::Float64).to_vector<double>();
-        CHECK(got[0] == ops::cast(ops::div(gb, scale), DType::Float64).to_vector<double>()[0]);
-        CHECK((std::isnan(bad) ? std::isnan(got.back()) : got.back() == bad));
-      }
-    }
-  }
-  REQUIRE_THROWS_WITH(ops::unscale_gradient(ops::zeros({3}, DType::Float16), Tensor::scalar_of(2, DType::Float16),
-                                            Tensor::scalar<bool>(true)),
-                      Catch::Contains("unscale_gradient") && Catch::Contains("float16"));
-  REQUIRE_THROWS_WITH(ops::unscale_gradient(ops::zeros({3}), Tensor::scalar<double>(2), Tensor::scalar<bool>(true)),
-                      Catch::Contains("unscale_gradient") && Catch::Contains("scale"));
-  REQUIRE_THROWS_WITH(ops::unscale_gradient(ops::zeros({3}), Tensor::scalar<float>(2), ops::ones({1}, DType::Bool)),
-                      Catch::Contains("unscale_gradient") && Catch::Contains("finite"));
+namespace {
+
+// unscale_gradients' reference: the gradient cast to float32 (float64 stays), divided by the scale in that dtype.
+Tensor unscaled_by_ops(const Tensor& g, float scale) {
+  const DType wide = g.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  const Tensor w = g.dtype() == wide ? g : ops::cast(g, wide);
+  return ops::div(w, Tensor::scalar_of(scale, wide));
 }
 
-TEST_CASE("unscale_gradient by a power of two: ops::div's bits, subnormal quotients and limits included",
+// Gradients of every floating dtype and sizes from empty to several pool chunks (the split crosses gradients).
+std::vector<Tensor> mixed_gradients(uint64_t seed, double tiny = 1) {
+  std::vector<Tensor> out;
+  const std::vector<std::pair<int64_t, DType>> specs = {
+      {7, DType::Float16}, {40000, DType::Float32}, {0, DType::BFloat16}, {30001, DType::BFloat16},
+      {5, DType::Float64}, {70001, DType::Float16}, {33333, DType::Float64}, {1, DType::Float32}};
+  for (const auto& [n, dt] : specs) {
+    std::vector<double> v = random::uniform({n}, {.minval = -3e4, .maxval = 3e4, .dtype = DType::Float64, .seed = seed++})
+                                .to_vector<double>();
+    for (size_t i = 0; i < v.size() / 8; ++i) v[i] *= tiny;  // with tiny: quotients below the normal range
+    out.push_back(ops::cast(Tensor::from_vector(v, {n}), dt));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("unscale_gradients gives a cast to float32 then ops::div for every gradient, and one finite flag",
           "[ops][optimizer][mixed_precision]") {
-  // The kernel multiplies by the reciprocal where that is exact; each scale here must still give the division's
-  // bits: loss scales (2^15, 2^-3), one whose reciprocal is subnormal (division), and one not a power of two.
   const int before = config::get_intra_op_parallelism_threads();
   for (int threads : {1, 2}) {
     config::set_intra_op_parallelism_threads(threads);
-    for (DType dt : {DType::Float32, DType::Float64}) {
-      const double tiny = dt == DType::Float32 ? 1e-36 : 1e-305;  // quotients below the normal range
-      std::vector<double> v = ops::cast(random::uniform({100003}, {.minval = -3e4, .maxval = 3e4, .seed = 9}),
-                                        DType::Float64)
-                                  .to_vector<double>();
-      for (size_t i = 0; i < 4000; ++i) v[i] *= tiny;
-      v[4000] = INFINITY, v[4001] = -0.0, v[4002] = 0.0;
-      const Tensor g = ops::cast(Tensor::from_vector(v, {100003}), dt);
-      for (double s : {32768.0, 0.125, std::ldexp(1.0, dt == DType::Float32 ? 127 : 1023), 3.0 * 32768}) {
-        INFO("threads " << threads << ", dtype " << dtype_name(dt) << ", scale " << s);
-        const Tensor scale = Tensor::scalar_of(s, dt);
-        const ops::UnscaledGradient u = ops::unscale_gradient(g, scale, Tensor::scalar<bool>(true));
-        CHECK_FALSE(u.finite.item<bool>());
-        const Tensor want = ops::div(g, scale);
-        REQUIRE(u.gradient.nbytes() == want.nbytes());
-        CHECK(std::memcmp(u.gradient.raw_data(), want.raw_data(), want.nbytes()) == 0);
+    const std::vector<Tensor> grads = mixed_gradients(5);
+    // 2^15 and 2^-3 (a multiplication by the reciprocal), 2^127 (whose reciprocal is not normal: a division) and
+    // one not a power of two (a division).
+    for (float scale : {32768.0f, 0.125f, std::ldexp(1.0f, 127), 3.0f * 32768}) {
+      INFO("threads " << threads << ", scale " << scale);
+      const ops::UnscaledGradients u = ops::unscale_gradients(grads, Tensor::scalar<float>(scale));
+      REQUIRE(u.gradients.size() == grads.size());
+      CHECK(u.finite.item<bool>());
+      for (size_t k = 0; k < grads.size(); ++k) {
+        INFO("gradient " << k << ", " << dtype_name(grads[k].dtype()));
+        CHECK(u.gradients[k].shape() == grads[k].shape());
+        CHECK(same_bits(u.gradients[k], unscaled_by_ops(grads[k], scale)));
       }
     }
+    // Quotients below the normal range: the same bits as the division (flushed alike).
+    const std::vector<Tensor> tiny = mixed_gradients(17, 1e-39);
+    const ops::UnscaledGradients t = ops::unscale_gradients(tiny, Tensor::scalar<float>(32768.0f));
+    for (size_t k = 0; k < tiny.size(); ++k) CHECK(same_bits(t.gradients[k], unscaled_by_ops(tiny[k], 32768.0f)));
+    // An infinity or a NaN in any gradient, at either end, clears the flag; the values still divide.
+    for (size_t k : {size_t{0}, size_t{3}, size_t{5}, size_t{6}})
+      for (double bad : {INFINITY, -INFINITY, NAN})
+        for (bool last : {false, true}) {
+          INFO("gradient " << k << ", value " << bad << (last ? " last" : " first"));
+          std::vector<Tensor> g = grads;
+          std::vector<double> v = ops::cast(g[k], DType::Float64).to_vector<double>();
+          (last ? v.back() : v.front()) = bad;
+          g[k] = ops::cast(Tensor::from_vector(v, g[k].shape()), g[k].dtype());
+          const ops::UnscaledGradients b = ops::unscale_gradients(g, Tensor::scalar<float>(32768.0f));
+          CHECK_FALSE(b.finite.item<bool>());
+          CHECK(same_bits(b.gradients[k], unscaled_by_ops(g[k], 32768.0f)));
+        }
   }
   config::set_intra_op_parallelism_threads(before);
+}
+
+TEST_CASE("unscale_gradients refuses what it cannot unscale", "[ops][optimizer][mixed_precision]") {
+  const Tensor scale = Tensor::scalar<float>(2);
+  REQUIRE_THROWS_WITH(ops::unscale_gradients({}, scale), Catch::Contains("unscale_gradients") && Catch::Contains("no gradients"));
+  REQUIRE_THROWS_WITH(ops::unscale_gradients({ops::zeros({3}), ops::zeros({3}, DType::Int32)}, scale),
+                      Catch::Contains("unscale_gradients: gradient 1 is int32"));
+  REQUIRE_THROWS_WITH(ops::unscale_gradients({Tensor()}, scale), Catch::Contains("gradient 0 is undefined"));
+  REQUIRE_THROWS_WITH(ops::unscale_gradients({ops::zeros({3})}, Tensor::scalar<double>(2)),
+                      Catch::Contains("unscale_gradients: the scale") && Catch::Contains("float64"));
+}
+
+TEST_CASE("update_loss_scale: Keras's growth and halving of the dynamic scale", "[ops][optimizer][mixed_precision]") {
+  struct Step {
+    int64_t counter;
+    bool finite;
+    float scale, counter_after;
+  };
+  // growth_steps 4 from a scale of 1024: counting, doubling at the 4th finite step, halving a skipped one.
+  for (const Step& s : {Step{0, true, 1024, 1}, Step{2, true, 1024, 3}, Step{3, true, 2048, 0}, Step{3, false, 512, 0},
+                        Step{0, false, 512, 0}}) {
+    INFO("counter " << s.counter << (s.finite ? " finite" : " skipped"));
+    const ops::LossScaleUpdate u = ops::update_loss_scale(
+        Tensor::scalar<float>(1024), Tensor::scalar<int64_t>(s.counter), Tensor::scalar<bool>(s.finite), 4);
+    CHECK(u.scale.item<float>() == s.scale);
+    CHECK(u.counter.item<int64_t>() == static_cast<int64_t>(s.counter_after));
+  }
+  // growth_steps 1 doubles every finite step.
+  CHECK(ops::update_loss_scale(Tensor::scalar<float>(8), Tensor::scalar<int64_t>(0), Tensor::scalar<bool>(true), 1)
+            .scale.item<float>() == 16);
+  REQUIRE_THROWS_WITH(ops::update_loss_scale(Tensor::scalar<double>(8), Tensor::scalar<int64_t>(0),
+                                             Tensor::scalar<bool>(true), 4),
+                      Catch::Contains("update_loss_scale") && Catch::Contains("float64"));
+  REQUIRE_THROWS_WITH(ops::update_loss_scale(Tensor::scalar<float>(8), Tensor::scalar<int64_t>(0),
+                                             Tensor::scalar<bool>(true), 0),
+                      Catch::Contains("growth_steps must be at least 1"));
 }
 
 TEST_CASE("apply_adam_multi_in_place equals apply_adam_in_place per variable, with Adam's host step size",
