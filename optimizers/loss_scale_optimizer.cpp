@@ -108,7 +108,8 @@ std::vector<Tensor> LossScaleOptimizer::get_unscaled_gradients(const std::vector
 
 void LossScaleOptimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars) {
   if (grads.empty() && vars.empty()) return;
-  if (apply_as_traced_node(grads, [this, vars](const std::vector<Tensor>& g) { apply(g, vars); })) return;
+  // Its unscaling widens half gradients (the graph may hand them over without their casts to float32).
+  if (apply_as_traced_node(grads, [this, vars](const std::vector<Tensor>& g) { apply(g, vars); }, false, true)) return;
   EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
       << name() << ".apply: got " << grads.size() << " gradients for " << vars.size()
       << " variables; pass one gradient (or an undefined Tensor) per variable";
@@ -124,7 +125,7 @@ void LossScaleOptimizer::apply_factored(const std::vector<SourceGradient>& grads
 
 void LossScaleOptimizer::apply(const std::vector<Tensor>& grads) {
   if (grads.empty()) return;
-  if (apply_as_traced_node(grads, [this](const std::vector<Tensor>& g) { apply(g); })) return;
+  if (apply_as_traced_node(grads, [this](const std::vector<Tensor>& g) { apply(g); }, false, true)) return;
   EMBER_CHECK(built(), FailedPrecondition)
       << name() << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
       << "list of variables. Call build(trainable_variables) first.";

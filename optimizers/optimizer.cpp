@@ -142,12 +142,13 @@ void Optimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variab
 }
 
 bool Optimizer::apply_as_traced_node(const std::vector<Tensor>& grads,
-                                     std::function<void(const std::vector<Tensor>&)> run, bool gradient_triples) {
+                                     std::function<void(const std::vector<Tensor>&)> run, bool gradient_triples,
+                                     bool widens_half_gradients) {
   if (!graph::is_tracing()) return false;
   graph::host_effect(
       name_ + ".apply", grads,
       [run = std::move(run)](std::span<const Tensor> in) { run(std::vector<Tensor>(in.begin(), in.end())); },
-      {.gradient_triples = gradient_triples});
+      {.gradient_triples = gradient_triples, .widens_half_gradients = widens_half_gradients});
   return true;
 }
 

@@ -189,9 +189,10 @@ class Optimizer {
   // While a function is traced: records `run`, called with `grads` (undefined ones included), as one node of the
   // graph that runs it again eagerly on every call (the step count, the schedule and the loss scale live on the
   // host), and returns true. Returns false when no function is traced. gradient_triples: grads are apply_factored's
-  // (value, a, b) parts, which the graph compiler may factor further.
+  // (value, a, b) parts, which the graph compiler may factor further. widens_half_gradients: `run` takes float16
+  // and bfloat16 gradients for float32 ones and widens them itself (graph::HostEffectOptions).
   bool apply_as_traced_node(const std::vector<Tensor>& grads, std::function<void(const std::vector<Tensor>&)> run,
-                            bool gradient_triples = false);
+                            bool gradient_triples = false, bool widens_half_gradients = false);
   // class_name: the Keras class name, whose snake_case names an unnamed optimizer.
   Optimizer(const std::string& class_name, OptimizerOptions options);
 

@@ -43,6 +43,7 @@ void optimize(Graph& g, OptimizeOptions options) {
   fold_constants(g);
   eliminate_common_subexpressions(g);
   fold_kernel_gradients(g);
+  fold_gradient_casts(g);
   fuse_batch_norm_relu(g);
   view_size_one_reductions(g);
   eliminate_dead_code(g);

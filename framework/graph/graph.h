@@ -78,6 +78,10 @@ struct Node {
   // Optimizer::apply_factored takes them: a pass may replace a value made by matmul(a, b, {.transpose_a = true})
   // with its factors (fold_kernel_gradients).
   int gradient_triples = 0;
+  // HostCall: its host function widens float16 and bfloat16 inputs to float32 itself, with the cast's bits (a loss
+  // scale optimizer's update, in its unscaling pass), so fold_gradient_casts may hand it a half value where a
+  // cast to float32 made its input.
+  bool widens_half_gradients = false;
   // Cond: {true branch, false branch}; inputs = {pred, captures...}, each branch taking the captures.
   // While: {cond, body}; inputs = {loop variables..., captures...}, both taking all of them.
   std::vector<std::shared_ptr<const Executable>> subgraphs;

@@ -147,6 +147,7 @@ bool same_structure(const Graph& a, const Graph& b, std::string* why) {
     const std::string node = "node " + std::to_string(k);
     if (x.kind != y.kind || x.inputs != y.inputs || x.outputs != y.outputs || x.op != y.op || x.device != y.device ||
         x.variable.handle() != y.variable.handle() || x.name != y.name || x.gradient_triples != y.gradient_triples ||
+        x.widens_half_gradients != y.widens_half_gradients ||
         x.num_loop_vars != y.num_loop_vars || x.maximum_iterations != y.maximum_iterations ||
         x.forward != y.forward || x.specs.size() != y.specs.size() || x.subgraphs.size() != y.subgraphs.size() ||
         x.attrs.index() != y.attrs.index() || x.updates.size() != y.updates.size())

@@ -172,7 +172,7 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   // Records a host call; runs it now (returning its results) unless `run_now` is false (an effect inside a
   // branch being traced: nothing to return).
   std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
-                                bool gradient_triples = false, bool run_now = true);
+                                bool gradient_triples = false, bool run_now = true, bool widens_half_gradients = false);
 
   Graph finish(const std::vector<Tensor>& outputs) {
     for (const Tensor& t : outputs) {
@@ -254,7 +254,7 @@ SuspendTracing::SuspendTracing() : saved_(t_trace) { install(nullptr); }
 SuspendTracing::~SuspendTracing() { install(static_cast<Trace::Impl*>(saved_)); }
 
 std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
-                                           bool gradient_triples, bool run_now) {
+                                           bool gradient_triples, bool run_now, bool widens_half_gradients) {
   std::vector<Tensor> outputs;
   if (run_now && detail::probing()) throw detail::ProbeStopped{};
   if (run_now) {
@@ -266,6 +266,7 @@ std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::v
   n.name = name;
   n.host = std::move(fn);
   n.gradient_triples = gradient_triples ? static_cast<int>(inputs.size() / 3) : 0;
+  n.widens_half_gradients = widens_half_gradients;
   add_node(std::move(n), inputs, outputs);
   return outputs;
 }
@@ -282,7 +283,8 @@ void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
     fn(in);
     return std::vector<Tensor>{};
   };
-  t_trace->host_call(name, inputs, std::move(host), options.gradient_triples, /*run_now=*/!t_trace->records_only());
+  t_trace->host_call(name, inputs, std::move(host), options.gradient_triples, /*run_now=*/!t_trace->records_only(),
+                     options.widens_half_gradients);
 }
 
 void update_variables(const std::string& name, OpId op, const std::vector<Variable>& variables,

@@ -26,6 +26,9 @@ std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>
 struct HostEffectOptions {
   // The inputs are gradients as (value, a, b) triples (see Node::gradient_triples).
   bool gradient_triples = false;
+  // fn takes a float16 or bfloat16 input for a float32 one made by a cast and widens it itself (see
+  // Node::widens_half_gradients).
+  bool widens_half_gradients = false;
 };
 void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
                  std::function<void(std::span<const Tensor>)> fn, HostEffectOptions options = {});

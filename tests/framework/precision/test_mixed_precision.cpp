@@ -248,6 +248,56 @@ TEST_CASE("fit under mixed_float16 scales the loss and recovers from overflow", 
   CHECK(m->get_weights()[0].to_vector<float>() != before[0].to_vector<float>());
 }
 
+TEST_CASE("a traced loss-scaled step hands the optimizer its half gradients uncast, with eager's bits",
+          "[mixed_precision][function]") {
+  PolicyScope scope("mixed_float16");
+  const MpData d = mp_data();
+  auto eager_model = mp_mlp(4), traced_model = mp_mlp(4);
+  // Growth every 2 steps and a scale float16 overflows at first: skipped, halved and doubled steps all happen.
+  const mixed_precision::LossScaleOptimizerOptions o{.initial_scale = std::ldexp(1.0, 30), .dynamic_growth_steps = 2};
+  mixed_precision::LossScaleOptimizer eager_opt(optimizers::Adam({.learning_rate = 0.01}), o),
+      traced_opt(optimizers::Adam({.learning_rate = 0.01}), o);
+  auto step_of = [](Sequential& model, mixed_precision::LossScaleOptimizer& opt) {
+    return [&](const Tensor& x, const Tensor& y) {
+      std::vector<Variable> vars = model.trainable_weights();
+      GradientTape tape;
+      const Tensor loss = ops::reduce_mean(ops::sparse_softmax_cross_entropy_with_logits(y, model(x, true)));
+      opt.apply(tape.gradient(opt.scale_loss(loss), vars), vars);
+      return loss;
+    };
+  };
+  auto eager_step = step_of(*eager_model, eager_opt);
+  auto traced_step = ember::function(step_of(*traced_model, traced_opt));
+  eager_opt.build(eager_model->trainable_weights());
+  traced_opt.build(traced_model->trainable_weights());
+  for (int i = 0; i < 24; ++i) {
+    const Tensor x = ops::slice(d.x, {(i % 5) * 8, 0}, {8, 6}), y = ops::slice(d.y, {(i % 5) * 8}, {8});
+    CHECK(ember::testing::same_bits(eager_step(x, y), traced_step(x, y)));
+  }
+  CHECK(eager_opt.dynamic_scale() == traced_opt.dynamic_scale());
+  CHECK(eager_opt.iterations().value().item<int64_t>() == traced_opt.iterations().value().item<int64_t>());
+  CHECK(eager_opt.iterations().value().item<int64_t>() < 24);  // some steps were skipped
+  const std::vector<Tensor> a = eager_model->get_weights(), b = traced_model->get_weights();
+  for (size_t k = 0; k < a.size(); ++k) CHECK(ember::testing::same_bits(a[k], b[k]));
+  // The first Dense layer computes in float16: its kernel's and bias's gradients reach the update as float16 (the
+  // update widens them as it unscales); the float32 logits layer's are float32.
+  const graph::Graph& g = traced_step.concrete_functions().at(0)->graph();
+  int half = 0, wide = 0, updates = 0;
+  for (const graph::Node& n : g.nodes) {
+    if (n.kind != graph::NodeKind::HostCall || !n.widens_half_gradients) continue;
+    ++updates;
+    for (int v : n.inputs) {
+      if (v < 0) continue;
+      const DType dt = g.values.at(static_cast<size_t>(v)).dtype;
+      half += dt == DType::Float16;
+      wide += dt == DType::Float32;
+    }
+  }
+  CHECK(updates == 1);
+  CHECK(half == 2);
+  CHECK(wide == 2);
+}
+
 TEST_CASE("the loss scale round-trips through every checkpoint format", "[mixed_precision][checkpoint]") {
   PolicyScope scope("mixed_float16");
   TempDir dir("mp_ckpt");
