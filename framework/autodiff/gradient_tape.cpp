@@ -44,7 +44,8 @@ void record_hook(const OpRecord& r);
 
 void install_hook() {
   static std::once_flag once;
-  std::call_once(once, [] { add_op_hook(&record_hook); });
+  // Not one that needs every op: it records only while a tape does, which any_tape_recording() tells.
+  std::call_once(once, [] { add_op_hook(&record_hook, /*needs_every_op=*/false); });
 }
 
 }  // namespace

@@ -30,6 +30,8 @@ uint32_t dispatch_bit(DType t) { return 1u << static_cast<int>(t); }
 constexpr int kMaxHooks = 16;
 std::atomic<OpHook> g_hooks[kMaxHooks];
 std::atomic<int> g_hook_count{0};
+std::atomic<int> g_every_op_count{0};  // hooks added with needs_every_op
+bool g_needs_every_op[kMaxHooks] = {};  // per slot, under g_hooks_mu
 std::mutex g_hooks_mu;
 
 // The device an op runs on: the inputs' (they must agree, 0-d CPU scalars excepted), else `fallback`. Inputs
@@ -97,10 +99,12 @@ bool supports(OpId op, DeviceType device, DType dtype) {
 
 bool has_kernel(OpId op, DeviceType device) { return entry(op, device).fn != nullptr; }
 
-int add_op_hook(OpHook hook) {
+int add_op_hook(OpHook hook, bool needs_every_op) {
   std::lock_guard<std::mutex> lock(g_hooks_mu);
   for (int i = 0; i < kMaxHooks; ++i) {
     if (!g_hooks[i].load()) {
+      g_needs_every_op[i] = needs_every_op;
+      if (needs_every_op) g_every_op_count.fetch_add(1);
       g_hooks[i].store(hook);
       g_hook_count.fetch_add(1);
       return i;
@@ -111,11 +115,13 @@ int add_op_hook(OpHook hook) {
 
 void remove_op_hook(int id) {
   std::lock_guard<std::mutex> lock(g_hooks_mu);
-  if (id >= 0 && id < kMaxHooks && g_hooks[id].exchange(nullptr)) g_hook_count.fetch_sub(1);
+  if (id < 0 || id >= kMaxHooks || !g_hooks[id].exchange(nullptr)) return;
+  g_hook_count.fetch_sub(1);
+  if (g_needs_every_op[id]) g_every_op_count.fetch_sub(1);
 }
 
 namespace detail {
-bool has_op_hooks() { return g_hook_count.load(std::memory_order_acquire) != 0; }
+bool has_op_hooks() { return g_every_op_count.load(std::memory_order_acquire) != 0; }
 
 std::recursive_mutex& device_enqueue_mutex(Device device) {
   constexpr int kLockedDevices = 16;

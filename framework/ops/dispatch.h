@@ -51,8 +51,11 @@ struct OpRecord {
   const Attrs& attrs;
 };
 using OpHook = void (*)(const OpRecord&);
-// Adds a hook called after every op; returns an id for remove_op_hook.
-int add_op_hook(OpHook hook);
+// Adds a hook called after every op; returns an id for remove_op_hook. A hook that needs every op passing
+// through here (the default) turns CUDA graph replay off while it is installed, since a launched graph's ops do
+// not; `needs_every_op = false` is for a hook that acts only while some state it owns is on, which the replay
+// checks itself (the gradient tape's, installed for good by the first tape: a recording tape stops the replay).
+int add_op_hook(OpHook hook, bool needs_every_op = true);
 void remove_op_hook(int id);
 
 // What a graph trace (framework/graph) learns from the dispatch point: every op run while it is installed
@@ -66,7 +69,7 @@ class OpTracer {
 namespace detail {
 // The tracer of this thread, or nullptr.
 inline thread_local OpTracer* t_op_tracer = nullptr;
-// Whether hooks are installed (they expect every op to run through here: no captured replay then).
+// Whether hooks that need every op are installed (see add_op_hook: no captured replay then).
 bool has_op_hooks();
 // The lock under which an accelerator's ops are enqueued (recursive): a CUDA graph capture holds it, so that
 // no other thread's op joins the captured stream.

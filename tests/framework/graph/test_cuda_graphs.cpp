@@ -171,6 +171,25 @@ TEST_CASE("device graphs can be switched off for the process", "[function][cuda_
   CHECK(st.launches == 0);
 }
 
+namespace {
+void count_op(const OpRecord&) {}
+}  // namespace
+
+TEST_CASE("a gradient tape leaves device graphs on once it stops; a hook that needs every op turns them off",
+          "[function][cuda_graphs]") {
+  {
+    GradientTape tape;  // installs the tape's hook for good
+    const Tensor x = ops::ones({2});
+    tape.watch(x);
+    tape.gradient(ops::reduce_sum(x * x), {x});
+  }
+  CHECK_FALSE(ember::detail::has_op_hooks());
+  const int id = add_op_hook(&count_op);
+  CHECK(ember::detail::has_op_hooks());
+  remove_op_hook(id);
+  CHECK_FALSE(ember::detail::has_op_hooks());
+}
+
 // ------------------------------------------------------------------------------------------------ [cuda]
 
 namespace {
