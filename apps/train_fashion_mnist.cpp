@@ -101,7 +101,7 @@ int run(const Flags& f) {
     else if (!std::filesystem::exists(backup_dir) && chief)
       std::cerr << "train_fashion_mnist: nothing to resume in " << backup_dir << "; starting from epoch 1\n";
     // The other workers restore from the chief's directory: they wait here until the chief has cleared it.
-    if (strategy) strategy->reduce(distribute::ReduceOp::SUM, Tensor::scalar<float>(0));
+    if (strategy) strategy->reduce(distribute::ReduceOp::MEAN, Tensor::scalar<float>(0));
     cbs.push_back(callbacks::ModelCheckpoint(f.checkpoint, {.verbose = verbose > 0 ? 1 : 0}));
     cbs.push_back(callbacks::BackupAndRestore(backup_dir, {.delete_checkpoint = false}));
   }

@@ -3,6 +3,7 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/names.h"  // unique_layer_name: Keras names optimizers like layers
 #include "framework/core/strings.h"
+#include "framework/distribute/strategy.h"
 #include "framework/graph/trace.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
@@ -135,10 +136,17 @@ std::vector<SourceGradient> unfactored(const std::vector<Tensor>& grads) {
   for (size_t i = 0; i < grads.size(); ++i) out[i].value = grads[i];
   return out;
 }
+
+// The gradients to apply now: inside strategy.run with several replicas in this process, the replicas' mean at the
+// last replica and none before it (ReplicaContext::merge_gradients); elsewhere `grads`.
+std::optional<std::vector<Tensor>> over_replicas(const void* optimizer, const std::vector<Tensor>& grads) {
+  const std::optional<distribute::ReplicaContext> ctx = distribute::get_replica_context();
+  return ctx ? ctx->merge_gradients(optimizer, grads) : grads;
+}
 }  // namespace
 
 void Optimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars) {
-  apply_factored(unfactored(grads), vars);
+  if (const auto merged = over_replicas(this, grads)) apply_factored(unfactored(*merged), vars);
 }
 
 bool Optimizer::apply_as_traced_node(const std::vector<Tensor>& grads,
@@ -180,8 +188,10 @@ void Optimizer::update_step_factored(const Tensor& a, const Tensor& b, Variable&
 
 void Optimizer::apply(const std::vector<Tensor>& grads) {
   if (grads.empty()) return;
-  if (apply_as_traced_node(grads, [this](const std::vector<Tensor>& g) { apply(g); })) return;
-  apply_indexed(unfactored(grads), indices_of_all(grads.size()));
+  const auto merged = over_replicas(this, grads);
+  if (!merged) return;
+  if (apply_as_traced_node(*merged, [this](const std::vector<Tensor>& g) { apply(g); })) return;
+  apply_indexed(unfactored(*merged), indices_of_all(merged->size()));
 }
 
 void Optimizer::apply_if(const Tensor& condition, const std::vector<Tensor>& grads, const std::vector<Variable>* vars) {

@@ -1,6 +1,7 @@
 #include "framework/distribute/strategy.h"
 
 #include <algorithm>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -40,12 +41,16 @@ struct Strategy::Impl {
   // Variables created in the scope and not yet broadcast, in creation order (the same on every worker running
   // the same program).
   std::vector<Variable> pending;
+  // Inside run with several replicas in this process: the gradients each optimizer (the key) was given by the
+  // replicas that have applied so far.
+  std::map<const void*, std::vector<std::vector<Tensor>>> merging;
 };
 
 namespace {
 
 thread_local std::vector<Strategy> t_scopes;       // innermost last
-thread_local std::vector<Strategy> t_replicas;     // Strategy::run's on this thread, innermost last
+// Strategy::run's on this thread, innermost last, with the replica of the process running.
+thread_local std::vector<std::pair<Strategy, int>> t_replicas;
 
 void track_created(const Variable& v) {
   if (!t_scopes.empty()) t_scopes.back().impl()->pending.push_back(v);
@@ -124,14 +129,45 @@ ClusterResolver Strategy::cluster_resolver() const {
 
 StrategyScope Strategy::scope() const { return StrategyScope(*this); }
 
-void Strategy::enter_replica() const {
-  EMBER_CHECK(impl_->replicas_in_process == 1, Unimplemented)
-      << impl_->name << ".run: " << impl_->replicas_in_process << " replicas in one process run only under fit, "
-      << "evaluate and train_on_batch; for a custom training loop run one replica per process "
-      << "(MultiWorkerMirroredStrategy under mpirun -np " << impl_->replicas_in_process << ")";
-  t_replicas.push_back(*this);
+void Strategy::enter_replica(int replica) const {
+  Impl& impl = *impl_;
+  if (replica == 0 && impl.replicas_in_process > 1) {
+    for (const Device& d : impl.devices)
+      EMBER_CHECK(d == impl.devices[0], Unimplemented)
+          << impl.name << ".run: the replicas of one process run on the model's own variables, so they must share "
+          << "one device, but they are on " << impl.devices[0] << " and " << d
+          << "; train on several devices with fit, or run one replica per process (MultiWorkerMirroredStrategy "
+          << "under mpirun -np " << impl.replicas_in_process << ")";
+    impl.merging.clear();  // left by a run that an error cut short
+  }
+  t_replicas.emplace_back(*this, replica);
 }
 void Strategy::exit_replica() const { t_replicas.pop_back(); }
+
+void Strategy::finish_replicas() const {
+  Impl& impl = *impl_;
+  const bool partial = !impl.merging.empty();
+  impl.merging.clear();
+  EMBER_CHECK(!partial, InvalidArgument)
+      << impl.name << ".run: some replicas applied gradients with an optimizer and the last one did not; every "
+      << "replica must apply its gradients (the optimizer applies their mean when the last one does)";
+}
+
+void Strategy::check_per_replica(size_t values, const std::string& what) const {
+  EMBER_CHECK(values == static_cast<size_t>(impl_->replicas_in_process), InvalidArgument)
+      << impl_->name << ": " << what << " is a PerReplica of " << values << " values, but this process runs "
+      << impl_->replicas_in_process << " replicas; give one value per replica";
+}
+
+data::Element Strategy::replica_part(const data::Element& batch, int replica) const {
+  const int n = impl_->replicas_in_process;
+  if (n == 1) return batch;
+  EMBER_CHECK(batch.size() % static_cast<size_t>(n) == 0, InvalidArgument)
+      << impl_->name << ".run: a data::Element argument is taken as a batch of experimental_distribute_dataset, "
+      << "one part per replica, but it holds " << batch.size() << " tensors for " << n
+      << " replicas; pass the distributed dataset's batches, or a PerReplica";
+  return replica_parts(batch, impl_->name + ".run")[static_cast<size_t>(replica)];
+}
 
 // The NCCL path: one pack per dtype, made and handed out by ops on the GPU, all-reduced there.
 static std::vector<Tensor> all_reduce_nccl(Strategy::Impl& impl, ReduceOp op, const std::vector<Tensor>& values,
@@ -391,7 +427,26 @@ std::vector<Tensor> Strategy::reduced_gradients(ReduceOp op, GradientTape& tape,
 
 Tensor Strategy::reduce(ReduceOp op, const Tensor& value) const {
   EMBER_CHECK(value.defined(), InvalidArgument) << impl_->name << ".reduce: the value is an undefined tensor";
+  // TF: summing a value that every replica holds alike is not defined (reduce_non_distributed_value).
+  EMBER_CHECK(op != ReduceOp::SUM || impl_->replicas_in_process == 1, InvalidArgument)
+      << impl_->name << ".reduce: SUM of a tensor, which is taken as the same value on each of the "
+      << impl_->replicas_in_process << " replicas of this process " << value.shape()
+      << "; pass a PerReplica (what strategy.run returns) to sum the replicas' values, or reduce with MEAN";
   return all_reduce(op, {value})[0];
+}
+
+Tensor Strategy::reduce(ReduceOp op, const PerReplica<Tensor>& value) const {
+  check_per_replica(value.values.size(), "reduce's value");
+  std::vector<std::vector<Tensor>> parts;
+  for (const Tensor& t : value.values) {
+    EMBER_CHECK(t.defined(), InvalidArgument) << impl_->name << ".reduce: a replica's value is an undefined tensor";
+    EMBER_CHECK(t.shape() == value.values[0].shape() && t.dtype() == value.values[0].dtype(), InvalidArgument)
+        << impl_->name << ".reduce: the replicas' values differ: " << dtype_name(t.dtype()) << " " << t.shape()
+        << " and " << dtype_name(value.values[0].dtype()) << " " << value.values[0].shape()
+        << "; every replica must give the same shape and dtype";
+    parts.push_back({t});
+  }
+  return combine_replica_gradients(op, parts)[0];
 }
 
 // The rows of part k of n of every tensor of `batch` (undefined tensors stay undefined).
@@ -465,7 +520,7 @@ std::vector<Tensor> Strategy::combine_replica_gradients(ReduceOp op, const std::
 }
 
 data::Dataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset) const {
-  return dataset.map([s = *this](const data::Element& e) { return s.local_batch(e, "experimental_distribute_dataset"); });
+  return dataset.map([s = *this](const data::Element& e) { return s.replica_batches(e, "experimental_distribute_dataset"); });
 }
 
 void Strategy::mirror_variables(const std::string& who, const std::vector<Variable>& also) const {
@@ -661,7 +716,35 @@ bool has_strategy() { return !t_scopes.empty(); }
 
 std::optional<ReplicaContext> get_replica_context() {
   if (t_replicas.empty()) return std::nullopt;
-  return ReplicaContext(t_replicas.back());
+  return ReplicaContext(t_replicas.back().first, t_replicas.back().second);
+}
+
+std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Tensor>& values) const {
+  const int n = strategy_.num_replicas_in_process();
+  EMBER_CHECK(n == 1, Unimplemented)
+      << strategy_.impl()->name << ": the replica context's all_reduce with " << n << " replicas in one process: "
+      << "they run one after another, so none can wait for the others' values; apply the gradients with the "
+      << "optimizer inside strategy.run (it applies the replicas' mean), and reduce run's results with "
+      << "strategy.reduce";
+  return strategy_.all_reduce(op, values);
+}
+
+std::optional<std::vector<Tensor>> ReplicaContext::merge_gradients(const void* key, const std::vector<Tensor>& grads) const {
+  const int n = strategy_.num_replicas_in_process();
+  if (n == 1) return grads;
+  auto& merging = strategy_.impl()->merging;
+  std::vector<std::vector<Tensor>>& kept = merging[key];
+  EMBER_CHECK(kept.size() == static_cast<size_t>(replica_), InvalidArgument)
+      << strategy_.impl()->name << ".run: replica " << replica_ << " applied gradients with an optimizer that "
+      << kept.size() << " replicas before it applied with; every replica must apply once per run, in turn";
+  EMBER_CHECK(kept.empty() || kept[0].size() == grads.size(), InvalidArgument)
+      << strategy_.impl()->name << ".run: replica " << replica_ << " applied " << grads.size()
+      << " gradients, replica 0 " << kept[0].size() << "; every replica must apply the same variables";
+  kept.push_back(grads);
+  if (replica_ + 1 < n) return std::nullopt;
+  const std::vector<std::vector<Tensor>> all = std::move(kept);
+  merging.erase(key);
+  return strategy_.combine_replica_gradients(ReduceOp::MEAN, all);
 }
 
 }  // namespace ember::distribute

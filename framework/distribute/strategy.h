@@ -65,6 +65,17 @@ struct ClusterResolver {
 
 class StrategyScope;
 
+// One value per replica of this process, replica 0's first (TF: tf.distribute's PerReplica): what Strategy::run
+// returns, and an argument of run that gives each replica its own value.
+template <class T>
+struct PerReplica {
+  std::vector<T> values;
+};
+template <class T>
+struct is_per_replica : std::false_type {};
+template <class T>
+struct is_per_replica<PerReplica<T>> : std::true_type {};
+
 // A distribution strategy (TF: tf.distribute.Strategy): a handle; copies share one strategy.
 class Strategy {
  public:
@@ -74,16 +85,28 @@ class Strategy {
   // While the returned scope lives, variables created on this thread are this strategy's, and Model::compile
   // attaches the model to it. Scopes nest; the innermost one counts.
   [[nodiscard]] StrategyScope scope() const;
-  // Runs fn(args...) as this worker's replica (TF: strategy.run): first the variables created in the scope are
-  // mirrored, then fn runs inside the scope with get_replica_context() set. Each worker passes its own inputs
-  // (experimental_distribute_dataset's batches); all-reduce gradients with get_replica_context().all_reduce
-  // before applying them.
+  // Runs fn(args...) once per replica of this process (TF: strategy.run): first the variables created in the
+  // scope are mirrored, then fn runs inside the scope with get_replica_context() set to each replica in turn.
+  // An argument that is a PerReplica gives each replica its own value; a data::Element (a batch of
+  // experimental_distribute_dataset) gives each replica its part; any other argument is passed to every replica
+  // as it is. Returns every replica's result (nothing when fn returns void). With one replica per process
+  // (MultiWorkerMirroredStrategy) each worker passes its own inputs, and all-reduces its gradients with
+  // get_replica_context()->all_reduce before applying them. With several (MirroredStrategy's devices), the
+  // replicas run one after another on the model's own variables (they hold the same values), so their devices
+  // must be one device named several times; Optimizer::apply inside run keeps each replica's gradients and
+  // applies their mean once, when the last replica applies (Keras's optimizer under TF sums the replicas'
+  // gradients; Ember averages, as fit does): until then the variables keep their values, as every replica must read them.
   template <class F, class... Args>
-  decltype(auto) run(F&& fn, Args&&... args) const;
+  auto run(F&& fn, Args&&... args) const;
   // `value` combined over the workers: the sum, or the mean (TF: strategy.reduce with axis None; MEAN sums
   // value / n, exact for a power-of-two number of workers). Every worker gets the same tensor. float32 or float64.
-  // The replicas of one process (MirroredStrategy's) share its value: with one worker it comes back as it is.
+  // With several replicas in this process a tensor is taken as the same value on every replica (TF's
+  // non-distributed value): MEAN gives it back (over the workers), SUM is an InvalidArgument, as in TF (a
+  // PerReplica is what the replicas sum).
   Tensor reduce(ReduceOp op, const Tensor& value) const;
+  // The replicas' values combined: summed replica by replica in their order (MEAN: each scaled by 1/n first),
+  // then over the workers (TF: strategy.reduce of a PerReplica). One value per replica of this process.
+  Tensor reduce(ReduceOp op, const PerReplica<Tensor>& value) const;
   // Each tensor combined over the replicas (undefined tensors stay undefined): over MPI packed into all-reduces
   // of about bytes_per_pack bytes, over NCCL one pack per dtype. Inside a traced function it runs as a host call
   // on every call.
@@ -92,6 +115,8 @@ class Strategy {
   // rows [k*b/n, (k+1)*b/n) of each batch of b rows, so that the n workers together see the global batch. Every
   // worker must read the same batches in the same order (seed its shuffles); a batch whose size n does not
   // divide is an InvalidArgument.
+  // With several replicas in this process each batch holds their parts one after another (replica_batches),
+  // which run hands out one per replica.
   data::Dataset experimental_distribute_dataset(const data::Dataset& dataset) const;
 
   // --- used by fit (framework/model) ---
@@ -137,8 +162,22 @@ class Strategy {
   std::shared_ptr<Impl> impl_;
 
  private:
-  void enter_replica() const;
+  void enter_replica(int replica) const;
   void exit_replica() const;
+  // After the last replica of a run: InvalidArgument when some replicas applied gradients and the others not.
+  void finish_replicas() const;
+  // The rows of replica `replica`'s part of a batch of experimental_distribute_dataset (see replica_parts).
+  data::Element replica_part(const data::Element& batch, int replica) const;
+  template <class T>
+  decltype(auto) replica_argument(T&& arg, int replica) const {
+    using U = std::remove_cvref_t<T>;
+    if constexpr (std::is_same_v<U, data::Element>) return replica_part(arg, replica);
+    else if constexpr (is_per_replica<U>::value) {
+      check_per_replica(arg.values.size(), "an argument");
+      return arg.values[static_cast<size_t>(replica)];
+    } else return std::forward<T>(arg);
+  }
+  void check_per_replica(size_t values, const std::string& what) const;
 };
 
 // Synchronous training on every worker of an MPI job, one replica each (TF:
@@ -189,30 +228,56 @@ bool has_strategy();
 // Inside Strategy::run: this replica's view (TF: tf.distribute.get_replica_context()).
 class ReplicaContext {
  public:
-  explicit ReplicaContext(Strategy strategy) : strategy_(std::move(strategy)) {}
+  ReplicaContext(Strategy strategy, int replica_in_process) : strategy_(std::move(strategy)), replica_(replica_in_process) {}
   int num_replicas_in_sync() const { return strategy_.num_replicas_in_sync(); }
-  int replica_id_in_sync_group() const { return strategy_.cluster_resolver().task_id; }
-  std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values) const {
-    return strategy_.all_reduce(op, values);
+  // The worker's rank times its replicas, plus this replica's index in the process.
+  int replica_id_in_sync_group() const {
+    return strategy_.cluster_resolver().task_id * strategy_.num_replicas_in_process() + replica_;
   }
+  // The values combined over the replicas (every replica's call takes part). With several replicas in this
+  // process an Unimplemented: they run one after another, so none can wait for the others' values; apply the
+  // gradients with the optimizer, which combines them.
+  std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values) const;
+  // Optimizer::apply's gradients (TF's merge_call): with one replica in this process, `grads` as they are. With
+  // several, this replica's `grads` are kept under `key` and nothing is returned, until the last replica, which
+  // gets the replicas' mean (Strategy::combine_replica_gradients) to apply once.
+  std::optional<std::vector<Tensor>> merge_gradients(const void* key, const std::vector<Tensor>& grads) const;
   const Strategy& strategy() const { return strategy_; }
 
  private:
   Strategy strategy_;
+  int replica_ = 0;
 };
 // The context of the Strategy::run on this thread; none outside one.
 std::optional<ReplicaContext> get_replica_context();
 
 template <class F, class... Args>
-decltype(auto) Strategy::run(F&& fn, Args&&... args) const {
+auto Strategy::run(F&& fn, Args&&... args) const {
   mirror_variables("Strategy.run");
   auto in_scope = scope();
-  enter_replica();
+  using R = decltype(fn(replica_argument(args, 0)...));
   struct Exit {
     const Strategy* s;
     ~Exit() { s->exit_replica(); }
-  } exit{this};
-  return std::forward<F>(fn)(std::forward<Args>(args)...);
+  };
+  const int n = num_replicas_in_process();
+  if constexpr (std::is_void_v<R>) {
+    for (int r = 0; r < n; ++r) {
+      enter_replica(r);
+      Exit exit{this};
+      fn(replica_argument(args, r)...);
+    }
+    finish_replicas();
+  } else {
+    PerReplica<std::remove_cvref_t<R>> out;
+    for (int r = 0; r < n; ++r) {
+      enter_replica(r);
+      Exit exit{this};
+      out.values.push_back(fn(replica_argument(args, r)...));
+    }
+    finish_replicas();
+    return out;
+  }
 }
 
 }  // namespace ember::distribute

@@ -182,8 +182,6 @@ TEST_CASE("distribute: MirroredStrategy's replicas use their own copy's regulari
 TEST_CASE("distribute: MirroredStrategy names what it does not support", "[distribute]") {
   DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
-  CHECK_THROWS_AS(s.run([] { return 0; }), Unimplemented);
-  CHECK_THROWS_WITH(s.run([] { return 0; }), Catch::Contains("MirroredStrategy.run") && Catch::Contains("fit"));
   // The replicas after the first are copies of the model: a subclassed model cannot be copied.
   struct Custom : Model {
     layers::Dense dense{3};
@@ -200,6 +198,101 @@ TEST_CASE("distribute: MirroredStrategy names what it does not support", "[distr
   CHECK_THROWS_AS(m->fit(d.x, y, {.batch_size = 32, .verbose = 0}), Unimplemented);
   CHECK_THROWS_WITH(m->fit(d.x, y, {.batch_size = 32, .verbose = 0}),
                     Catch::Contains("copy of the model") && Catch::Contains("subclassed"));
+}
+
+TEST_CASE("distribute: MirroredStrategy's reduce sums a PerReplica and refuses to sum a tensor, as TF", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const Tensor a = Tensor::from_vector<float>({1, 2, 3}), b = Tensor::from_vector<float>({10, 20, 30});
+  const distribute::PerReplica<Tensor> values{{a, b}};
+  CHECK(s.reduce(distribute::ReduceOp::SUM, values).to_vector<float>() == std::vector<float>{11, 22, 33});
+  CHECK(s.reduce(distribute::ReduceOp::MEAN, values).to_vector<float>() == std::vector<float>{5.5f, 11, 16.5f});
+  // A tensor is the same value on every replica: its mean is itself, its sum is not defined (TF's ValueError).
+  CHECK(s.reduce(distribute::ReduceOp::MEAN, a).to_vector<float>() == std::vector<float>{1, 2, 3});
+  CHECK_THROWS_AS(s.reduce(distribute::ReduceOp::SUM, a), InvalidArgument);
+  CHECK_THROWS_WITH(s.reduce(distribute::ReduceOp::SUM, a),
+                    Catch::Contains("MirroredStrategy.reduce") && Catch::Contains("2 replicas") &&
+                        Catch::Contains("PerReplica"));
+  CHECK_THROWS_WITH(s.reduce(distribute::ReduceOp::SUM, distribute::PerReplica<Tensor>{{a}}),
+                    Catch::Contains("PerReplica of 1 values") && Catch::Contains("2 replicas"));
+  CHECK_THROWS_WITH(s.reduce(distribute::ReduceOp::SUM, distribute::PerReplica<Tensor>{{a, Tensor::from_vector<float>({1})}}),
+                    Catch::Contains("the replicas' values differ"));
+  // One replica: a tensor is its own sum.
+  const MirroredStrategy one({.devices = {Device::cpu()}});
+  CHECK(one.reduce(distribute::ReduceOp::SUM, a).to_vector<float>() == std::vector<float>{1, 2, 3});
+}
+
+TEST_CASE("distribute: MirroredStrategy.run calls fn once per replica, each with its own arguments", "[distribute]") {
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const distribute::PerReplica<Tensor> own{{Tensor::scalar<float>(1), Tensor::scalar<float>(2)}};
+  const data::Element batch{Tensor::from_vector<float>({1, 2, 3, 4})};
+  const distribute::PerReplica<Tensor> out = s.run(
+      [](const Tensor& mine, const data::Element& part, float shared) {
+        const auto ctx = distribute::get_replica_context();
+        REQUIRE(ctx);
+        CHECK(ctx->num_replicas_in_sync() == 2);
+        return ops::reduce_sum(part[0]) * mine + Tensor::scalar<float>(shared * 100 * static_cast<float>(ctx->replica_id_in_sync_group()));
+      },
+      own, s.replica_batches(batch, "test"), 1.0f);
+  REQUIRE(out.values.size() == 2);
+  CHECK(out.values[0].item<float>() == 3);          // rows 1, 2, times 1
+  CHECK(out.values[1].item<float>() == 14 + 100);   // rows 3, 4, times 2, replica 1
+  CHECK(s.reduce(distribute::ReduceOp::SUM, out).item<float>() == 117);
+  CHECK_FALSE(distribute::get_replica_context());  // left after the run
+  // The replica context cannot all-reduce: the replicas run one after another.
+  CHECK_THROWS_AS(s.run([] { distribute::get_replica_context()->all_reduce(distribute::ReduceOp::SUM, {Tensor::scalar<float>(1)}); }),
+                  Unimplemented);
+  CHECK_THROWS_WITH(s.run([](const Tensor&) {}, distribute::PerReplica<Tensor>{{Tensor()}}),
+                    Catch::Contains("PerReplica of 1 values"));
+}
+
+TEST_CASE("distribute: a custom loop with MirroredStrategy.run over 2 replicas trains as one replica", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const Data d = mlp_data();
+  const auto ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(64);
+  const losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+  // The loop TF's guide writes: each replica's gradients applied by the optimizer, which applies their mean.
+  auto step = [&](Sequential& m, optimizers::Optimizer& opt, const data::Element& batch) {
+    std::vector<Variable> vars = m.trainable_weights();
+    Tensor loss;
+    std::vector<Tensor> grads;
+    {
+      GradientTape tape;
+      loss = loss_fn(batch[1], m(batch[0], true));
+      grads = tape.gradient(loss, std::vector<Tensor>(vars.begin(), vars.end()));
+    }
+    opt.apply(grads, vars);
+    return loss;
+  };
+  auto reference = mlp(1);
+  optimizers::Adam ref_opt({.learning_rate = 0.01});
+  std::vector<float> ref_losses;
+  for (const data::Element& b : ds) ref_losses.push_back(step(*reference, ref_opt, b).item<float>());
+
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = s.scope();
+    m = mlp(1);
+  }
+  optimizers::Adam opt({.learning_rate = 0.01});
+  std::vector<float> losses;
+  for (const data::Element& b : s.experimental_distribute_dataset(ds)) {
+    CHECK(b.size() == 4);  // two replicas' parts of (x, y)
+    CHECK(b[0].shape()[0] == 32);
+    const distribute::PerReplica<Tensor> per_replica =
+        s.run([&](const data::Element& part) { return step(*m, opt, part); }, b);
+    losses.push_back(s.reduce(distribute::ReduceOp::MEAN, per_replica).item<float>());
+  }
+  REQUIRE(losses.size() == 4);
+  for (size_t i = 0; i < losses.size(); ++i) CHECK(losses[i] == Approx(ref_losses[i]).epsilon(1e-5));
+  CHECK(opt.iterations().value().item<int64_t>() == 4);  // one update per step, not one per replica
+  check_close(m->get_weights(), reference->get_weights(), 1e-5);
+
+  // Every replica applies, or none: an optimizer given one replica's gradients only is refused.
+  CHECK_THROWS_WITH(s.run([&](const data::Element& part) {
+                      if (distribute::get_replica_context()->replica_id_in_sync_group() == 0) step(*m, opt, part);
+                    }, *s.experimental_distribute_dataset(ds).begin()),
+                    Catch::Contains("every replica must apply"));
 }
 
 TEST_CASE("distribute: MirroredStrategy with 2 replicas on one GPU fits as the GPU alone", "[distribute][cuda]") {
