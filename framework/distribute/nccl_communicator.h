@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "framework/core/dtype.h"
 
@@ -30,6 +31,26 @@ class NcclCommunicator {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int device_ = 0;
+};
+
+// NCCL all-reduce among GPUs of this process (ncclCommInitAll, one rank per device): MirroredStrategy's replicas
+// on distinct GPUs. Each device's all-reduce is enqueued on its compute stream inside one NCCL group and waited for
+// with a deadline, as NcclCommunicator's.
+class NcclLocalGroup {
+ public:
+  explicit NcclLocalGroup(const std::vector<int>& devices);
+  ~NcclLocalGroup();
+  NcclLocalGroup(const NcclLocalGroup&) = delete;
+  NcclLocalGroup& operator=(const NcclLocalGroup&) = delete;
+
+  // Sums `count` elements of `dtype` (Float32 or Float64) at buffers[i] (memory of the i-th device) over the
+  // devices, in place in every buffer.
+  void all_reduce_sum(const std::vector<void*>& buffers, size_t count, DType dtype, double timeout_seconds,
+                      const std::string& what);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace ember::distribute::detail

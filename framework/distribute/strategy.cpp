@@ -16,6 +16,7 @@
 #endif
 #include "framework/graph/trace.h"
 #include "framework/ops/array.h"
+#include "framework/ops/creation.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/random.h"
 
@@ -37,6 +38,8 @@ struct Strategy::Impl {
   int nccl_device = -1;
 #ifdef EMBER_WITH_NCCL
   std::shared_ptr<detail::NcclCommunicator> nccl;
+  // MirroredStrategy's replicas on distinct GPUs: NCCL between them, made at the first combine.
+  std::shared_ptr<detail::NcclLocalGroup> local_nccl;
 #endif
   // Variables created in the scope and not yet broadcast, in creation order (the same on every worker running
   // the same program).
@@ -502,9 +505,78 @@ std::vector<data::Element> Strategy::replica_parts(const data::Element& batch, c
   return parts;
 }
 
+#ifdef EMBER_WITH_NCCL
+// Whether the replicas of this process are on distinct GPUs, which NCCL connects (one GPU too, as TF runs NCCL
+// for one).
+static bool on_distinct_gpus(const std::vector<Device>& devices) {
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (!devices[i].is_cuda()) return false;
+    for (size_t j = 0; j < i; ++j)
+      if (devices[j] == devices[i]) return false;
+  }
+  return !devices.empty();
+}
+
+// combine_replica_gradients through NCCL: each replica's gradients of one dtype packed on its GPU (scaled by 1/n
+// for MEAN, as below), the packs all-reduced among the GPUs, replica 0's pack handed out.
+static std::vector<Tensor> combine_nccl(Strategy::Impl& impl, ReduceOp op, const std::vector<std::vector<Tensor>>& grads) {
+  const std::string what = impl.name + ": all-reduce of the replicas' gradients between the GPUs";
+  if (!impl.local_nccl) {
+    std::vector<int> indices;
+    for (const Device& d : impl.devices) indices.push_back(d.index());
+    impl.local_nccl = std::make_shared<detail::NcclLocalGroup>(indices);
+  }
+  const size_t n = grads.size();
+  std::vector<Tensor> out(grads[0].size());
+  for (const DType dtype : {DType::Float32, DType::Float64}) {
+    std::vector<size_t> members;  // the gradients some replica made, of this dtype
+    for (size_t i = 0; i < out.size(); ++i)
+      for (size_t r = 0; r < n; ++r)
+        if (grads[r][i].defined()) {
+          if (grads[r][i].dtype() == dtype) members.push_back(i);
+          break;
+        }
+    if (members.empty()) continue;
+    std::vector<Tensor> packs;
+    std::vector<void*> buffers;
+    for (size_t r = 0; r < n; ++r) {
+      const Device device = impl.devices[r];
+      std::vector<Tensor> flat;
+      for (size_t i : members) {
+        Tensor g = grads[r][i];
+        if (!g.defined())  // unconnected on this replica: it adds nothing
+          for (size_t q = 0; q < n && !g.defined(); ++q)
+            if (grads[q][i].defined()) g = ops::zeros_like(grads[q][i]);
+        g = ops::reshape(g.to(device), {g.num_elements()});
+        flat.push_back(op == ReduceOp::MEAN ? g * Tensor::scalar_of(1.0 / static_cast<double>(n), dtype, device) : g);
+      }
+      packs.push_back(flat.size() == 1 ? flat[0].clone() : ops::concat(flat, 0));
+      buffers.push_back(packs.back().raw_data());
+    }
+    impl.local_nccl->all_reduce_sum(buffers, static_cast<size_t>(packs[0].num_elements()), dtype, impl.timeout_seconds, what);
+    int64_t at = 0;
+    for (size_t i : members) {
+      Shape shape;
+      for (size_t r = 0; r < n; ++r)
+        if (grads[r][i].defined()) {
+          shape = grads[r][i].shape();
+          break;
+        }
+      const int64_t k = shape.num_elements();
+      out[i] = packs[0].slice_rows(at, at + k).view(shape);
+      at += k;
+    }
+  }
+  return out;
+}
+#endif
+
 std::vector<Tensor> Strategy::combine_replica_gradients(ReduceOp op, const std::vector<std::vector<Tensor>>& grads) const {
   EMBER_CHECK(!grads.empty(), Internal) << impl_->name << ": no replica's gradients to combine";
   const size_t n = grads.size();
+#ifdef EMBER_WITH_NCCL
+  if (on_distinct_gpus(impl_->devices)) return all_reduce(op, combine_nccl(*impl_, op, grads));
+#endif
   std::vector<Tensor> out(grads[0].size());
   for (size_t i = 0; i < out.size(); ++i)
     for (size_t r = 0; r < n; ++r) {

@@ -295,6 +295,24 @@ TEST_CASE("distribute: a custom loop with MirroredStrategy.run over 2 replicas t
                     Catch::Contains("every replica must apply"));
 }
 
+TEST_CASE("distribute: MirroredStrategy on one GPU combines the replicas' values through NCCL", "[distribute][cuda]") {
+  if (device_count(DeviceType::CUDA) == 0) {
+    WARN("no CUDA device (device_count(DeviceType::CUDA) == 0): skipped");
+    return;
+  }
+  // The replicas of distinct GPUs (here one) are all-reduced by NCCL between them: a sum of one is the value.
+  const MirroredStrategy s({.devices = {Device::cuda(0)}});
+  const Tensor a = Tensor::from_vector<float>({1, 2, 3}).to(Device::cuda(0));
+  const Tensor b = Tensor::from_vector<double>({4, 5}).to(Device::cuda(0));
+  const Tensor sum = s.reduce(distribute::ReduceOp::SUM, distribute::PerReplica<Tensor>{{a}});
+  CHECK(sum.device() == Device::cuda(0));
+  CHECK(sum.to(Device::cpu()).to_vector<float>() == std::vector<float>{1, 2, 3});
+  const std::vector<Tensor> both = s.combine_replica_gradients(distribute::ReduceOp::MEAN, {{a, Tensor(), b}});
+  CHECK(both[0].to(Device::cpu()).to_vector<float>() == std::vector<float>{1, 2, 3});
+  CHECK_FALSE(both[1].defined());
+  CHECK(both[2].to(Device::cpu()).to_vector<double>() == std::vector<double>{4, 5});
+}
+
 TEST_CASE("distribute: MirroredStrategy with 2 replicas on one GPU fits as the GPU alone", "[distribute][cuda]") {
   if (device_count(DeviceType::CUDA) == 0) {
     WARN("no CUDA device (device_count(DeviceType::CUDA) == 0): skipped");
