@@ -23,7 +23,8 @@ bool wait_for(const std::vector<cudaStream_t>& streams, const std::vector<ncclCo
               const std::string& what) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
+  const auto deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
   for (;;) {
     bool done = true;
     for (cudaStream_t stream : streams) {

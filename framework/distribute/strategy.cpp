@@ -519,7 +519,8 @@ static bool on_distinct_gpus(const std::vector<Device>& devices) {
 
 // combine_replica_gradients through NCCL: each replica's gradients of one dtype packed on its GPU (scaled by 1/n
 // for MEAN, as below), the packs all-reduced among the GPUs, replica 0's pack handed out.
-static std::vector<Tensor> combine_nccl(Strategy::Impl& impl, ReduceOp op, const std::vector<std::vector<Tensor>>& grads) {
+static std::vector<Tensor> combine_nccl(Strategy::Impl& impl, ReduceOp op,
+                                        const std::vector<std::vector<Tensor>>& grads) {
   const std::string what = impl.name + ": all-reduce of the replicas' gradients between the GPUs";
   if (!impl.local_nccl) {
     std::vector<int> indices;
@@ -553,7 +554,8 @@ static std::vector<Tensor> combine_nccl(Strategy::Impl& impl, ReduceOp op, const
       packs.push_back(flat.size() == 1 ? flat[0].clone() : ops::concat(flat, 0));
       buffers.push_back(packs.back().raw_data());
     }
-    impl.local_nccl->all_reduce_sum(buffers, static_cast<size_t>(packs[0].num_elements()), dtype, impl.timeout_seconds, what);
+    impl.local_nccl->all_reduce_sum(buffers, static_cast<size_t>(packs[0].num_elements()), dtype,
+                                    impl.timeout_seconds, what);
     int64_t at = 0;
     for (size_t i : members) {
       Shape shape;
@@ -592,7 +594,8 @@ std::vector<Tensor> Strategy::combine_replica_gradients(ReduceOp op, const std::
 }
 
 data::Dataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset) const {
-  return dataset.map([s = *this](const data::Element& e) { return s.replica_batches(e, "experimental_distribute_dataset"); });
+  return dataset.map(
+      [s = *this](const data::Element& e) { return s.replica_batches(e, "experimental_distribute_dataset"); });
 }
 
 void Strategy::mirror_variables(const std::string& who, const std::vector<Variable>& also) const {
@@ -801,7 +804,8 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
   return strategy_.all_reduce(op, values);
 }
 
-std::optional<std::vector<Tensor>> ReplicaContext::merge_gradients(const void* key, const std::vector<Tensor>& grads) const {
+std::optional<std::vector<Tensor>> ReplicaContext::merge_gradients(const void* key,
+                                                                   const std::vector<Tensor>& grads) const {
   const int n = strategy_.num_replicas_in_process();
   if (n == 1) return grads;
   auto& merging = strategy_.impl()->merging;

@@ -95,7 +95,8 @@ class Strategy {
   // replicas run one after another on the model's own variables (they hold the same values), so their devices
   // must be one device named several times; Optimizer::apply inside run keeps each replica's gradients and
   // applies their mean once, when the last replica applies (Keras's optimizer under TF sums the replicas'
-  // gradients; Ember averages, as fit does): until then the variables keep their values, as every replica must read them.
+  // gradients; Ember averages, as fit does): until then the variables keep their values, as every replica must
+  // read them.
   template <class F, class... Args>
   auto run(F&& fn, Args&&... args) const;
   // `value` combined over the workers: the sum, or the mean (TF: strategy.reduce with axis None; MEAN sums
@@ -228,7 +229,8 @@ bool has_strategy();
 // Inside Strategy::run: this replica's view (TF: tf.distribute.get_replica_context()).
 class ReplicaContext {
  public:
-  ReplicaContext(Strategy strategy, int replica_in_process) : strategy_(std::move(strategy)), replica_(replica_in_process) {}
+  ReplicaContext(Strategy strategy, int replica_in_process)
+      : strategy_(std::move(strategy)), replica_(replica_in_process) {}
   int num_replicas_in_sync() const { return strategy_.num_replicas_in_sync(); }
   // The worker's rank times its replicas, plus this replica's index in the process.
   int replica_id_in_sync_group() const {

@@ -47,7 +47,8 @@ MetricResults synced_results(Model& model, const StrategyOpt& strategy, MetricRe
 // job, since every worker must call the same collectives.
 bool any_worker(const StrategyOpt& strategy, bool mine) {
   if (!multi_replica(strategy)) return mine;
-  return strategy->all_reduce(distribute::ReduceOp::SUM, {Tensor::scalar<float>(mine ? 1.0f : 0.0f)})[0].item<float>() > 0;
+  const Tensor flag = Tensor::scalar<float>(mine ? 1.0f : 0.0f);
+  return strategy->all_reduce(distribute::ReduceOp::SUM, {flag})[0].item<float>() > 0;
 }
 
 // The batches of the next execution (compile's steps_per_execution): `n`, or those left in the epoch; none

@@ -200,7 +200,8 @@ TEST_CASE("distribute: MirroredStrategy names what it does not support", "[distr
                     Catch::Contains("copy of the model") && Catch::Contains("subclassed"));
 }
 
-TEST_CASE("distribute: MirroredStrategy's reduce sums a PerReplica and refuses to sum a tensor, as TF", "[distribute]") {
+TEST_CASE("distribute: MirroredStrategy's reduce sums a PerReplica and refuses to sum a tensor, as TF",
+          "[distribute]") {
   const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
   const Tensor a = Tensor::from_vector<float>({1, 2, 3}), b = Tensor::from_vector<float>({10, 20, 30});
   const distribute::PerReplica<Tensor> values{{a, b}};
@@ -214,7 +215,8 @@ TEST_CASE("distribute: MirroredStrategy's reduce sums a PerReplica and refuses t
                         Catch::Contains("PerReplica"));
   CHECK_THROWS_WITH(s.reduce(distribute::ReduceOp::SUM, distribute::PerReplica<Tensor>{{a}}),
                     Catch::Contains("PerReplica of 1 values") && Catch::Contains("2 replicas"));
-  CHECK_THROWS_WITH(s.reduce(distribute::ReduceOp::SUM, distribute::PerReplica<Tensor>{{a, Tensor::from_vector<float>({1})}}),
+  const distribute::PerReplica<Tensor> unlike{{a, Tensor::from_vector<float>({1})}};
+  CHECK_THROWS_WITH(s.reduce(distribute::ReduceOp::SUM, unlike),
                     Catch::Contains("the replicas' values differ"));
   // One replica: a tensor is its own sum.
   const MirroredStrategy one({.devices = {Device::cpu()}});
@@ -230,7 +232,8 @@ TEST_CASE("distribute: MirroredStrategy.run calls fn once per replica, each with
         const auto ctx = distribute::get_replica_context();
         REQUIRE(ctx);
         CHECK(ctx->num_replicas_in_sync() == 2);
-        return ops::reduce_sum(part[0]) * mine + Tensor::scalar<float>(shared * 100 * static_cast<float>(ctx->replica_id_in_sync_group()));
+        const auto id = static_cast<float>(ctx->replica_id_in_sync_group());
+        return ops::reduce_sum(part[0]) * mine + Tensor::scalar<float>(shared * 100 * id);
       },
       own, s.replica_batches(batch, "test"), 1.0f);
   REQUIRE(out.values.size() == 2);
@@ -239,8 +242,10 @@ TEST_CASE("distribute: MirroredStrategy.run calls fn once per replica, each with
   CHECK(s.reduce(distribute::ReduceOp::SUM, out).item<float>() == 117);
   CHECK_FALSE(distribute::get_replica_context());  // left after the run
   // The replica context cannot all-reduce: the replicas run one after another.
-  CHECK_THROWS_AS(s.run([] { distribute::get_replica_context()->all_reduce(distribute::ReduceOp::SUM, {Tensor::scalar<float>(1)}); }),
-                  Unimplemented);
+  const auto all_reduce_one = [] {
+    distribute::get_replica_context()->all_reduce(distribute::ReduceOp::SUM, {Tensor::scalar<float>(1)});
+  };
+  CHECK_THROWS_AS(s.run(all_reduce_one), Unimplemented);
   CHECK_THROWS_WITH(s.run([](const Tensor&) {}, distribute::PerReplica<Tensor>{{Tensor()}}),
                     Catch::Contains("PerReplica of 1 values"));
 }
