@@ -13,7 +13,7 @@ namespace ember::graph {
 
 namespace {
 
-bool fusible_value(const Value& v) { return v.dtype == DType::Float32 || v.dtype == DType::Bool; }
+bool fusible_value(const Value& v) { return ops::fused_value_dtype(v.dtype); }
 
 // Whether node n can be a step of a fused chain at all.
 bool candidate(const Graph& g, const Node& n) {
@@ -21,7 +21,11 @@ bool candidate(const Graph& g, const Node& n) {
   if (n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   if (n.cast_cache || n.in_place_input >= 0 || n.writes_input()) return false;
   if (!ops::fusible_elementwise(n.op, n.attrs)) return false;
-  if (!fusible_value(g.values[static_cast<size_t>(n.outputs[0])])) return false;
+  const Value& out = g.values[static_cast<size_t>(n.outputs[0])];
+  if (!fusible_value(out)) return false;
+  // where copies its operands' storage bits (a half NaN's payload included), which a value widened to float and
+  // rounded back need not keep: on the half types it stays an op of its own.
+  if (n.op == OpId::where && ops::fused_rounds_to_half(out.dtype)) return false;
   for (int v : n.inputs)
     if (v < 0 || !fusible_value(g.values[static_cast<size_t>(v)])) return false;
   return true;

@@ -40,10 +40,8 @@ bool fusible_elementwise(OpId op, const Attrs& attrs) {
     case OpId::gelu: case OpId::logical_not: case OpId::logical_and: case OpId::logical_or: case OpId::where:
     case OpId::clip_by_value:
       return true;
-    case OpId::cast: {
-      const DType to = std::get<CastAttrs>(attrs).dtype;
-      return to == DType::Float32 || to == DType::Bool;
-    }
+    case OpId::cast:
+      return fused_value_dtype(std::get<CastAttrs>(attrs).dtype);
     default:
       return false;
   }

@@ -48,8 +48,17 @@ struct FusedElementwise {
   std::string name() const;
 };
 
+// Whether a fused chain can hold values of `dtype`: the kernels hold each as a float, float32 as itself, bool as 0
+// or 1, float16 and bfloat16 widened (each step whose value is half rounds it to its type, as the op's own kernel
+// does on storing it, so the chain keeps the unfused ops' bits).
+inline bool fused_value_dtype(DType dtype) {
+  return dtype == DType::Float32 || dtype == DType::Bool || dtype == DType::Float16 || dtype == DType::BFloat16;
+}
+// Whether a fused chain's value of `dtype` is rounded to a half type after each step that makes it.
+inline bool fused_rounds_to_half(DType dtype) { return dtype == DType::Float16 || dtype == DType::BFloat16; }
+
 // Whether `op` with `attrs` can be a step: an elementwise op whose values the fused kernel computes as its own
-// kernel does, on float32 and bool operands.
+// kernel does, on operands of fused_value_dtype.
 bool fusible_elementwise(OpId op, const Attrs& attrs);
 // How `input` broadcasts to `shape`, or false when the fused kernel cannot read it so.
 bool fused_broadcast(const Shape& input, const Shape& shape, FusedElementwise::Input& out);

@@ -1,11 +1,15 @@
 // The CPU kernel of a fused elementwise chain: blocks of kBlock elements, each step of the chain over the block
 // into a register (a block buffer) in turn, so that the intermediate values never leave the core's cache. Every
-// value is a float: float32 as itself, bool as 0 or 1. Each step applies its op's functor (framework/ops/
-// functors.h) to floats, as the op's own float32 kernel does, so the results are the unfused ops' bits.
+// value is a float: float32 as itself, bool as 0 or 1, float16 and bfloat16 widened on loading. Each step applies
+// its op's functor (framework/ops/functors.h) to floats, as the op's own kernel does, and a step whose value is
+// half rounds its block to that type and back, as the op's kernel rounds on storing (mixed precision's ops compute
+// in float32 and round at every op's end): so the results are the unfused ops' bits. The conversions are
+// half_convert.h's, the ones the ops' kernels use.
 #include <cstring>
 #include <vector>
 
 #include "framework/ops/cpu/elementwise_loops.h"
+#include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/functors.h"
 #include "framework/ops/fused_elementwise.h"
 
@@ -43,10 +47,18 @@ const float* load(const Fused::Input& in, const Tensor& t, int64_t i, int64_t k,
       }
     }
   };
+  auto fill_half = [&](const auto* p) {
+    if (in.broadcast == Fused::Broadcast::Full) return cpu::widen_serial(p + i, dst, k);
+    fill([p](int64_t j) { return cpu::to_compute(p[j]); });
+  };
   if (in.dtype == DType::Float32) {
     const float* p = static_cast<const float*>(t.raw_data());
     if (in.broadcast == Fused::Broadcast::Full) return p + i;
     fill([p](int64_t j) { return p[j]; });
+  } else if (in.dtype == DType::Float16) {
+    fill_half(static_cast<const half*>(t.raw_data()));
+  } else if (in.dtype == DType::BFloat16) {
+    fill_half(static_cast<const bfloat16*>(t.raw_data()));
   } else {
     const bool* p = static_cast<const bool*>(t.raw_data());
     fill([p](int64_t j) { return p[j] ? 1.0f : 0.0f; });
@@ -80,7 +92,8 @@ void step(const Fused::Step& s, const float* const* r, float* o, int64_t k) {
     case OpId::logical_not: return unary(a, o, k, [](float x) { return fn::LogicalNot{}(x != 0.0f); });
     case OpId::cast:
       if (s.dtype == DType::Bool) return unary(a, o, k, fn::CastTo<bool>{});
-      return unary(a, o, k, [](float x) { return x; });  // bool (0 or 1) or float32 to float32
+      // To a float type: the value as it is (bool's 0 or 1, or a float), rounded below when the type is half.
+      return unary(a, o, k, [](float x) { return x; });
     case OpId::logical_and:
       return binary(a, b, o, k, [](float x, float y) { return fn::LogicalAnd{}(x != 0.0f, y != 0.0f); });
     case OpId::logical_or:
@@ -97,6 +110,33 @@ void step(const Fused::Step& s, const float* const* r, float* o, int64_t k) {
     }
     default:
       EMBER_CHECK(false, Internal) << "fused elementwise kernel: op '" << op_name(s.op) << "' is not fusible";
+  }
+}
+
+// A half-type step's block rounded to its type, in place: the values its op's kernel stores and the next op loads.
+void round_to(DType dtype, float* v, int64_t k) {
+  uint16_t bits[kBlock];
+  if (dtype == DType::Float16) {
+    cpu::narrow_serial(v, reinterpret_cast<half*>(bits), k);
+    cpu::widen_serial(reinterpret_cast<const half*>(bits), v, k);
+  } else if (dtype == DType::BFloat16) {
+    cpu::narrow_serial(v, reinterpret_cast<bfloat16*>(bits), k);
+    cpu::widen_serial(reinterpret_cast<const bfloat16*>(bits), v, k);
+  }
+}
+
+// Register r's block [i, i + k) stored into the output t of its dtype.
+void store(const float* r, Tensor& t, int64_t i, int64_t k) {
+  switch (t.dtype()) {
+    case DType::Float32:
+      std::memcpy(static_cast<float*>(t.raw_data()) + i, r, static_cast<size_t>(k) * sizeof(float));
+      return;
+    case DType::Float16: return cpu::narrow_serial(r, static_cast<half*>(t.raw_data()) + i, k);
+    case DType::BFloat16: return cpu::narrow_serial(r, static_cast<bfloat16*>(t.raw_data()) + i, k);
+    default: {
+      bool* out = static_cast<bool*>(t.raw_data()) + i;
+      for (int64_t j = 0; j < k; ++j) out[j] = r[j] != 0.0f;
+    }
   }
 }
 
@@ -123,17 +163,13 @@ void fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs
       for (size_t s = 0; s < ns; ++s) {
         float* o = direct[s] ? direct[s] + i : buffers.data() + (ni + s) * kBlock;
         step(f.steps[s], regs.data(), o, k);
+        if (fused_rounds_to_half(f.steps[s].dtype)) round_to(f.steps[s].dtype, o, k);
         regs[ni + s] = o;
       }
       for (size_t o = 0; o < f.outputs.size(); ++o) {
         const size_t r = static_cast<size_t>(f.outputs[o]);
         if (r >= ni && direct[r - ni] == static_cast<float*>(outputs[o].raw_data())) continue;
-        if (outputs[o].dtype() == DType::Float32) {
-          std::memcpy(static_cast<float*>(outputs[o].raw_data()) + i, regs[r], static_cast<size_t>(k) * sizeof(float));
-        } else {
-          bool* out = static_cast<bool*>(outputs[o].raw_data()) + i;
-          for (int64_t j = 0; j < k; ++j) out[j] = regs[r][j] != 0.0f;
-        }
+        store(regs[r], outputs[o], i, k);
       }
     }
   });

@@ -2,7 +2,10 @@
 // device's architecture on first use and cached by its source (XLA's GPU loop fusion, TorchInductor's generated
 // pointwise kernels). The program #includes framework/ops/functors.h, the same text the op kernels are built from
 // (embedded at build time), so each step computes what its op's own kernel does, on floats as the CPU's fused
-// kernel does (float32 as itself, bool as 0 or 1).
+// kernel does (float32 as itself, bool as 0 or 1, the half types widened on loading and rounded to their type after
+// each step that makes one, as their ops' kernels round on storing). The half conversions are the instructions
+// cuda_fp16.h's and cuda_bf16.h's __half2float, __float2half_rn, __bfloat162float and __float2bfloat16_rn emit,
+// which the ops' kernels call (cuda_types.cuh): NVRTC ships neither header, so the program spells them out.
 //
 // Bits: nvcc contracts a * b + c into one FMA within an expression (-fmad=true), and the ops' kernels are compiled
 // so, each op alone; NVRTC compiles the functors with the same front end and flags. Across two steps, a product
@@ -75,6 +78,31 @@ const std::vector<NvrtcHeader>& program_headers() {
   return headers;
 }
 
+// The half conversions of the ops' kernels (see the top of this file); bfloat16 needs sm_80 or later, as the
+// library's own kernels do.
+constexpr const char* kHalfConversions = R"(__device__ __forceinline__ float ember_load_f16(unsigned short h) {
+  float f; asm("{ cvt.f32.f16 %0, %1;}" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ unsigned short ember_store_f16(float f) {
+  unsigned short h; asm("{ cvt.rn.f16.f32 %0, %1;}" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ float ember_load_bf16(unsigned short h) {
+  float f;
+#if __CUDA_ARCH__ >= 900
+  asm("{ cvt.f32.bf16 %0, %1;}" : "=f"(f) : "h"(h));
+#else
+  asm("{ mov.b32 %0, {0,%1};}" : "=f"(f) : "h"(h));
+#endif
+  return f;
+}
+__device__ __forceinline__ unsigned short ember_store_bf16(float f) {
+  unsigned short h; asm("{ cvt.rn.bf16.f32 %0, %1;}" : "=h"(h) : "f"(f)); return h;
+}
+)";
+
+// The suffix of the conversions of a half dtype: "f16" or "bf16".
+const char* half_suffix(DType dtype) { return dtype == DType::Float16 ? "f16" : "bf16"; }
+
 // The register r<k>'s value as a float, at element i.
 std::string read_input(const Fused::Input& in, int k) {
   const std::string p = "in" + std::to_string(k), period = std::to_string(in.period) + "LL";
@@ -85,7 +113,9 @@ std::string read_input(const Fused::Input& in, int k) {
     case Fused::Broadcast::Inner: at = p + "[i % " + period + "]"; break;
     case Fused::Broadcast::Outer: at = p + "[i / " + period + "]"; break;
   }
-  return in.dtype == DType::Bool ? "(" + at + " ? 1.0f : 0.0f)" : at;
+  if (in.dtype == DType::Bool) return "(" + at + " ? 1.0f : 0.0f)";
+  if (ops::fused_rounds_to_half(in.dtype)) return std::string("ember_load_") + half_suffix(in.dtype) + "(" + at + ")";
+  return at;
 }
 
 // The step's value, as its op's functor computes it from the registers.
@@ -114,7 +144,11 @@ std::string step_expression(const Fused::Step& s) {
   }
 }
 
-const char* c_type(DType dtype) { return dtype == DType::Bool ? "bool" : "float"; }
+// The element type of a buffer of `dtype` in the program: the half types as their bits.
+const char* c_type(DType dtype) {
+  if (dtype == DType::Bool) return "bool";
+  return ops::fused_rounds_to_half(dtype) ? "unsigned short" : "float";
+}
 
 std::atomic<int64_t> g_compiles{0};
 
@@ -153,6 +187,16 @@ cudaKernel_t fused_kernel(const std::string& source, int device) {
   return kernel;
 }
 
+// A 0-d host input's value as the program's float register holds it.
+float scalar_as_float(const Tensor& t) {
+  switch (t.dtype()) {
+    case DType::Bool: return *static_cast<const bool*>(t.raw_data()) ? 1.0f : 0.0f;
+    case DType::Float16: return static_cast<float>(*static_cast<const half*>(t.raw_data()));
+    case DType::BFloat16: return static_cast<float>(*static_cast<const bfloat16*>(t.raw_data()));
+    default: return *static_cast<const float*>(t.raw_data());
+  }
+}
+
 // Runs f's kernel on the device of f. A 0-d host input (a constant such as the 2 of x * 2) is passed by value.
 void fused_elementwise_cuda(const Fused& f, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
   const int64_t n = f.shape.num_elements();
@@ -174,8 +218,7 @@ void fused_elementwise_cuda(const Fused& f, std::span<const Tensor> inputs, std:
   std::vector<void*> args = {&count};
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (by_value[k]) {
-      values[k] = inputs[k].dtype() == DType::Bool ? (*static_cast<const bool*>(inputs[k].raw_data()) ? 1.0f : 0.0f)
-                                                   : *static_cast<const float*>(inputs[k].raw_data());
+      values[k] = scalar_as_float(inputs[k]);
       args.push_back(&values[k]);
     } else {
       pointers[k] = inputs[k].raw_data();
@@ -215,17 +258,29 @@ std::string fused_elementwise_source(const Fused& f, const std::vector<bool>& by
     const std::string r = "r" + std::to_string(f.inputs.size() + s);
     body += "    float " + r + " = static_cast<float>(" + step_expression(f.steps[s]) + ");\n";
     body += "    EMBER_ROUNDED(" + r + ");\n";
+    const DType dtype = f.steps[s].dtype;
+    if (ops::fused_rounds_to_half(dtype)) {
+      const std::string h = half_suffix(dtype);
+      body += "    " + r + " = ember_load_" + h + "(ember_store_" + h + "(" + r + "));\n";
+    }
   }
   for (size_t o = 0; o < f.outputs.size(); ++o) {
     const int r = f.outputs[o];
     const DType dtype = f.dtype_of(r);
     const std::string p = "out" + std::to_string(o);
     params += ", " + std::string(c_type(dtype)) + "* __restrict__ " + p;
-    body += "    " + p + "[i] = r" + std::to_string(r) + (dtype == DType::Bool ? " != 0.0f;\n" : ";\n");
+    const std::string value = "r" + std::to_string(r);
+    if (dtype == DType::Bool)
+      body += "    " + p + "[i] = " + value + " != 0.0f;\n";
+    else if (ops::fused_rounds_to_half(dtype))
+      body += "    " + p + "[i] = ember_store_" + std::string(half_suffix(dtype)) + "(" + value + ");\n";
+    else
+      body += "    " + p + "[i] = " + value + ";\n";
   }
   return "#include \"framework/ops/functors.h\"\n"
          "namespace fn = ember::functors;\n"
-         "#define EMBER_ROUNDED(r) asm(\"\" : \"+f\"(r))\n"
+         "#define EMBER_ROUNDED(r) asm(\"\" : \"+f\"(r))\n" +
+         std::string(kHalfConversions) +
          "extern \"C\" __global__ void " + std::string(kFusedKernelName) + "(" + params + ") {\n"
          "  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;\n"
          "  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {\n" +

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "framework/ember.h"
+#include "framework/ops/fused_elementwise.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -165,18 +166,11 @@ TEST_CASE("under a tape a fused node runs op by op, so gradients flow", "[functi
   CHECK(fused_nodes(jit) == 1);
 }
 
-TEST_CASE("a training step compiled with jit_compile trains with the unfused step's bits", "[function][jit]") {
-  auto make = [] {
-    random::set_seed(4);
-    auto model = std::make_unique<Sequential>();
-    model->add(layers::Input({8, 8, 1}));
-    model->add(layers::Conv2D(4, 3, {.activation = "relu"}));
-    model->add(layers::Flatten());
-    model->add(layers::Dropout(0.3));
-    model->add(layers::Dense(16, {.activation = "gelu"}));
-    model->add(layers::Dense(3));
-    return model;
-  };
+namespace {
+// The model `make` builds, trained 5 steps with Adam by a plain ember::function and by one with jit_compile, from the
+// same seeds: the same losses and weights. `check` then looks at the two functions' graphs.
+void check_jit_training(const std::function<std::unique_ptr<Sequential>()>& make, const Tensor& x, const Tensor& y,
+                        const std::function<void(const graph::Graph& plain, const graph::Graph& jit)>& check) {
   auto plain_model = make(), jit_model = make();
   optimizers::Adam plain_opt, jit_opt;
   losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
@@ -191,8 +185,6 @@ TEST_CASE("a training step compiled with jit_compile trains with the unfused ste
   };
   auto plain_step = ember::function(step_of(*plain_model, plain_opt));
   auto jit_step = ember::function(step_of(*jit_model, jit_opt), {.jit_compile = true});
-  Tensor x = random::uniform({16, 8, 8, 1}, {.seed = 5});
-  Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0});
   std::vector<float> plain_losses, jit_losses;
   random::set_seed(6);
   for (int i = 0; i < 5; ++i) plain_losses.push_back(plain_step(x, y).item<float>());
@@ -201,21 +193,89 @@ TEST_CASE("a training step compiled with jit_compile trains with the unfused ste
   CHECK(jit_losses == plain_losses);
   std::vector<Variable> a = plain_model->weights(), b = jit_model->weights();
   for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
-  CHECK(fused_nodes(jit_step) >= 1);  // dropout's mask and scaling, gelu's gradient
-  CHECK(jit_step.concrete_functions()[0]->graph().nodes.size() < plain_step.concrete_functions()[0]->graph().nodes.size());
+  check(plain_step.concrete_functions().at(0)->graph(), jit_step.concrete_functions().at(0)->graph());
 }
 
-TEST_CASE("compile's jit_compile fuses fit's steps, with the same History", "[function][jit][fit]") {
-  auto run = [](JitCompile jit) {
-    backend::clear_session();
-    random::set_seed(8);
-    Sequential model({layers::Input({10}), layers::Dense(12, {.activation = "swish"}), layers::Dropout(0.2),
-                      layers::Dense(2)});
-    model.compile({.optimizer = optimizers::Adam(), .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
-                   .metrics = {"accuracy"}, .jit_compile = jit});
-    Tensor x = random::uniform({40, 10}, {.seed = 9});
-    Tensor y = ops::cast(random::uniform({40}, {.maxval = 2, .seed = 10}), DType::Int32);
-    return model.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0}).history;
+struct PolicyScope {
+  explicit PolicyScope(const std::string& name) { mixed_precision::set_global_policy(name); }
+  ~PolicyScope() { mixed_precision::set_global_policy("float32"); }
+};
+}  // namespace
+
+TEST_CASE("a training step compiled with jit_compile trains with the unfused step's bits", "[function][jit]") {
+  auto make = [] {
+    random::set_seed(4);
+    auto model = std::make_unique<Sequential>();
+    model->add(layers::Input({8, 8, 1}));
+    model->add(layers::Conv2D(4, 3, {.activation = "relu"}));
+    model->add(layers::Flatten());
+    model->add(layers::Dropout(0.3));
+    model->add(layers::Dense(16, {.activation = "gelu"}));
+    model->add(layers::Dense(3));
+    return model;
   };
-  CHECK(run(true) == run(false));
+  Tensor x = random::uniform({16, 8, 8, 1}, {.seed = 5});
+  Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0});
+  check_jit_training(make, x, y, [](const graph::Graph& plain, const graph::Graph& jit) {
+    CHECK(jit.count(graph::NodeKind::Fused) >= 1);  // dropout's mask and scaling, gelu's gradient
+    CHECK(jit.nodes.size() < plain.nodes.size());
+  });
+}
+
+TEST_CASE("a mixed-precision training step compiled with jit_compile has the unfused step's bits",
+          "[function][jit][mixed_precision]") {
+  for (const std::string policy : {"mixed_float16", "mixed_bfloat16"}) {
+    INFO(policy);
+    PolicyScope scope(policy);
+    auto make = [] {
+      random::set_seed(4);
+      auto model = std::make_unique<Sequential>();
+      model->add(layers::Input({12}));
+      model->add(layers::Dense(16, {.activation = "gelu"}));
+      model->add(layers::Dropout(0.3));
+      model->add(layers::Dense(16, {.activation = "swish"}));
+      model->add(layers::Dense(3));
+      return model;
+    };
+    const Tensor x = random::normal({32, 12}, {.seed = 5});
+    const Tensor y = ops::cast(random::uniform({32}, {.maxval = 3, .seed = 6}), DType::Int32);
+    check_jit_training(make, x, y, [](const graph::Graph& plain, const graph::Graph& jit) {
+      // The half chains (dropout's, the activations' and their gradients') fuse with the casts around them.
+      std::ostringstream printed;
+      printed << jit;
+      INFO(printed.str());
+      size_t half_steps = 0;
+      for (const graph::Node& n : jit.nodes)
+        if (n.kind == graph::NodeKind::Fused)
+          for (const auto& s : n.fused->steps) half_steps += ops::fused_rounds_to_half(s.dtype) ? 1 : 0;
+      CHECK(half_steps >= 4);
+      CHECK(jit.count(OpId::cast) < plain.count(OpId::cast));
+      CHECK(jit.nodes.size() < plain.nodes.size());
+    });
+  }
+}
+
+TEST_CASE("compile's jit_compile fuses fit's steps, with the same History and weights", "[function][jit][fit]") {
+  for (const std::string policy : {"float32", "mixed_float16"}) {
+    INFO(policy);
+    auto run = [&policy](JitCompile jit) {
+      backend::clear_session();
+      PolicyScope scope(policy);
+      random::set_seed(8);
+      Sequential model({layers::Input({10}), layers::Dense(12, {.activation = "swish"}), layers::Dropout(0.2),
+                        layers::Dense(2)});
+      model.compile({.optimizer = optimizers::Adam(),
+                     .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}), .metrics = {"accuracy"},
+                     .jit_compile = jit});
+      Tensor x = random::uniform({40, 10}, {.seed = 9});
+      Tensor y = ops::cast(random::uniform({40}, {.maxval = 2, .seed = 10}), DType::Int32);
+      History h = model.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0});
+      return std::make_pair(h.history, model.get_weights());
+    };
+    auto [jit_history, jit_weights] = run(true);
+    auto [plain_history, plain_weights] = run(false);
+    CHECK(jit_history == plain_history);
+    REQUIRE(jit_weights.size() == plain_weights.size());
+    for (size_t i = 0; i < jit_weights.size(); ++i) CHECK(same_bits(jit_weights[i], plain_weights[i]));
+  }
 }

@@ -95,6 +95,30 @@ Chain multiply_add_relu(Device device = Device::cpu()) {
   return c;
 }
 
+// Mixed precision's chain in `h` (float16 or bfloat16): a float32 input cast to h, half ops over a half input read
+// whole, a half bias and a half scalar, casts back to float32 and through h again, a comparison, a cast to the other
+// half type; half, float32 and bool outputs.
+Chain half_chain(DType h, Device device = Device::cpu()) {
+  const DType other = h == DType::Float16 ? DType::BFloat16 : DType::Float16;
+  Chain c({40, 37}, device);
+  const int x = c.input(DType::Float32, Fused::Broadcast::Full);
+  const int xh = c.input(h, Fused::Broadcast::Full);
+  const int bias = c.input(h, Fused::Broadcast::Inner, 37);
+  const int column = c.input(h, Fused::Broadcast::Outer, 37);
+  const int s = c.input(h, Fused::Broadcast::Scalar);
+  const int a = c.step(OpId::cast, {x}, h, CastAttrs{h});
+  const int y = c.step(OpId::relu, {c.step(OpId::add, {c.step(OpId::mul, {a, s}, h), bias}, h)}, h);
+  const int z = c.step(OpId::sub, {c.step(OpId::mul, {c.step(OpId::sigmoid, {y}, h), column}, h), xh}, h);
+  c.output(z);
+  const int f = c.step(OpId::cast, {z}, DType::Float32, CastAttrs{DType::Float32});
+  const int t = c.step(OpId::cast, {c.step(OpId::tanh, {f})}, h, CastAttrs{h});
+  c.output(c.step(OpId::cast, {t}, DType::Float32, CastAttrs{DType::Float32}));
+  c.output(c.step(OpId::greater, {z, xh}, DType::Bool));
+  c.output(c.step(OpId::cast, {z}, other, CastAttrs{other}));
+  c.output(c.step(OpId::is_finite, {c.step(OpId::exp, {y}, h)}, DType::Bool));
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("the fusion pass fuses a GPU chain where the CUDA backend has a fused kernel", "[function][jit]") {
@@ -171,6 +195,22 @@ TEST_CASE("fused chains compile with NVRTC for the GPU architectures", "[jit][nv
       CHECK(has_entry(cuda::compile_fused_elementwise(source, arch)));
     }
   }
+  // Half-type chains: their buffers as 16-bit words, converted as the ops' kernels convert.
+  for (const DType h : {DType::Float16, DType::BFloat16}) {
+    const std::string source = cuda::fused_elementwise_source(half_chain(h).f);
+    const std::string by_value = cuda::fused_elementwise_source(half_chain(h).f, {false, false, false, false, true});
+    for (int arch : {80, 90}) {
+      INFO(h << " for sm_" << arch << ":\n" << source);
+      CHECK(has_entry(cuda::compile_fused_elementwise(source, arch)));
+      CHECK(has_entry(cuda::compile_fused_elementwise(by_value, arch)));
+    }
+    CHECK(source.find("const unsigned short* __restrict__ in1") != std::string::npos);
+    CHECK(source.find("unsigned short* __restrict__ out0") != std::string::npos);
+    CHECK(by_value.find("float in4") != std::string::npos);
+    const cuda::NvrtcProgram p = cuda::compile_fused_elementwise(source, 90);
+    CHECK(p.ptx.find("cvt.rn.f16.f32") != std::string::npos);
+    CHECK(p.ptx.find("cvt.rn.bf16.f32") != std::string::npos);
+  }
   CHECK(sources[2].second.find("float in3") != std::string::npos);     // the scalar's value
   CHECK(sources[1].second.find("float* __restrict__ in3") != std::string::npos);  // its address
   CHECK(sources[3].second.find("bool* __restrict__ out0") != std::string::npos);
@@ -218,6 +258,7 @@ std::vector<Tensor> chain_inputs(const Fused& f, Device device, uint64_t seed) {
       t = Tensor::from_vector(v, shape);
     }
     if (in.dtype == DType::Bool) t = ops::greater(t, Tensor::scalar(0.0f));
+    if (in.dtype == DType::Float16 || in.dtype == DType::BFloat16) t = ops::cast(t * 4.0f, in.dtype);
     // A 0-d input stays on the host (as a traced constant does), read by value.
     out.push_back(shape.rank() == 0 ? t : t.to(device));
   }
@@ -231,7 +272,8 @@ TEST_CASE("fused CUDA kernels give the ops' own bits, compiled once per chain", 
     return;
   }
   const Device gpu = Device::cuda(0);
-  for (Chain c : {every_fusible_op(gpu), multiply_add_relu(gpu)}) {
+  for (Chain c : {every_fusible_op(gpu), multiply_add_relu(gpu), half_chain(DType::Float16, gpu),
+                  half_chain(DType::BFloat16, gpu)}) {
     INFO(c.f.name());
     const std::vector<Tensor> in = chain_inputs(c.f, gpu, 3);
     const std::vector<Tensor> fused = ops::run_fused_elementwise(c.f, in);
@@ -264,4 +306,20 @@ TEST_CASE("jit_compile fuses a GPU chain, with the unfused ops' bits", "[cuda][j
   const Tensor expected = body(x, b).to(Device::cpu());
   CHECK(ember::testing::same_bits(jit(x, b).to(Device::cpu()), expected));
   CHECK(jit.concrete_functions().at(0)->graph().count(graph::NodeKind::Fused) == 1);
+}
+
+TEST_CASE("a float16 or bfloat16 chain gives the ops' own bits on the CPU", "[jit]") {
+  for (const DType h : {DType::Float16, DType::BFloat16}) {
+    INFO(h);
+    const Chain c = half_chain(h);
+    const std::vector<Tensor> in = chain_inputs(c.f, Device::cpu(), 5);
+    const std::vector<Tensor> fused = ops::run_fused_elementwise(c.f, in);
+    const std::vector<Tensor> alone = ops::run_fused_elementwise(c.f, in, /*op_by_op=*/true);
+    REQUIRE(fused.size() == alone.size());
+    for (size_t o = 0; o < fused.size(); ++o) {
+      INFO("output " << o);
+      CHECK(fused[o].dtype() == alone[o].dtype());
+      CHECK(ember::testing::same_bits(fused[o], alone[o]));
+    }
+  }
 }
