@@ -47,6 +47,19 @@ bool is_capturable(const Graph& g, const Node& n, const std::set<const void*>& a
       }
       return true;
     }
+    case NodeKind::UpdateVariables: {
+      // Writes its variables' buffers in place, at the addresses they had when captured (run_segment checks them
+      // before each launch); not a variable the graph assigns, whose buffer changes on every call.
+      if (n.device.is_cpu()) return false;
+      for (const Variable& v : n.updates)
+        if (assigned.count(v.handle())) return false;
+      for (int v : n.inputs) {
+        if (v < 0 || on(v, n.device)) continue;
+        const Value& val = g.values[static_cast<size_t>(v)];
+        if (!val.constant.defined() || val.shape.rank() != 0) return false;
+      }
+      return true;
+    }
     case NodeKind::ReadVariable:
       return n.outputs.size() == 1 && n.outputs[0] >= 0 &&
              !g.values[static_cast<size_t>(n.outputs[0])].device.is_cpu() && !assigned.count(n.variable.handle());
@@ -59,7 +72,28 @@ bool is_capturable(const Graph& g, const Node& n, const std::set<const void*>& a
   }
 }
 
-Device node_device(const Graph& g, const Node& n) { return g.values[static_cast<size_t>(n.outputs[0])].device; }
+Device node_device(const Graph& g, const Node& n) {
+  return n.kind == NodeKind::UpdateVariables ? n.device : g.values[static_cast<size_t>(n.outputs[0])].device;
+}
+
+// The variables a segment reads or writes at the addresses they had when captured, with the node of each: its
+// reads', then its updates'.
+std::vector<std::pair<int, Variable>> captured_variables(const Graph& g, const SegmentPlan& p) {
+  std::vector<std::pair<int, Variable>> out;
+  for (int k : p.variables) out.emplace_back(k, g.nodes[static_cast<size_t>(k)].variable);
+  for (int k : p.updates)
+    for (const Variable& v : g.nodes[static_cast<size_t>(k)].updates) out.emplace_back(k, v);
+  return out;
+}
+
+// Whether the segment's updates may write their variables' buffers: no other tensor holds one (the update's
+// node would copy it first, which a capture records but does not make, and which a launch cannot repeat).
+bool updates_alone(const Graph& g, const SegmentPlan& p) {
+  for (int k : p.updates)
+    for (const Variable& v : g.nodes[static_cast<size_t>(k)].updates)
+      if (!v.value().is_exclusive()) return false;
+  return true;
+}
 
 }  // namespace
 
@@ -95,13 +129,24 @@ std::vector<SegmentPlan> plan_device_segments(const Graph& g, const std::set<int
   std::vector<char> ok(n);
   for (size_t k = 0; k < n; ++k)
     ok[k] = is_capturable(g, g.nodes[k], assigned) && !reads_outside.count(static_cast<int>(k));
+  // A variable read that is not captured (its buffer changes between calls) need not end a run: it reads nothing
+  // the run makes, so it runs before the run's graph is launched, its value copied in as the run's inputs are.
+  std::vector<char> hoistable(n);
+  for (size_t k = 0; k < n; ++k) {
+    const Node& node = g.nodes[k];
+    hoistable[k] = node.kind == NodeKind::ReadVariable && node.outputs.size() == 1 && node.outputs[0] >= 0 &&
+                   !g.values[static_cast<size_t>(node.outputs[0])].device.is_cpu();
+  }
+  auto in_run = [&](size_t k) { return ok[k] || hoistable[k]; };
+  auto hoisted = [&](size_t k) { return !ok[k] && hoistable[k]; };
   std::vector<int> seg_of(n);
   for (;;) {
-    // Runs of capturable nodes on one device.
+    // Runs of capturable nodes (and reads before them) on one device.
     int count = -1;
     for (size_t k = 0; k < n; ++k) {
-      const bool joins = ok[k] && k > 0 && ok[k - 1] && node_device(g, g.nodes[k]) == node_device(g, g.nodes[k - 1]);
-      seg_of[k] = !ok[k] ? -1 : joins ? count : ++count;
+      const bool joins =
+          in_run(k) && k > 0 && in_run(k - 1) && node_device(g, g.nodes[k]) == node_device(g, g.nodes[k - 1]);
+      seg_of[k] = !in_run(k) ? -1 : joins ? count : ++count;
     }
     // A variable's buffer (its value, or a view of it) read outside the run that read the variable: that read
     // moves out of the run, which then copies the value into a buffer of its own.
@@ -109,7 +154,7 @@ std::vector<SegmentPlan> plan_device_segments(const Graph& g, const std::set<int
     bool changed = false;
     auto escapes = [&](int v, int reader_segment) {
       const size_t u = static_cast<size_t>(v);
-      if (root[u] < 0 || g.values[u].producer < 0) return;
+      if (root[u] < 0 || g.values[u].producer < 0 || hoisted(static_cast<size_t>(g.values[u].producer))) return;
       const int made_in = seg_of[static_cast<size_t>(g.values[u].producer)];
       if (made_in >= 0 && made_in != reader_segment && ok[static_cast<size_t>(root[u])]) {
         ok[static_cast<size_t>(root[u])] = 0;
@@ -141,10 +186,26 @@ std::vector<SegmentPlan> plan_device_segments(const Graph& g, const std::set<int
         const int a = node.specs[i].alias_input;
         const int v = a >= 0 ? node.inputs[static_cast<size_t>(a)] : -1;
         const int producer = v >= 0 ? g.values[static_cast<size_t>(v)].producer : -1;
-        if (a >= 0 && (producer < 0 || seg_of[static_cast<size_t>(producer)] != seg_of[k])) {
+        if (a >= 0 && (producer < 0 || seg_of[static_cast<size_t>(producer)] != seg_of[k] ||
+                       hoisted(static_cast<size_t>(producer)))) {
           ok[k] = 0;
           changed = true;
         }
+      }
+    }
+    // An update in place whose variable is read outside its run: that read's value would share the buffer the
+    // update writes (the update would copy it, which a capture cannot), so the update runs outside.
+    for (size_t k = 0; k < n; ++k) {
+      const Node& node = g.nodes[k];
+      if (seg_of[k] < 0 || node.kind != NodeKind::UpdateVariables) continue;
+      for (size_t r = 0; r < n && ok[k]; ++r) {
+        const Node& read = g.nodes[r];
+        if (read.kind != NodeKind::ReadVariable || (seg_of[r] == seg_of[k] && ok[r])) continue;
+        for (const Variable& v : node.updates)
+          if (v.is_same(read.variable)) {
+            ok[k] = 0;
+            changed = true;
+          }
       }
     }
     if (!changed) break;
@@ -161,15 +222,17 @@ std::vector<SegmentPlan> plan_device_segments(const Graph& g, const std::set<int
     int ops = 0;
     while (k < n && seg_of[k] == seg_of[static_cast<size_t>(p.begin)]) {
       const Node& node = g.nodes[k];
-      ops += node.kind == NodeKind::Op || node.kind == NodeKind::Fused;
-      if (node.kind == NodeKind::ReadVariable) p.variables.push_back(static_cast<int>(k));
+      ops += node.kind == NodeKind::Op || node.kind == NodeKind::Fused || node.kind == NodeKind::UpdateVariables;
+      if (hoisted(k)) p.hoisted.push_back(static_cast<int>(k));
+      else if (node.kind == NodeKind::ReadVariable) p.variables.push_back(static_cast<int>(k));
+      if (node.kind == NodeKind::UpdateVariables) p.updates.push_back(static_cast<int>(k));
       ++k;
     }
     p.end = static_cast<int>(k);
     if (ops < kMinSegmentOps) continue;
     auto inside = [&](int v) {
       const int producer = g.values[static_cast<size_t>(v)].producer;
-      return producer >= p.begin && producer < p.end;
+      return producer >= p.begin && producer < p.end && !hoisted(static_cast<size_t>(producer));
     };
     std::set<int> inputs, outputs;
     for (int j = p.begin; j < p.end; ++j)
@@ -199,7 +262,7 @@ struct Executable::DeviceSegments {
     std::unique_ptr<device_graph::Graph> graph;
     std::vector<Tensor> inputs;   // the graph's own buffers for plan.inputs
     std::vector<Tensor> outputs;  // its buffers for plan.outputs
-    std::vector<const void*> variable_data;  // per plan.variables: the buffer captured
+    std::vector<const void*> variable_data;  // per captured_variables: the buffer captured
     // Per buffer of inputs and outputs: one of its tensors, and how many of them share the buffer.
     std::vector<std::pair<const Tensor*, long>> holders;
     void drop() {
@@ -215,8 +278,9 @@ struct Executable::DeviceSegments {
   std::vector<Segment> segments;
   std::vector<int> at;  // per node: the segment starting there, or -1
   DeviceGraphStats stats;
-  // ReadVariable nodes whose variable changed its buffer between calls: once, the segment is captured again;
-  // twice, the read moves out of the segments (its value is copied in on every call), at the next run.
+  // ReadVariable (UpdateVariables) nodes whose variable changed its buffer between calls: once, the segment is
+  // captured again; twice, the read (update) moves out of the segments (a read's value is then copied in on every
+  // call), at the next run.
   std::map<int, int> moved;
   std::set<int> reads_outside;
   bool replan = false;
@@ -295,19 +359,22 @@ size_t Executable::run_segment(size_t s, RunState& st) const {
                   ", not as a CUDA graph: " + why);
   };
   if (seg.state == State::Off) return plain();
+  // The reads that run before the graph (their variables change buffers between calls): their values are inputs.
+  for (int k : p.hoisted) run_node(static_cast<size_t>(k), st, /*capturing=*/false);
   for (int v : p.inputs)
     if (!val(v).defined() || val(v).device() != p.device) return plain();  // not expected: the types were checked
+  const std::vector<std::pair<int, Variable>> variables = captured_variables(graph_, p);
   if (seg.state == State::Captured) {
-    for (size_t i = 0; i < p.variables.size(); ++i) {
-      const Variable& var = graph_.nodes[static_cast<size_t>(p.variables[i])].variable;
+    for (size_t i = 0; i < variables.size(); ++i) {
+      const auto& [node, var] = variables[i];
       if (var.value().raw_data() == seg.variable_data[i]) continue;
       // Assigned a new buffer since (set_weights, an update that could not be in place): capture again; the
-      // second time, read it outside the graphs from the next call on.
+      // second time, read (update) it outside the graphs from the next call on.
       seg.drop();
       seg.state = State::Warm;
       seg.plain_runs = 0;
-      if (++d.moved[p.variables[i]] >= 2) {
-        d.reads_outside.insert(p.variables[i]);
+      if (++d.moved[node] >= 2) {
+        d.reads_outside.insert(node);
         d.replan = true;
       }
       return plain();
@@ -321,14 +388,18 @@ size_t Executable::run_segment(size_t s, RunState& st) const {
       seg.told_held = true;
       return plain();
     }
+    // A variable the launch would update shared with another tensor: op by op, whose update copies it first (its
+    // buffer then moves, and the segment is captured again).
+    if (!updates_alone(graph_, p)) return plain();
   }
   if (seg.state == State::Warm) {
     if (seg.plain_runs < 1) return plain();  // the first run warms caches (cuDNN's algorithms, workspaces, ...)
+    if (!updates_alone(graph_, p)) return plain();
     // Capture: the ops are recorded, not run, with the graph's own buffers for the segment's inputs.
     std::vector<Tensor> given(p.inputs.size());
     for (size_t i = 0; i < p.inputs.size(); ++i) given[i] = val(p.inputs[i]);
     std::vector<const void*> variable_data;
-    for (int k : p.variables) variable_data.push_back(graph_.nodes[static_cast<size_t>(k)].variable.value().raw_data());
+    for (const auto& [node, var] : variables) variable_data.push_back(var.value().raw_data());
     std::string why;
     std::unique_ptr<device_graph::Graph> graph;
     try {
@@ -338,7 +409,8 @@ size_t Executable::run_segment(size_t s, RunState& st) const {
           seg.inputs.push_back(Tensor::empty(given[i].shape(), given[i].dtype(), p.device));
           val(p.inputs[i]) = seg.inputs.back();
         }
-        run_nodes(static_cast<size_t>(p.begin), static_cast<size_t>(p.end), st, /*capturing=*/true);
+        for (int k = p.begin; k < p.end; ++k)
+          if (!std::binary_search(p.hoisted.begin(), p.hoisted.end(), k)) run_node(static_cast<size_t>(k), st, true);
         for (int v : p.outputs) {
           EMBER_CHECK(val(v).defined() && val(v).device() == p.device, Internal)
               << "value %" << v << " is not on " << p.device << " after the capture";
@@ -393,6 +465,10 @@ size_t Executable::run_segment(size_t s, RunState& st) const {
     if (src.shape() != dst.shape() || src.dtype() != dst.dtype()) return plain();
     alloc.copy_on_device(dst.raw_data(), src.raw_data(), src.nbytes());
   }
+  // The updates write their variables' values: new versions, as an update run op by op makes (a cast cached from
+  // a variable's value is then made again).
+  for (int k : p.updates)
+    for (Variable v : graph_.nodes[static_cast<size_t>(k)].updates) v.exclusive_value();
   seg.graph->launch();
   ++d.stats.launches;
   ++g_totals.launches;

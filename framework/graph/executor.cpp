@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/core/device_graph.h"
 #include "framework/core/profiler.h"
 #include "framework/core/trace_hooks.h"
 #include "framework/ops/creation.h"
@@ -116,7 +117,10 @@ void run_variable_update(const Node& n, std::span<const Tensor> inputs) {
     Variable v = updated;
     Tensor* buffer = v.exclusive_value();
     if (!buffer) {
-      // Another tensor holds the buffer (a value a caller kept): it keeps the old values.
+      // Another tensor holds the buffer (a value a caller kept): it keeps the old values. A device graph's
+      // capture would record the copy without making it: the capture fails, and the update runs op by op.
+      EMBER_CHECK(!device_graph::current(), FailedPrecondition)
+          << n.name << ": variable '" << v.name() << "' is shared with another tensor; its copy cannot be captured";
       v.assign(v.value().clone());
       buffer = v.exclusive_value();
     }

@@ -50,11 +50,16 @@ struct SegmentPlan {
   std::vector<int> inputs;     // values read but made outside: copied into the graph's own buffers per call
   std::vector<int> outputs;    // values made inside and read after it (or returned)
   std::vector<int> variables;  // its ReadVariable nodes: read at the address the variable had when captured
+  std::vector<int> updates;    // its UpdateVariables nodes: written there too, the variables holding them alone
+  std::vector<int> hoisted;    // ReadVariable nodes run before the graph (their buffers move): their values inputs
 };
 // The segments of `g` (see docs/gpu.md, "CUDA graphs"): runs of at least two op nodes. Variables the graph
 // assigns are read outside them (their buffer changes on every call), and so is a variable whose value (or a
-// view of it) is read after its run, so that no graph's buffer is a variable's.
-// `reads_outside` lists ReadVariable nodes to leave out (their variable changes its buffer between calls).
+// view of it) is read after its run, so that no graph's buffer is a variable's; such reads inside a run are
+// hoisted before its graph rather than ending it. An optimizer's update in place (UpdateVariables) joins a run
+// unless one of its variables is read outside that run (or hoisted).
+// `reads_outside` lists ReadVariable and UpdateVariables nodes to leave out (their variable changes its buffer
+// between calls).
 std::vector<SegmentPlan> plan_device_segments(const Graph& g, const std::set<int>& reads_outside = {});
 
 // How a function's calls used device graphs, for tests and benchmarks.

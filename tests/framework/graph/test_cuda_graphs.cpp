@@ -115,7 +115,9 @@ TEST_CASE("device segments: variables are read in the graph only where their buf
   b.g.outputs = {d, r3};
   std::vector<SegmentPlan> plans = graph::plan_device_segments(b.g);
   REQUIRE(plans.size() == 1);
-  CHECK(nodes_of(plans[0]) == std::vector<int>{2, 3, 4, 5});
+  // The two reads whose buffers are not the graph's run before it, in its run.
+  CHECK(nodes_of(plans[0]) == std::vector<int>{0, 1, 2, 3, 4, 5});
+  CHECK(plans[0].hoisted == std::vector<int>{0, 1});
   CHECK(plans[0].variables == std::vector<int>{2});
   CHECK(plans[0].inputs == std::vector<int>{x, r2, r3});  // copied into the graph's buffers on every call
   CHECK(plans[0].outputs == std::vector<int>{d});
@@ -132,7 +134,9 @@ TEST_CASE("device segments: variables are read in the graph only where their buf
     CHECK(in[0].inputs == std::vector<int>{y});
     std::vector<SegmentPlan> out = graph::plan_device_segments(e.g, {0});
     REQUIRE(out.size() == 1);
-    CHECK(nodes_of(out[0]) == std::vector<int>{1, 2});
+    CHECK(nodes_of(out[0]) == std::vector<int>{0, 1, 2});
+    CHECK(out[0].hoisted == std::vector<int>{0});
+    CHECK(out[0].variables.empty());
     CHECK(out[0].inputs == std::vector<int>{y, q});
   }
 }
@@ -153,6 +157,61 @@ TEST_CASE("device segments: an op writing into a buffer made outside its run run
   const std::vector<SegmentPlan> plans = graph::plan_device_segments(b.g);
   REQUIRE(plans.size() == 1);
   CHECK(nodes_of(plans[0]) == std::vector<int>{2, 3, 4});
+}
+
+TEST_CASE("device segments: an optimizer's update in place joins the step's run unless its variable is read outside",
+          "[function][cuda_graphs]") {
+  const Shape s{4};
+  Variable w(ops::zeros(s)), m(ops::zeros(s)), assigned(ops::zeros(s));
+  // x -> read w -> mul -> exp (the "gradient") -> update {w, m} -> read w -> add: node indices in the comments.
+  auto step = [&](GpuBuilder& b, const std::vector<Variable>& updated) {
+    const int x = b.input(s);
+    const int r = b.read(w);                        // 0
+    const int y = b.op(OpId::mul, {x, r}, s);       // 1
+    const int g = b.op(OpId::exp, {y}, s);          // 2
+    graph::Node u;                                  // 3
+    u.kind = graph::NodeKind::UpdateVariables;
+    u.name = "update";
+    u.op = OpId::add;
+    u.inputs = {g};
+    u.updates = updated;
+    u.device = kGpu;
+    b.g.nodes.push_back(std::move(u));
+    const int after = b.read(w);                    // 4
+    return std::make_pair(after, b.op(OpId::add, {after, y}, s));  // 5
+  };
+  SECTION("one run: forward, gradient, update and what follows") {
+    GpuBuilder b;
+    b.g.outputs = {step(b, {w, m}).second};
+    const std::vector<SegmentPlan> plans = graph::plan_device_segments(b.g);
+    REQUIRE(plans.size() == 1);
+    CHECK(nodes_of(plans[0]) == std::vector<int>{0, 1, 2, 3, 4, 5});
+    CHECK(plans[0].updates == std::vector<int>{3});
+    CHECK(plans[0].variables == std::vector<int>{0, 4});
+    // Left out by the caller (its variable moved between calls), the update splits the run (the read and add after
+    // it are one op, too few for a graph).
+    const std::vector<SegmentPlan> out = graph::plan_device_segments(b.g, {3});
+    REQUIRE(out.size() == 1);
+    CHECK(nodes_of(out[0]) == std::vector<int>{0, 1, 2});
+    CHECK(out[0].updates.empty());
+  }
+  SECTION("a variable read outside the update's run keeps the update out") {
+    GpuBuilder b;
+    const auto [after, out] = step(b, {w, m});
+    b.g.outputs = {out, after};  // w's value after the update, returned: its read leaves the run
+    const std::vector<SegmentPlan> plans = graph::plan_device_segments(b.g);
+    for (const SegmentPlan& p : plans) CHECK(p.updates.empty());
+    REQUIRE(!plans.empty());
+    CHECK(nodes_of(plans[0]) == std::vector<int>{0, 1, 2});
+  }
+  SECTION("an update of a variable the graph assigns stays out") {
+    GpuBuilder b;
+    const int out = step(b, {w, assigned}).second;
+    b.assign(assigned, out);
+    b.g.outputs = {out};
+    const std::vector<SegmentPlan> plans = graph::plan_device_segments(b.g);
+    for (const SegmentPlan& p : plans) CHECK(p.updates.empty());
+  }
 }
 
 TEST_CASE("device graphs can be switched off for the process", "[function][cuda_graphs]") {
@@ -276,6 +335,15 @@ TEST_CASE("a captured MLP Adam step gives eager's and plain replay's bits, call 
   CHECK(st.captures >= 1);
   CHECK(st.launches >= 4);  // calls 3 to 6 (the first traces, the second warms up)
   CHECK(plain_fn.concrete_functions().at(0)->device_graph_stats().launches == 0);
+  // The whole step is one graph, the optimizer's update in place included (the iteration count, assigned on
+  // every call, is read before it).
+  const graph::Graph& g = captured_fn.concrete_functions().at(0)->graph();
+  size_t updates = 0, captured_updates = 0;
+  for (const graph::Node& n : g.nodes) updates += n.kind == graph::NodeKind::UpdateVariables ? 1 : 0;
+  for (const SegmentPlan& p : graph::plan_device_segments(g)) captured_updates += p.updates.size();
+  CHECK(updates >= 1);
+  CHECK(captured_updates == updates);
+  CHECK(st.segments == 1);
 }
 
 TEST_CASE("a captured step does not wait for the device", "[cuda][cuda_graphs]") {
