@@ -1,7 +1,7 @@
 // ember::function against eager on whole training steps, 2 intra-op threads (--threads): the Fashion-MNIST MLP
 // at batch 1, 8 and 128 and the Keras example CNN at batch 128 (the models of apps/train_fashion_mnist), each step a
 // GradientTape, SparseCategoricalCrossentropy from logits and Adam's apply, on random data shaped like
-// Fashion-MNIST. Eager calls the step's lambda; function calls the same lambda wrapped in ember::function, on
+// Fashion-MNIST, and the MLP and the CNN at batch 128 under mixed_bfloat16. Eager calls the step's lambda; function calls the same lambda wrapped in ember::function, on
 // its own model and optimizer seeded as eager's, so both do the same work; jit is the function with jit_compile
 // (fused elementwise chains).
 // Times are the median of 7 rounds (--rounds) that interleave the three, each going first in turn, so that a
@@ -14,7 +14,8 @@
 // recorded by the profiler against not, in interleaved rounds; overhead = on / off - 1.
 // On a machine other programs keep busy, --threads 1 --cpu-time times the rounds by the process's CPU time
 // instead of the wall clock, so that time spent waiting for a core counts for neither side.
-// Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|plan|profiler] [--rounds N]
+// Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|mlp_b128_mixed_bf16|cnn_b128_mixed_bf16|
+//                                      memory|plan|profiler] [--rounds N]
 //                       [--threads N] [--cpu-time]
 #include <algorithm>
 #include <chrono>
@@ -50,12 +51,16 @@ struct Case {
   std::string name, kind;  // kind: the fashion_mnist model
   int64_t batch;
   int steps;  // per timed round, so that a round lasts a few hundred milliseconds
+  std::string policy = "float32";  // the global mixed-precision policy the models are built under
 };
 const Case kCases[] = {
     {"mlp_b1", "mlp", 1, 2000},
     {"mlp_b8", "mlp", 8, 2000},
     {"mlp_b128", "mlp", 128, 300},
     {"cnn_b128", "cnn", 128, 20},
+    // Mixed precision: half chains and the casts around them are what jit_compile fuses here.
+    {"mlp_b128_mixed_bf16", "mlp", 128, 300, "mixed_bfloat16"},
+    {"cnn_b128_mixed_bf16", "cnn", 128, 10, "mixed_bfloat16"},
 };
 
 // One model with its optimizer and loss; the seed makes two of them start with the same weights.
@@ -113,11 +118,15 @@ double median(std::vector<double> v) {
 
 void print_header(bool json) {
   if (!json)
-    std::printf("%-22s %10s %12s %8s %14s %9s %8s %11s %6s %6s\n", "case", "eager us", "function us", "speedup",
+    std::printf("%-30s %10s %12s %8s %14s %9s %8s %11s %6s %6s\n", "case", "eager us", "function us", "speedup",
                 "rounds", "jit us", "jit", "1st call ms", "nodes", "jit");
 }
 
 void step_rows(const Case& c, int rounds, bool json) {
+  struct PolicyScope {
+    explicit PolicyScope(const std::string& name) { mixed_precision::set_global_policy(name); }
+    ~PolicyScope() { mixed_precision::set_global_policy("float32"); }
+  } policy(c.policy);
   Trainee eager_t(c.kind), function_t(c.kind), jit_t(c.kind);
   const Batches b(c.kind, c.batch);
   auto eager = step_of(eager_t);
@@ -157,7 +166,7 @@ void step_rows(const Case& c, int rounds, bool json) {
   const size_t jit_nodes = jit.concrete_functions().at(0)->graph().nodes.size();
   char range[32];
   std::snprintf(range, sizeof range, "%.2f-%.2fx", *lo, *hi);
-  std::printf("%-22s %10.1f %12.1f %7.3fx %14s %9.1f %7.3fx %11.1f %6zu %6zu\n", ("function_" + c.name).c_str(), e, f,
+  std::printf("%-30s %10.1f %12.1f %7.3fx %14s %9.1f %7.3fx %11.1f %6zu %6zu\n", ("function_" + c.name).c_str(), e, f,
               e / f, range, j, e / j, first_call_s * 1e3, nodes, jit_nodes);
   std::fflush(stdout);
 }
