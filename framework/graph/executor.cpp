@@ -202,7 +202,7 @@ bool Executable::may_use_plan() const {
   // Op hooks see the planned values too (the tapes' hook is always there); like any op's record, what they
   // see is the op's, not to be kept past the call.
   return plan_.stats.planned_values > 0 && !any_tape_recording() && !profiler::detail::recording() &&
-         !detail::t_tensor_tracer && !detail::t_op_tracer;
+         !ember::detail::t_tensor_tracer && !ember::detail::t_op_tracer;
 }
 
 void Executable::run_nodes(size_t begin, size_t end, RunState& st, bool capturing) const {
