@@ -256,13 +256,14 @@ struct Executable::DeviceSegments {
   enum class State { Warm, Captured, Off };
   struct Segment {
     SegmentPlan plan;
+    std::vector<std::pair<int, Variable>> variables;  // captured_variables(plan), made with the plan
     State state = State::Warm;
     int plain_runs = 0;  // since the last capture was dropped
     bool told_held = false;  // the log said once that a buffer was held outside
     std::unique_ptr<device_graph::Graph> graph;
     std::vector<Tensor> inputs;   // the graph's own buffers for plan.inputs
     std::vector<Tensor> outputs;  // its buffers for plan.outputs
-    std::vector<const void*> variable_data;  // per captured_variables: the buffer captured
+    std::vector<const void*> variable_data;  // per variables: the buffer captured
     // Per buffer of inputs and outputs: one of its tensors, and how many of them share the buffer.
     std::vector<std::pair<const Tensor*, long>> holders;
     void drop() {
@@ -296,6 +297,7 @@ struct Executable::DeviceSegments {
       segments.push_back({});
       for (int k = p.begin; k < p.end; ++k)
         if (failed[static_cast<size_t>(k)]) segments.back().state = State::Off;
+      segments.back().variables = captured_variables(g, p);
       segments.back().plan = std::move(p);
       segments.back().plain_runs = 1;  // replanned: the run before was the warm-up
     }
@@ -363,7 +365,7 @@ size_t Executable::run_segment(size_t s, RunState& st) const {
   for (int k : p.hoisted) run_node(static_cast<size_t>(k), st, /*capturing=*/false);
   for (int v : p.inputs)
     if (!val(v).defined() || val(v).device() != p.device) return plain();  // not expected: the types were checked
-  const std::vector<std::pair<int, Variable>> variables = captured_variables(graph_, p);
+  const std::vector<std::pair<int, Variable>>& variables = seg.variables;
   if (seg.state == State::Captured) {
     for (size_t i = 0; i < variables.size(); ++i) {
       const auto& [node, var] = variables[i];
