@@ -14,9 +14,11 @@
 // recorded by the profiler against not, in interleaved rounds; overhead = on / off - 1.
 // On a machine other programs keep busy, --threads 1 --cpu-time times the rounds by the process's CPU time
 // instead of the wall clock, so that time spent waiting for a core counts for neither side.
+// With --profile DIR, the cases' steps (or --only's) are recorded by the profiler instead of timed: each of eager,
+// function and jit after warm-up, its op table printed and its trace written under DIR.
 // Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|mlp_b128_mixed_bf16|cnn_b128_mixed_bf16|
 //                                      memory|plan|profiler] [--rounds N]
-//                       [--threads N] [--cpu-time]
+//                       [--threads N] [--cpu-time] [--profile DIR]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -171,6 +173,29 @@ void step_rows(const Case& c, int rounds, bool json) {
   std::fflush(stdout);
 }
 
+// The profiler's table of the case's steps, eager, function and jit each alone after warm-up.
+void profile_rows(const Case& c, const std::string& dir) {
+  struct PolicyScope {
+    explicit PolicyScope(const std::string& name) { mixed_precision::set_global_policy(name); }
+    ~PolicyScope() { mixed_precision::set_global_policy("float32"); }
+  } policy(c.policy);
+  const Batches b(c.kind, c.batch);
+  auto profile = [&](const std::string& which, auto& step) {
+    int next = 0;
+    run_steps(step, b, kWarmup, next);
+    std::printf("%s %s, %d steps:\n", c.name.c_str(), which.c_str(), c.steps);
+    profiler::Profile p(dir + "/" + c.name + "_" + which, {.summary_rows = 40});
+    run_steps(step, b, c.steps, next);
+  };
+  Trainee eager_t(c.kind), function_t(c.kind), jit_t(c.kind);
+  auto eager = step_of(eager_t);
+  auto function = ember::function(step_of(function_t), {.name = "train_step_" + c.name});
+  auto jit = ember::function(step_of(jit_t), {.jit_compile = true, .name = "jit_train_step_" + c.name});
+  profile("eager", eager);
+  profile("function", function);
+  profile("jit", jit);
+}
+
 struct StepMemory {
   double peak, transient;  // bytes at the step's peak, and above what was in use when it began
 };
@@ -294,7 +319,7 @@ int usage(const char* problem) {
   std::fprintf(stderr,
                "bench_function: %s\nusage: bench_function [--json] "
                "[--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|plan|profiler] [--rounds N] [--threads N] "
-               "[--cpu-time]\n",
+               "[--cpu-time] [--profile DIR]\n",
                problem);
   return 2;
 }
@@ -303,7 +328,7 @@ int usage(const char* problem) {
 
 int main(int argc, char** argv) {
   bool json = false;
-  std::string only;
+  std::string only, profile_dir;
   int rounds = 7, threads = 2;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) {
@@ -321,12 +346,19 @@ int main(int argc, char** argv) {
       if (threads < 1) return usage("--threads takes a count of at least 1");
     } else if (std::strcmp(argv[i], "--cpu-time") == 0) {
       g_cpu_time = true;
+    } else if (std::strcmp(argv[i], "--profile") == 0 && i + 1 < argc) {
+      profile_dir = argv[++i];
     } else {
       return usage((std::string("unknown argument '") + argv[i] + "'").c_str());
     }
   }
   try {
     config::set_intra_op_parallelism_threads(threads);
+    if (!profile_dir.empty()) {
+      for (const Case& c : kCases)
+        if (only.empty() || only == c.name) profile_rows(c, profile_dir);
+      return 0;
+    }
     if (!json)
       std::printf("ember::function against eager, one training step (Adam, cross-entropy from logits), %d intra-op "
                   "threads; median of %d interleaved rounds (%s); speedup > 1: the function is faster\n",
