@@ -88,6 +88,11 @@ auto step_of(Trainee& t) {
   };
 }
 
+// The step traced by ember::function, with jit_compile or without.
+auto compiled_step_of(Trainee& t, const Case& c, bool jit) {
+  return ember::function(step_of(t), {.jit_compile = jit, .name = (jit ? "jit_train_step_" : "train_step_") + c.name});
+}
+
 struct Batches {
   std::vector<Tensor> xs, ys;
   Batches(const std::string& kind, int64_t batch) {
@@ -124,16 +129,19 @@ void print_header(bool json) {
                 "rounds", "jit us", "jit", "1st call ms", "nodes", "jit");
 }
 
+// The global mixed-precision policy a case's models are built under, float32 again afterwards.
+struct PolicyScope {
+  explicit PolicyScope(const std::string& name) { mixed_precision::set_global_policy(name); }
+  ~PolicyScope() { mixed_precision::set_global_policy("float32"); }
+};
+
 void step_rows(const Case& c, int rounds, bool json) {
-  struct PolicyScope {
-    explicit PolicyScope(const std::string& name) { mixed_precision::set_global_policy(name); }
-    ~PolicyScope() { mixed_precision::set_global_policy("float32"); }
-  } policy(c.policy);
+  const PolicyScope policy(c.policy);
   Trainee eager_t(c.kind), function_t(c.kind), jit_t(c.kind);
   const Batches b(c.kind, c.batch);
   auto eager = step_of(eager_t);
-  auto function = ember::function(step_of(function_t), {.name = "train_step_" + c.name});
-  auto jit = ember::function(step_of(jit_t), {.jit_compile = true, .name = "jit_train_step_" + c.name});
+  auto function = compiled_step_of(function_t, c, false);
+  auto jit = compiled_step_of(jit_t, c, true);
   int next_e = 0, next_f = 0, next_j = 0;
   // Eager warms the kernels' caches first, so that the function's first call (which traces, runs the step
   // and builds Adam's slots) costs what a user's first call costs in a warm process.
@@ -175,10 +183,7 @@ void step_rows(const Case& c, int rounds, bool json) {
 
 // The profiler's table of the case's steps, eager, function and jit each alone after warm-up.
 void profile_rows(const Case& c, const std::string& dir) {
-  struct PolicyScope {
-    explicit PolicyScope(const std::string& name) { mixed_precision::set_global_policy(name); }
-    ~PolicyScope() { mixed_precision::set_global_policy("float32"); }
-  } policy(c.policy);
+  const PolicyScope policy(c.policy);
   const Batches b(c.kind, c.batch);
   auto profile = [&](const std::string& which, auto& step) {
     int next = 0;
@@ -189,8 +194,8 @@ void profile_rows(const Case& c, const std::string& dir) {
   };
   Trainee eager_t(c.kind), function_t(c.kind), jit_t(c.kind);
   auto eager = step_of(eager_t);
-  auto function = ember::function(step_of(function_t), {.name = "train_step_" + c.name});
-  auto jit = ember::function(step_of(jit_t), {.jit_compile = true, .name = "jit_train_step_" + c.name});
+  auto function = compiled_step_of(function_t, c, false);
+  auto jit = compiled_step_of(jit_t, c, true);
   profile("eager", eager);
   profile("function", function);
   profile("jit", jit);
