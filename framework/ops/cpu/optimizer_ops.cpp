@@ -197,11 +197,7 @@ void adam_multi_loop(const KernelContext& ctx) {
   std::optional<ScopedOpenMPThreads> one_thread;
   if (chunks == 1 && product_cols > 0) one_thread.emplace(1);
   parallel_for_chunks(chunks, 1, [&](int64_t chunk, int64_t, int64_t) {
-    // Each thread's block, kept between updates: 128 KiB and more fresh from the allocator are fresh pages (a page
-    // fault each 4 KiB on every update).
-    thread_local std::vector<T> block;
-    if (block.size() < static_cast<size_t>(kProductBlockRows * product_cols))
-      block.resize(static_cast<size_t>(kProductBlockRows * product_cols));
+    std::vector<T> block(static_cast<size_t>(kProductBlockRows * product_cols));
     for (const Part& p : parts) {
       if (chunk >= p.chunks) continue;
       if (p.g) {
