@@ -27,6 +27,10 @@ class Unimplemented : public Error { using Error::Error; };
 class DataLoss : public Error { using Error::Error; };
 // A broken invariant inside Ember itself.
 class Internal : public Error { using Error::Error; };
+// An operation did not finish in time: a collective whose peer died or hangs (TF: DeadlineExceededError).
+class DeadlineExceeded : public Error { using Error::Error; };
+// A service is not available: the communicator is broken, or the transport failed (TF: UnavailableError).
+class Unavailable : public Error { using Error::Error; };
 
 namespace detail {
 // Collects a message with << and throws E when it goes out of scope at the end of the statement.

@@ -11,7 +11,6 @@
 
 #include "framework/core/error.h"
 #include "framework/core/logging.h"
-#include "framework/distribute/errors.h"
 
 namespace ember::distribute::detail {
 

@@ -6,8 +6,8 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "framework/core/error.h"
 #include "framework/distribute/communicator.h"
-#include "framework/distribute/errors.h"
 #include "framework/ops/cuda/cuda_runtime.h"
 
 namespace ember::distribute::detail {

@@ -26,8 +26,8 @@
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/autodiff/variable.h"
 #include "framework/core/device.h"
+#include "framework/core/error.h"
 #include "framework/core/tensor.h"
-#include "framework/distribute/errors.h"
 
 namespace ember::distribute {
 
