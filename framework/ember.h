@@ -11,6 +11,7 @@
 #include "framework/core/profiler.h"
 #include "framework/core/shape.h"
 #include "framework/core/tensor.h"
+#include "framework/distribute/replica_loss.h"
 #include "framework/distribute/strategy.h"
 #include "framework/graph/control_flow.h"
 #include "framework/graph/function.h"

@@ -8,6 +8,7 @@
 
 #include "framework/core/error.h"
 #include "framework/core/strings.h"
+#include "framework/distribute/replica_loss.h"
 #include "framework/model/layer.h"
 #include "framework/model/loss_values.h"
 #include "framework/ops/array.h"
@@ -79,10 +80,15 @@ Tensor reduce_weighted_values(const Tensor& values_in, const Tensor& sample_weig
   if (reduction == "none" || s.rank() == 0 || (s.rank() == 1 && s[0] == 0)) return values;
   Tensor loss = ops::reduce_sum(values);
   if (reduction == "sum") return loss;
-  if (reduction == "mean_with_sample_weight" && sample_weight.defined())
-    return ops::div_no_nan(loss, ops::reduce_sum(sample_weight));
-  const int64_t n = s.num_elements();
-  return n == 0 ? loss : loss / static_cast<double>(n);
+  if (reduction == "mean_with_sample_weight" && sample_weight.defined()) {
+    loss = ops::div_no_nan(loss, ops::reduce_sum(sample_weight));
+  } else {
+    const int64_t n = s.num_elements();
+    if (n > 0) loss = loss / static_cast<double>(n);
+  }
+  // Inside strategy.run a mean is this replica's share of the global batch's mean (Keras 3 under TF:
+  // scale_loss_for_distribution), since the optimizer sums the replicas' gradients.
+  return distribute::scale_loss_for_distribution(loss, distribute::num_replicas_in_run());
 }
 
 Loss::Loss(std::string name, std::string reduction, const char* class_name)

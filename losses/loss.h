@@ -88,7 +88,9 @@ struct AxisOption {
 // entries weigh total/valid so the mean runs over valid entries only), multiplies, and reduces:
 // "sum" sums; "sum_over_batch_size"/"mean" divide the sum by the element count of the weighted
 // values; "mean_with_sample_weight" by the sum of the weights; "none" returns them unreduced (as do
-// scalar and shape-(0,) values). Division by zero gives 0. `who` names the caller in errors.
+// scalar and shape-(0,) values). Division by zero gives 0. Inside Strategy::run the three means are divided
+// by the replicas in sync as well (Keras 3 under TF), since the optimizer sums the replicas' gradients.
+// `who` names the caller in errors.
 Tensor reduce_weighted_values(const Tensor& values, const Tensor& sample_weight = {}, const Tensor& mask = {},
                               const std::string& reduction = "sum_over_batch_size", const std::string& who = "Loss");
 

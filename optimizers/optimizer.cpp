@@ -137,8 +137,9 @@ std::vector<SourceGradient> unfactored(const std::vector<Tensor>& grads) {
   return out;
 }
 
-// The gradients to apply now: inside strategy.run with several replicas in this process, the replicas' mean at the
-// last replica and none before it (ReplicaContext::merge_gradients); elsewhere `grads`.
+// The gradients to apply now: inside strategy.run, the replicas' sum (TF's optimizer all-reduces them with SUM),
+// with several replicas in this process at the last replica and none before it (ReplicaContext::merge_gradients);
+// elsewhere `grads`.
 std::optional<std::vector<Tensor>> over_replicas(const void* optimizer, const std::vector<Tensor>& grads) {
   const std::optional<distribute::ReplicaContext> ctx = distribute::get_replica_context();
   return ctx ? ctx->merge_gradients(optimizer, grads) : grads;

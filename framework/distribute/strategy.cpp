@@ -153,7 +153,7 @@ void Strategy::finish_replicas() const {
   impl.merging.clear();
   EMBER_CHECK(!partial, InvalidArgument)
       << impl.name << ".run: some replicas applied gradients with an optimizer and the last one did not; every "
-      << "replica must apply its gradients (the optimizer applies their mean when the last one does)";
+      << "replica must apply its gradients (the optimizer applies their sum when the last one does)";
 }
 
 void Strategy::check_per_replica(size_t values, const std::string& what) const {
@@ -799,7 +799,7 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
   EMBER_CHECK(n == 1, Unimplemented)
       << strategy_.impl()->name << ": the replica context's all_reduce with " << n << " replicas in one process: "
       << "they run one after another, so none can wait for the others' values; apply the gradients with the "
-      << "optimizer inside strategy.run (it applies the replicas' mean), and reduce run's results with "
+      << "optimizer inside strategy.run (it applies the replicas' sum), and reduce run's results with "
       << "strategy.reduce";
   return strategy_.all_reduce(op, values);
 }
@@ -807,7 +807,7 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
 std::optional<std::vector<Tensor>> ReplicaContext::merge_gradients(const void* key,
                                                                    const std::vector<Tensor>& grads) const {
   const int n = strategy_.num_replicas_in_process();
-  if (n == 1) return grads;
+  if (n == 1) return strategy_.combine_replica_gradients(ReduceOp::SUM, {grads});
   auto& merging = strategy_.impl()->merging;
   std::vector<std::vector<Tensor>>& kept = merging[key];
   EMBER_CHECK(kept.size() == static_cast<size_t>(replica_), InvalidArgument)
@@ -820,7 +820,7 @@ std::optional<std::vector<Tensor>> ReplicaContext::merge_gradients(const void* k
   if (replica_ + 1 < n) return std::nullopt;
   const std::vector<std::vector<Tensor>> all = std::move(kept);
   merging.erase(key);
-  return strategy_.combine_replica_gradients(ReduceOp::MEAN, all);
+  return strategy_.combine_replica_gradients(ReduceOp::SUM, all);
 }
 
 }  // namespace ember::distribute

@@ -3,8 +3,9 @@
 // per process; `mpirun -np N ./app` starts N of them, and a process started alone is a job of one. Variables
 // created in its scope (a model's weights, its optimizer's slots, when fit builds them) are mirrored: the chief's
 // values are broadcast at their first use, so every worker starts identical. fit splits each global batch across
-// the replicas and all-reduces the gradients (their mean) before the optimizer applies them, and averages the
-// metrics so that every worker logs the same numbers.
+// the replicas, scales each replica's loss by 1/num_replicas_in_sync and sums the gradients over the replicas (so
+// the optimizer applies their mean, as TF's fit does), and averages the metrics so that every worker logs the same
+// numbers.
 //
 //   distribute::MultiWorkerMirroredStrategy strategy;
 //   Sequential model;
@@ -90,13 +91,14 @@ class Strategy {
   // An argument that is a PerReplica gives each replica its own value; a data::Element (a batch of
   // experimental_distribute_dataset) gives each replica its part; any other argument is passed to every replica
   // as it is. Returns every replica's result (nothing when fn returns void). With one replica per process
-  // (MultiWorkerMirroredStrategy) each worker passes its own inputs, and all-reduces its gradients with
-  // get_replica_context()->all_reduce before applying them. With several (MirroredStrategy's devices), the
+  // (MultiWorkerMirroredStrategy) each worker passes its own inputs, and Optimizer::apply all-reduces the
+  // gradients over the workers before applying them. With several (MirroredStrategy's devices), the
   // replicas run one after another on the model's own variables (they hold the same values), so their devices
-  // must be one device named several times; Optimizer::apply inside run keeps each replica's gradients and
-  // applies their mean once, when the last replica applies (Keras's optimizer under TF sums the replicas'
-  // gradients; Ember averages, as fit does): until then the variables keep their values, as every replica must
-  // read them.
+  // must be one device named several times. Optimizer::apply inside run applies the SUM of the replicas'
+  // gradients, as Keras's optimizer under TF does: each replica's loss must be its share of the global batch's
+  // (compute_average_loss, or a Loss whose mean reduction divides by the replicas inside run). With several
+  // replicas in this process it keeps each replica's gradients and applies their sum once, when the last replica
+  // applies: until then the variables keep their values, as every replica must read them.
   template <class F, class... Args>
   auto run(F&& fn, Args&&... args) const;
   // `value` combined over the workers: the sum, or the mean (TF: strategy.reduce with axis None; MEAN sums
@@ -240,9 +242,10 @@ class ReplicaContext {
   // process an Unimplemented: they run one after another, so none can wait for the others' values; apply the
   // gradients with the optimizer, which combines them.
   std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values) const;
-  // Optimizer::apply's gradients (TF's merge_call): with one replica in this process, `grads` as they are. With
-  // several, this replica's `grads` are kept under `key` and nothing is returned, until the last replica, which
-  // gets the replicas' mean (Strategy::combine_replica_gradients) to apply once.
+  // Optimizer::apply's gradients (TF: the optimizer's all-reduce SUM, then merge_call): with one replica in this
+  // process, `grads` summed over the workers. With several, this replica's `grads` are kept under `key` and
+  // nothing is returned, until the last replica, which gets the replicas' sum (Strategy::combine_replica_gradients)
+  // to apply once.
   std::optional<std::vector<Tensor>> merge_gradients(const void* key, const std::vector<Tensor>& grads) const;
   const Strategy& strategy() const { return strategy_; }
 

@@ -8,6 +8,7 @@
 
 #include "framework/autodiff/gradient_tape.h"
 #include "framework/core/error.h"
+#include "framework/distribute/replica_loss.h"
 #include "framework/model/model.h"
 #include "framework/graph/trace.h"
 #include "framework/model/trainer_state.h"
@@ -326,7 +327,8 @@ std::vector<Replica> mirrored_replicas(Model& model, const std::vector<Model*>& 
 }
 
 // Several replicas in this process (TF: MirroredStrategy's replicas, one per device): each computes its part's
-// gradients with the model's values, the mean of theirs is applied once, and every part is added to the metrics
+// gradients with the model's values, the sum of theirs (each of a loss scaled by 1/n: their mean) is applied once,
+// and every part is added to the metrics
 // (TF sums the replicas' metric states). A variable the forward pass assigns (BatchNormalization's moving
 // statistics) becomes the mean of the replicas' values (Keras's MEAN aggregation of such variables).
 MetricResults train_replicas(Model& model, const distribute::Strategy& strategy, const std::vector<Replica>& replicas) {
@@ -345,7 +347,10 @@ MetricResults train_replicas(Model& model, const distribute::Strategy& strategy,
     GradientTape tape;
     y_preds.push_back(replica.model->call_outputs(x, /*training=*/true));
     losses.push_back(replica.model->compute_loss(y, y_preds.back(), sample_weight));
-    if (!vars.empty()) grads.push_back(tape.gradient(opt.scale_loss(losses.back()), replica.model->trainable_weights()));
+    if (!vars.empty())
+      grads.push_back(tape.gradient(
+          distribute::scale_loss_for_distribution(opt.scale_loss(losses.back()), strategy.num_replicas_in_sync()),
+          replica.model->trainable_weights()));
     ys.push_back(std::move(y));
     sample_weights.push_back(sample_weight);
   }
@@ -358,7 +363,7 @@ MetricResults train_replicas(Model& model, const distribute::Strategy& strategy,
     for (size_t r = 1; r < replicas.size(); ++r) sum = sum + replica_state[r][i].value().to(sum.device());
     state[i].assign(sum * Tensor::scalar_of(1.0 / static_cast<double>(replicas.size()), sum.dtype(), sum.device()));
   }
-  if (!vars.empty()) opt.apply(strategy.combine_replica_gradients(distribute::ReduceOp::MEAN, grads), vars);
+  if (!vars.empty()) opt.apply(strategy.combine_replica_gradients(distribute::ReduceOp::SUM, grads), vars);
   MetricResults results;
   const Device here = vars.empty() ? default_device() : vars[0].device();
   auto to_here = [&](std::vector<Tensor> ts) {
@@ -428,14 +433,17 @@ MetricResults Model::train_step(const data::Element& batch) {
     y_pred = call_outputs(x, /*training=*/true);
     vars = trainable_weights();  // after the call: a model's first call builds its weights
     loss = compute_loss(y, y_pred, sample_weight);
-    Tensor scaled = opt.scale_loss(loss);
+    // Scaled for mixed precision, and under a strategy of n replicas by 1/n (TF's fit: Keras's
+    // scale_loss_for_distribution), since the replicas' gradients are summed.
+    const Tensor scaled = distribute::scale_loss_for_distribution(
+        opt.scale_loss(loss), compiled_->strategy ? compiled_->strategy->num_replicas_in_sync() : 1);
     // Keras's tape.gradient then optimizer.apply. Traced (fit's default), the graph compiler hands a small
     // batch's Dense kernel gradients to the update as their factors (framework/graph/fold_kernel_gradients.cpp).
-    // Under a strategy every replica applies the mean of the replicas' gradients (TF: the optimizer's all-reduce
-    // under MultiWorkerMirroredStrategy), so the weights stay identical; their all-reduces overlap the backward
-    // pass. One replica passes them through.
+    // Under a strategy every replica applies the sum of the replicas' gradients of their scaled losses, their mean
+    // (TF: the optimizer's all-reduce under MultiWorkerMirroredStrategy), so the weights stay identical; their
+    // all-reduces overlap the backward pass. One replica passes them through.
     if (!vars.empty())
-      grads = compiled_->strategy ? compiled_->strategy->reduced_gradients(distribute::ReduceOp::MEAN, tape, scaled, vars)
+      grads = compiled_->strategy ? compiled_->strategy->reduced_gradients(distribute::ReduceOp::SUM, tape, scaled, vars)
                                   : tape.gradient(scaled, vars);
   }
   if (!vars.empty()) opt.apply(grads, vars);

@@ -256,7 +256,8 @@ TEST_CASE("distribute: a custom loop with MirroredStrategy.run over 2 replicas t
   const Data d = mlp_data();
   const auto ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(64);
   const losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
-  // The loop TF's guide writes: each replica's gradients applied by the optimizer, which applies their mean.
+  // Each replica's gradients applied by the optimizer, which applies their sum (as TF's): inside the run the Loss's
+  // mean is divided by the replicas (Keras 3 under TF), so the sum is the global batch's gradient.
   auto step = [&](Sequential& m, optimizers::Optimizer& opt, const data::Element& batch) {
     std::vector<Variable> vars = m.trainable_weights();
     Tensor loss;
@@ -286,7 +287,7 @@ TEST_CASE("distribute: a custom loop with MirroredStrategy.run over 2 replicas t
     CHECK(b[0].shape()[0] == 32);
     const distribute::PerReplica<Tensor> per_replica =
         s.run([&](const data::Element& part) { return step(*m, opt, part); }, b);
-    losses.push_back(s.reduce(distribute::ReduceOp::MEAN, per_replica).item<float>());
+    losses.push_back(s.reduce(distribute::ReduceOp::SUM, per_replica).item<float>());  // each replica's share
   }
   REQUIRE(losses.size() == 4);
   for (size_t i = 0; i < losses.size(); ++i) CHECK(losses[i] == Approx(ref_losses[i]).epsilon(1e-5));

@@ -298,40 +298,51 @@ TEST_CASE("distribute: evaluate averages the metrics over the workers' rows", "[
 }
 
 TEST_CASE("distribute: strategy.run custom loop over experimental_distribute_dataset", "[.][mpi]") {
+  // TF's custom loop: the optimizer sums the workers' gradients, so each worker's loss is its share of the global
+  // batch's: compute_average_loss (by default the worker's rows times the replicas), or a Loss's mean, which
+  // strategy.run divides by the replicas. Both train as one worker on the global batch of 64.
   const Data d = mlp_data();
   const auto ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(64);
-  const losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
-  auto step = [&](Sequential& m, optimizers::SGD& opt, const data::Element& batch) {
-    std::vector<Variable> vars = m.trainable_weights();
-    std::vector<Tensor> sources(vars.begin(), vars.end());
-    std::vector<Tensor> grads;
-    {
-      GradientTape tape;
-      Tensor loss = loss_fn(batch[1], m(batch[0], true));
-      grads = tape.gradient(loss, sources);
-    }
-    if (auto ctx = distribute::get_replica_context()) grads = ctx->all_reduce(ReduceOp::MEAN, grads);
-    opt.apply(grads, vars);
-  };
-  auto reference = mlp(1);
-  optimizers::SGD ref_opt({.learning_rate = 0.1});
-  for (const data::Element& b : ds) step(*reference, ref_opt, b);
+  const losses::SparseCategoricalCrossentropy per_example({.from_logits = true, .reduction = "none"});
+  const losses::SparseCategoricalCrossentropy mean_loss({.from_logits = true});
+  for (const bool average : {true, false}) {
+    INFO((average ? "compute_average_loss" : "a Loss's mean"));
+    auto step = [&](Sequential& m, optimizers::SGD& opt, const data::Element& batch) {
+      std::vector<Variable> vars = m.trainable_weights();
+      std::vector<Tensor> sources(vars.begin(), vars.end());
+      std::vector<Tensor> grads;
+      Tensor loss;
+      {
+        GradientTape tape;
+        const Tensor logits = m(batch[0], true);
+        loss = average ? distribute::compute_average_loss(per_example(batch[1], logits)) : mean_loss(batch[1], logits);
+        grads = tape.gradient(loss, sources);
+      }
+      opt.apply(grads, vars);
+      return loss;
+    };
+    auto reference = mlp(1);
+    optimizers::SGD ref_opt({.learning_rate = 0.1});
+    std::vector<float> ref_losses;
+    for (const data::Element& b : ds) ref_losses.push_back(step(*reference, ref_opt, b).item<float>());
 
-  std::shared_ptr<Sequential> m;
-  const auto& s = strategy();
-  {
-    auto scope = s.scope();
-    m = mlp(1 + 10 * static_cast<uint64_t>(rank()));
+    std::shared_ptr<Sequential> m;
+    const auto& s = strategy();
+    {
+      auto scope = s.scope();
+      m = mlp(1 + 10 * static_cast<uint64_t>(rank()));
+    }
+    optimizers::SGD opt({.learning_rate = 0.1});
+    std::vector<float> losses;
+    for (const data::Element& b : s.experimental_distribute_dataset(ds)) {
+      CHECK(b[0].shape()[0] == 32);
+      const auto per_replica = s.run([&](const data::Element& batch) { return step(*m, opt, batch); }, b);
+      losses.push_back(s.reduce(ReduceOp::SUM, per_replica).item<float>());  // the workers' shares: the loss
+    }
+    REQUIRE(losses.size() == 4);
+    for (size_t i = 0; i < losses.size(); ++i) CHECK(losses[i] == Approx(ref_losses[i]).epsilon(1e-5));
+    check_close(m->get_weights(), reference->get_weights(), 1e-5);
   }
-  optimizers::SGD opt({.learning_rate = 0.1});
-  int steps = 0;
-  for (const data::Element& b : s.experimental_distribute_dataset(ds)) {
-    CHECK(b[0].shape()[0] == 32);
-    s.run([&](const data::Element& batch) { step(*m, opt, batch); }, b);
-    ++steps;
-  }
-  CHECK(steps == 4);
-  check_close(m->get_weights(), reference->get_weights(), 1e-5);
 }
 
 TEST_CASE("distribute: only the chief writes ModelCheckpoint files", "[.][mpi]") {
