@@ -38,8 +38,8 @@ struct TensorSpec {
 };
 
 struct FunctionOptions {
-  // Fuse chains of elementwise ops into one pass over the data each (XLA's loop fusion; on the CPU, float32 and
-  // bool chains), with the unfused ops' bits. See docs/graph_mode.md.
+  // Fuse chains of elementwise ops into one pass over the data each (XLA's loop fusion; float32, the half types
+  // and bool chains), with the unfused ops' bits. See docs/graph_mode.md.
   bool jit_compile = false;
   // After a call traces for shapes that differ from an earlier trace's only in some dimensions, those
   // dimensions are unknown: that trace serves every size of them (TF's reduce_retracing).
