@@ -44,6 +44,7 @@ void optimize(Graph& g, OptimizeOptions options) {
   eliminate_common_subexpressions(g);
   fold_kernel_gradients(g);
   fold_gradient_casts(g);
+  store_half_in_float32(g);
   fuse_batch_norm_relu(g);
   view_size_one_reductions(g);
   eliminate_dead_code(g);

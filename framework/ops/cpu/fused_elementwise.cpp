@@ -10,6 +10,7 @@
 
 #include "framework/ops/cpu/elementwise_loops.h"
 #include "framework/ops/cpu/half_convert.h"
+#include "framework/ops/cpu/half_round.h"
 #include "framework/ops/functors.h"
 #include "framework/ops/fused_elementwise.h"
 
@@ -140,10 +141,24 @@ void store(const float* r, Tensor& t, int64_t i, int64_t k) {
   }
 }
 
+// Whether the chain only rounds its float32 input to a half type and back (cast, cast), returning the float32 value.
+bool round_trip(const FusedElementwise& f) {
+  if (f.inputs.size() != 1 || f.inputs[0].dtype != DType::Float32 || f.inputs[0].broadcast != Fused::Broadcast::Full ||
+      f.steps.size() != 2 || f.outputs.size() != 1 || f.outputs[0] != 2)
+    return false;
+  const Fused::Step &narrow = f.steps[0], &widen = f.steps[1];
+  return narrow.op == OpId::cast && fused_rounds_to_half(narrow.dtype) && narrow.args == std::vector<int>{0} &&
+         widen.op == OpId::cast && widen.dtype == DType::Float32 && widen.args == std::vector<int>{1};
+}
+
 }  // namespace
 
 void fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
   const int64_t n = f.shape.num_elements();
+  // A round trip is one vectorised pass (the casts' own conversions, with their bits).
+  if (round_trip(f))
+    return cpu::round_through(static_cast<const float*>(inputs[0].raw_data()),
+                              static_cast<float*>(outputs[0].raw_data()), n, f.steps[0].dtype);
   const size_t ni = f.inputs.size(), ns = f.steps.size();
   // A step whose result is a float32 output writes it in place in the output; the others into their registers.
   std::vector<float*> direct(ns, nullptr);

@@ -1,4 +1,5 @@
 #include "framework/ops/cpu/half_convert.h"
+#include "framework/ops/cpu/half_round.h"
 
 #include <cstring>
 
@@ -17,6 +18,11 @@ namespace {
 template <class From, class To>
 void hc_scalar(const From* src, To* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<To>(src[i]);
+}
+// A round trip through T (round_through), element by element: narrow's and widen's scalar conversions.
+template <class T>
+void hc_round_scalar(const float* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(static_cast<T>(src[i]));
 }
 
 #ifdef EMBER_HALF_CONVERT_X86
@@ -51,17 +57,21 @@ EMBER_AVX512 void hc_widen_bf16_avx512(const bfloat16* src, float* dst, int64_t 
 
 // Eigen's float_to_bfloat16_rtne on 16 lanes: add 0x7fff plus the kept lsb, keep the high half; a NaN
 // becomes the quiet NaN 0x7fc0 with its sign.
+// (The bfloat16 bits in each lane's low half.)
+EMBER_AVX512 inline __m512i hc_round_bf16_avx512(__m512i u) {
+  const __m512i hi = _mm512_srli_epi32(u, 16);
+  const __m512i r = _mm512_srli_epi32(
+      _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(hi, _mm512_set1_epi32(1)))), 16);
+  const __mmask16 nan =
+      _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+  return _mm512_mask_mov_epi32(r, nan,
+                               _mm512_or_si512(_mm512_and_si512(hi, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0x7fc0)));
+}
+
 EMBER_AVX512 void hc_narrow_bf16_avx512(const float* src, bfloat16* dst, int64_t n) {
-  const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff), abs_mask = _mm512_set1_epi32(0x7fffffff),
-                inf = _mm512_set1_epi32(0x7f800000), sign16 = _mm512_set1_epi32(0x8000),
-                qnan = _mm512_set1_epi32(0x7fc0);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    const __m512i u = _mm512_loadu_si512(src + i);
-    const __m512i hi = _mm512_srli_epi32(u, 16);
-    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(hi, one))), 16);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), inf);
-    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_and_si512(hi, sign16), qnan));
+    const __m512i r = hc_round_bf16_avx512(_mm512_loadu_si512(src + i));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_cvtepi32_epi16(r));
   }
   hc_scalar(src + i, dst + i, n - i);
@@ -114,6 +124,39 @@ EMBER_AVX2 void hc_narrow_bf16_avx2(const float* src, bfloat16* dst, int64_t n) 
   hc_scalar(src + i, dst + i, n - i);
 }
 
+// Round trips (round_through): the narrowing's instructions, then the widening's, on each vector.
+EMBER_AVX512 void hc_round_f16_avx512(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(src + i),
+                                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+  hc_round_scalar<half>(src + i, dst + i, n - i);
+}
+
+EMBER_AVX512 void hc_round_bf16_through_avx512(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_si512(dst + i, _mm512_slli_epi32(hc_round_bf16_avx512(_mm512_loadu_si512(src + i)), 16));
+  hc_round_scalar<bfloat16>(src + i, dst + i, n - i);
+}
+
+EMBER_AVX2 void hc_round_f16_avx2(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(src + i),
+                                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+  hc_round_scalar<half>(src + i, dst + i, n - i);
+}
+
+EMBER_AVX2 void hc_round_bf16_through_avx2(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i r = hc_round_bf16_avx2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(r, 16));
+  }
+  hc_round_scalar<bfloat16>(src + i, dst + i, n - i);
+}
+
 enum class HalfIsa { kScalar, kAvx2, kAvx512 };
 
 HalfIsa hc_isa() {
@@ -147,7 +190,33 @@ void hc_run(const From* src, To* dst, int64_t n, F512 avx512, F2 avx2) {
                [&](int64_t b, int64_t e) { hc_convert(src + b, dst + b, e - b, avx512, avx2); });
 }
 
+// A round trip through T over the pool: the vector loops where the CPU has them, else the scalar one.
+template <class T>
+void hc_round_run(const float* src, float* dst, int64_t n, [[maybe_unused]] void (*avx512)(const float*, float*, int64_t),
+                  [[maybe_unused]] void (*avx2)(const float*, float*, int64_t)) {
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+#ifdef EMBER_HALF_CONVERT_X86
+    switch (hc_isa()) {
+      case HalfIsa::kAvx512: return avx512(src + b, dst + b, e - b);
+      case HalfIsa::kAvx2: return avx2(src + b, dst + b, e - b);
+      case HalfIsa::kScalar: break;
+    }
+#endif
+    hc_round_scalar<T>(src + b, dst + b, e - b);
+  });
+}
+
 }  // namespace
+
+void round_through(const float* src, float* dst, int64_t n, DType dtype) {
+#ifdef EMBER_HALF_CONVERT_X86
+  if (dtype == DType::Float16) return hc_round_run<half>(src, dst, n, hc_round_f16_avx512, hc_round_f16_avx2);
+  hc_round_run<bfloat16>(src, dst, n, hc_round_bf16_through_avx512, hc_round_bf16_through_avx2);
+#else
+  if (dtype == DType::Float16) return hc_round_run<half>(src, dst, n, nullptr, nullptr);
+  hc_round_run<bfloat16>(src, dst, n, nullptr, nullptr);
+#endif
+}
 
 #ifdef EMBER_HALF_CONVERT_X86
 void widen(const half* src, float* dst, int64_t n) { hc_run(src, dst, n, hc_widen_f16_avx512, hc_widen_f16_avx2); }

@@ -25,6 +25,7 @@
 #include "framework/ops/matmul_geometry.h"
 #include "framework/ops/cpu/small_batch.h"
 #include "framework/ops/dispatch.h"
+#include "framework/ops/half_products.h"
 
 namespace ember {
 
@@ -345,6 +346,12 @@ void matmul_bias_cpu(const KernelContext& ctx) {
 }
 
 }  // namespace
+
+namespace ops {
+bool cpu_matmul_widens_half(DType dtype) {
+  return dtype == DType::Float16 || (dtype == DType::BFloat16 && !dnnl_ctx::bf16_primitives_usable());
+}
+}  // namespace ops
 
 EMBER_REGISTER_KERNEL(matmul, CPU, matmul_cpu, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
                       DType::Int32, DType::Int64);

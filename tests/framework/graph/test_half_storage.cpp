@@ -1,0 +1,209 @@
+// store_half_in_float32: on a CPU whose half products compute as float32's, traced float16 and bfloat16 matmuls run
+// as float32's on float32 buffers holding half values, each product rounded to its type and back in one pass. The
+// values are the half ops' to the bit: each op here against eager execution, with NaN, infinities, subnormals, ties
+// and overflow among the operands, and mixed-precision training (fit, with a loss scale optimizer under
+// mixed_float16) against eager training.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "framework/ember.h"
+#include "framework/graph/passes.h"
+#include "framework/ops/half_products.h"
+#include "tests/support/tensor_testing.h"
+
+using namespace ember;
+using ember::testing::same_bits;
+
+namespace {
+
+// Ordinary values with the half types' edges among them: signed zeros, infinities, NaN, float16's and bfloat16's
+// subnormals, their largest finite values and what overflows them, and ties of rounding to each.
+Tensor edge_values(int64_t rows, int64_t cols, uint64_t seed) {
+  std::vector<float> v = random::normal({rows, cols}, {.seed = seed}).to_vector<float>();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float special[] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                           6e-8f, -3e-7f, 1e-5f, 65504.0f, 65520.0f, -70000.0f,
+                           1e-39f, -5e-40f, 3.3e38f,
+                           1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, -(1.0f + 0x1p-11f),
+                           1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 2.0f + 0x1p-7f, 0.5f, -2.5f, 3.5f};
+  for (size_t i = 0; i < std::size(special) && i < v.size(); ++i) v[i * 7 % v.size()] = special[i];
+  return Tensor::from_vector(v, {rows, cols});
+}
+
+const graph::Graph& graph_of(const auto& f) { return f.concrete_functions().at(0)->graph(); }
+
+// How many matmuls of the graph compute in float32, and how many in a half type.
+std::pair<size_t, size_t> matmuls(const graph::Graph& g) {
+  size_t f32 = 0, half = 0;
+  for (const graph::Node& n : g.nodes)
+    if (n.kind == graph::NodeKind::Op && (n.op == OpId::matmul || n.op == OpId::matmul_bias))
+      ++(g.values[static_cast<size_t>(n.outputs[0])].dtype == DType::Float32 ? f32 : half);
+  return {f32, half};
+}
+
+struct Threads {
+  int before = config::get_intra_op_parallelism_threads();
+  explicit Threads(int n) { config::set_intra_op_parallelism_threads(n); }
+  ~Threads() { config::set_intra_op_parallelism_threads(before); }
+};
+
+struct PolicyScope {
+  explicit PolicyScope(const std::string& name) { mixed_precision::set_global_policy(name); }
+  ~PolicyScope() { mixed_precision::set_global_policy("float32"); }
+};
+
+}  // namespace
+
+TEST_CASE("traced half matmuls run in float32 storage with the half ops' bits", "[function][mixed_precision]") {
+  for (const DType h : {DType::Float16, DType::BFloat16}) {
+    if (!ops::cpu_matmul_widens_half(h)) continue;  // oneDNN's native bf16 kernels: the pass leaves them
+    for (const int threads : {1, 2}) {
+      INFO(h << ", " << threads << " threads");
+      Threads scope(threads);
+      // Products of every transposition, chained (a product's result read by products, by a half op, returned as
+      // half and cast to float32), with bias and relu; float32 and half inputs.
+      auto body = [h](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& vh) {
+        const Tensor xh = ops::cast(x, h), wh = ops::cast(w, h), bh = ops::cast(b, h);
+        const Tensor y = ops::matmul_bias_relu(xh, wh, bh);                      // (m, n)
+        const Tensor z = ops::matmul_bias(y, vh, bh, {.transpose_b = true});     // (m, n)
+        const Tensor gk = ops::matmul(xh, z, {.transpose_a = true});             // (k, n)
+        const Tensor gi = ops::matmul(z, wh, {.transpose_b = true});             // (m, k)
+        const Tensor tt = ops::matmul(wh, xh, {.transpose_a = true, .transpose_b = true});  // (n, m)
+        const Tensor s = ops::sigmoid(z);                                       // a half op reads a product
+        return std::make_tuple(ops::cast(gk, DType::Float32), gi, ops::cast(tt, DType::Float32),
+                               ops::cast(ops::matmul(s, vh), DType::Float32));
+      };
+      auto traced = ember::function(body);
+      for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{5, 7, 3}, {64, 40, 33}}) {
+        INFO(m << " x " << k << " x " << n);
+        const Tensor x = edge_values(m, k, 1) * 0.25f;
+        const Tensor w = edge_values(k, n, 2);
+        const Tensor b = random::normal({n}, {.seed = 3});
+        const Tensor vh = ops::cast(edge_values(n, n, 4), h);
+        auto [e0, e1, e2, e3] = body(x, w, b, vh);
+        traced(x, w, b, vh);  // traces
+        auto [t0, t1, t2, t3] = traced(x, w, b, vh);
+        CHECK(same_bits(t0, e0));
+        CHECK(same_bits(t1, e1));
+        CHECK(same_bits(t2, e2));
+        CHECK(same_bits(t3, e3));
+      }
+      const graph::Graph& g = graph_of(traced);
+      std::ostringstream printed;
+      printed << g;
+      INFO(printed.str());
+      CHECK(matmuls(g) == std::pair<size_t, size_t>{6, 0});
+    }
+  }
+}
+
+TEST_CASE("the rounding is what makes a float32 product a half one", "[function][mixed_precision]") {
+  // Skipping the rounding pass would hand the readers float32 products: the same operands give other values.
+  for (const DType h : {DType::Float16, DType::BFloat16}) {
+    INFO(h);
+    const Tensor a = ops::cast(random::normal({16, 24}, {.seed = 5}), h);
+    const Tensor b = ops::cast(random::normal({24, 8}, {.seed = 6}), h);
+    const Tensor half_product = ops::cast(ops::matmul(a, b), DType::Float32);
+    const Tensor float_product = ops::matmul(ops::cast(a, DType::Float32), ops::cast(b, DType::Float32));
+    CHECK_FALSE(same_bits(half_product, float_product));
+    CHECK(same_bits(half_product, ops::cast(ops::cast(float_product, h), DType::Float32)));
+  }
+}
+
+TEST_CASE("the pass leaves float32 and half products off the CPU's widening kernels alone", "[function]") {
+  auto body = [](const Tensor& a, const Tensor& b) { return ops::matmul(a, b); };
+  auto traced = ember::function(body);
+  const Tensor a = random::normal({4, 5}, {.seed = 1}), b = random::normal({5, 3}, {.seed = 2});
+  CHECK(same_bits(traced(a, b), body(a, b)));
+  CHECK(graph_of(traced).nodes.size() == 1);
+  CHECK(graph_of(traced).count(graph::NodeKind::Fused) == 0);
+}
+
+namespace {
+
+std::unique_ptr<Sequential> mlp() {
+  random::set_seed(7);
+  auto m = std::make_unique<Sequential>();
+  m->add(layers::Input({12}));
+  m->add(layers::Dense(32, {.activation = "relu"}));
+  m->add(layers::Dense(16, {.activation = "relu"}));
+  m->add(layers::Dense(4, {.dtype = "float32"}));
+  return m;
+}
+
+std::unique_ptr<Sequential> cnn() {
+  random::set_seed(8);
+  auto m = std::make_unique<Sequential>();
+  m->add(layers::Input({8, 8, 1}));
+  m->add(layers::Conv2D(4, 3, {.activation = "relu"}));
+  m->add(layers::MaxPooling2D(2));
+  m->add(layers::Flatten());
+  m->add(layers::Dense(16, {.activation = "relu"}));
+  m->add(layers::Dense(4, {.dtype = "float32"}));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("mixed-precision fit in float32 storage gives eager training's History and weights, bit for bit",
+          "[function][fit][mixed_precision]") {
+  for (const std::string policy : {"mixed_float16", "mixed_bfloat16"})
+    for (auto make : {&mlp, &cnn}) {
+      const bool is_mlp = make == &mlp;
+      INFO(policy << (is_mlp ? " mlp" : " cnn"));
+      std::vector<int64_t> dims{50};
+      if (is_mlp) dims.push_back(12);
+      else dims.insert(dims.end(), {8, 8, 1});
+      const Tensor x = random::uniform(Shape(dims), {.seed = 3});
+      std::vector<int32_t> labels(50);
+      for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int32_t>((i * 7) % 4);
+      const Tensor y = Tensor::from_vector<int32_t>(labels);
+      auto train = [&](bool run_eagerly) {
+        PolicyScope scope(policy);
+        auto m = make();
+        m->compile({.optimizer = optimizers::Adam({.learning_rate = 1e-2}),
+                    .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                    .metrics = {"accuracy"},
+                    .run_eagerly = run_eagerly});
+        random::set_seed(99);
+        History hist = m->fit(x, y, {.batch_size = 16, .epochs = 3, .verbose = 0});
+        return std::make_pair(hist.history, m->get_weights());
+      };
+      auto [he, we] = train(true);
+      auto [ht, wt] = train(false);
+      CHECK(ht == he);
+      REQUIRE(we.size() == wt.size());
+      for (size_t i = 0; i < we.size(); ++i) CHECK(same_bits(wt[i], we[i]));
+    }
+}
+
+TEST_CASE("a compiled mixed-precision train step keeps no half product", "[function][mixed_precision]") {
+  for (const std::string policy : {"mixed_float16", "mixed_bfloat16"}) {
+    INFO(policy);
+    PolicyScope scope(policy);
+    if (!ops::cpu_matmul_widens_half(mixed_precision::global_policy().compute_dtype())) continue;
+    auto model = mlp();
+    optimizers::Adam opt;
+    losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+    auto step = ember::function([&](const Tensor& x, const Tensor& y) {
+      std::vector<Variable> vars = model->trainable_weights();
+      GradientTape tape;
+      Tensor loss = loss_fn(y, (*model)(x, /*training=*/true));
+      opt.apply(tape.gradient(loss, vars), vars);
+      return loss;
+    });
+    const Tensor x = random::normal({32, 12}, {.seed = 5});
+    const Tensor y = ops::cast(random::uniform({32}, {.maxval = 4, .seed = 6}), DType::Int32);
+    step(x, y);
+    const graph::Graph& g = graph_of(step);
+    std::ostringstream printed;
+    printed << g;
+    INFO(printed.str());
+    const auto [f32, half] = matmuls(g);
+    CHECK(half == 0);
+    CHECK(f32 >= 6);  // the two half layers' forward products and both gradients of each
+  }
+}
