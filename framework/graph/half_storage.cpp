@@ -4,7 +4,9 @@
 // each activation. This pass keeps such products' operands and results in float32 buffers holding values that half
 // can hold exactly (a value's "twin"): the product runs as float32's op on the twins, then one pass rounds it to the
 // half type and back (a fused chain: cast to half, cast to float32), with the values the half op would store.
-// - cast(x: float32 -> half) gives its twin as the rounding pass over x;
+// - cast(x: float32 -> half) gives its twin as the rounding pass over x; but where x is a variable's value that the
+//   graph does not change (a prediction's weights), whose cast cache_variable_casts keeps across calls, the twin is
+//   that cast widened;
 // - cast(h -> float32) of a value with a twin is the twin (it has the same bits);
 // - matmul and matmul_bias of half operands run on twins (widening, once, an operand that has none); matmul_bias's
 //   bias and relu follow as the half ops add and relu (what the half kernel computes), then a widening for the twin;
@@ -46,6 +48,19 @@ bool is_cast(const Graph& g, const Node& n, DType from, DType to) {
   return n.kind == NodeKind::Op && n.op == OpId::cast && n.device == Device::cpu() && n.inputs.size() == 1 &&
          n.inputs[0] >= 0 && value_of(g, n.inputs[0]).dtype == from && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
          value_of(g, n.outputs[0]).dtype == to;
+}
+
+// Whether running g may change variable v: an assignment or an update of it, or any host call (an optimizer's step
+// run on the host, as a loss scale optimizer's is, updates variables the graph does not name).
+bool may_change(const Graph& g, const Variable& v) {
+  for (const Node& n : g.nodes) {
+    if (n.kind == NodeKind::HostCall || n.kind == NodeKind::Cond || n.kind == NodeKind::While) return true;
+    if (n.kind == NodeKind::AssignVariable && n.variable.is_same(v)) return true;
+    if (n.kind == NodeKind::UpdateVariables)
+      for (const Variable& u : n.updates)
+        if (u.is_same(v)) return true;
+  }
+  return false;
 }
 
 Node cast_node(int in, int out, DType dtype, const Shape& shape) {
@@ -160,7 +175,12 @@ void store_half_in_float32(Graph& g) {
       const DType dtype = value_of(g, out).dtype;
       renumbered[k] = static_cast<int>(nodes.size());
       nodes.push_back(std::move(n));
-      if (ops::cpu_matmul_widens_half(dtype) && twin_readers[static_cast<size_t>(out)])
+      // The cast of a variable the graph leaves unchanged stays the twin's source (widened once for all its
+      // products): cache_variable_casts keeps it across calls (a prediction's weights).
+      const int from = value_of(g, in).producer;
+      const bool cached = from >= 0 && g.nodes[static_cast<size_t>(from)].kind == NodeKind::ReadVariable &&
+                          !may_change(g, g.nodes[static_cast<size_t>(from)].variable);
+      if (ops::cpu_matmul_widens_half(dtype) && twin_readers[static_cast<size_t>(out)] && !cached)
         twin[static_cast<size_t>(out)] = round_pass(in, dtype);
       continue;
     }
@@ -188,7 +208,8 @@ void store_half_in_float32(Graph& g) {
       mm.outputs = {product};
       nodes.push_back(std::move(mm));
       renumbered[k] = static_cast<int>(nodes.size());
-      const bool wants_twin = twin_readers[static_cast<size_t>(out)], wants_half = half_readers[static_cast<size_t>(out)];
+      const bool wants_twin = twin_readers[static_cast<size_t>(out)];
+      const bool wants_half = half_readers[static_cast<size_t>(out)] || !wants_twin;
       if (bias < 0) {
         // The product rounded: into a twin, narrowed (exactly) for half readers; or straight into the half value.
         if (!wants_twin) {

@@ -5,6 +5,7 @@
 // mixed_float16) against eager training.
 #include <catch2/catch.hpp>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -77,6 +78,7 @@ TEST_CASE("traced half matmuls run in float32 storage with the half ops' bits", 
                                ops::cast(ops::matmul(s, vh), DType::Float32));
       };
       auto traced = ember::function(body);
+      auto jit = ember::function(body, {.jit_compile = true});  // the pass, then fuse_elementwise
       for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{5, 7, 3}, {64, 40, 33}}) {
         INFO(m << " x " << k << " x " << n);
         const Tensor x = edge_values(m, k, 1) * 0.25f;
@@ -90,6 +92,12 @@ TEST_CASE("traced half matmuls run in float32 storage with the half ops' bits", 
         CHECK(same_bits(t1, e1));
         CHECK(same_bits(t2, e2));
         CHECK(same_bits(t3, e3));
+        jit(x, w, b, vh);
+        auto [j0, j1, j2, j3] = jit(x, w, b, vh);
+        CHECK(same_bits(j0, e0));
+        CHECK(same_bits(j1, e1));
+        CHECK(same_bits(j2, e2));
+        CHECK(same_bits(j3, e3));
       }
       const graph::Graph& g = graph_of(traced);
       std::ostringstream printed;
@@ -98,6 +106,31 @@ TEST_CASE("traced half matmuls run in float32 storage with the half ops' bits", 
       CHECK(matmuls(g) == std::pair<size_t, size_t>{6, 0});
     }
   }
+}
+
+TEST_CASE("a fused round trip through a half type is one pass with the casts' bits", "[function][jit]") {
+  // jit_compile fuses cast(cast(x, half), float32) into the chain the pass makes, which the CPU runs as one vectorised
+  // pass: NaN payloads (quiet and signalling, both signs), infinities, signed zeros, subnormals, ties and overflow,
+  // at lengths with vector tails, split over 1 and 2 threads.
+  std::vector<uint32_t> bits = {0x7fc00000u, 0xffc00001u, 0x7f800001u, 0xff812345u, 0x7fbfffffu, 0x7f800000u,
+                                0xff800000u, 0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x33800000u,
+                                0x33000001u, 0x477ff000u, 0x477fefffu, 0xc77ff000u, 0x3f801000u, 0x3f803000u,
+                                0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0x387fc000u, 0x38800000u};
+  for (const DType h : {DType::Float16, DType::BFloat16})
+    for (const int threads : {1, 2})
+      for (const int64_t n : {int64_t{23}, int64_t{16 * 3 + 7}, int64_t{70001}}) {
+        INFO(h << ", " << threads << " threads, " << n << " elements");
+        Threads scope(threads);
+        std::vector<float> v = random::normal({n}, {.seed = 9}).to_vector<float>();
+        for (size_t i = 0; i < v.size(); ++i)
+          if (i % 3 == 0) v[i] = std::bit_cast<float>(bits[(i / 3) % bits.size()]);
+        const Tensor x = Tensor::from_vector(v, {n});
+        auto body = [h](const Tensor& t) { return ops::cast(ops::cast(t, h), DType::Float32); };
+        auto jit = ember::function(body, {.jit_compile = true});
+        jit(x);
+        CHECK(same_bits(jit(x), body(x)));
+        CHECK(graph_of(jit).count(graph::NodeKind::Fused) == 1);
+      }
 }
 
 TEST_CASE("the rounding is what makes a float32 product a half one", "[function][mixed_precision]") {
