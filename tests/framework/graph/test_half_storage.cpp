@@ -13,26 +13,14 @@
 #include "framework/ember.h"
 #include "framework/graph/passes.h"
 #include "framework/ops/half_products.h"
+#include "tests/support/half_testing.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
+using ember::testing::half_edge_values;
 using ember::testing::same_bits;
 
 namespace {
-
-// Ordinary values with the half types' edges among them: signed zeros, infinities, NaN, float16's and bfloat16's
-// subnormals, their largest finite values and what overflows them, and ties of rounding to each.
-Tensor edge_values(int64_t rows, int64_t cols, uint64_t seed) {
-  std::vector<float> v = random::normal({rows, cols}, {.seed = seed}).to_vector<float>();
-  const float inf = std::numeric_limits<float>::infinity();
-  const float special[] = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
-                           6e-8f, -3e-7f, 1e-5f, 65504.0f, 65520.0f, -70000.0f,
-                           1e-39f, -5e-40f, 3.3e38f,
-                           1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, -(1.0f + 0x1p-11f),
-                           1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 2.0f + 0x1p-7f, 0.5f, -2.5f, 3.5f};
-  for (size_t i = 0; i < std::size(special) && i < v.size(); ++i) v[i * 7 % v.size()] = special[i];
-  return Tensor::from_vector(v, {rows, cols});
-}
 
 const graph::Graph& graph_of(const auto& f) { return f.concrete_functions().at(0)->graph(); }
 
@@ -81,10 +69,10 @@ TEST_CASE("traced half matmuls run in float32 storage with the half ops' bits", 
       auto jit = ember::function(body, {.jit_compile = true});  // the pass, then fuse_elementwise
       for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{5, 7, 3}, {64, 40, 33}}) {
         INFO(m << " x " << k << " x " << n);
-        const Tensor x = edge_values(m, k, 1) * 0.25f;
-        const Tensor w = edge_values(k, n, 2);
+        const Tensor x = half_edge_values(m, k, 1) * 0.25f;
+        const Tensor w = half_edge_values(k, n, 2);
         const Tensor b = random::normal({n}, {.seed = 3});
-        const Tensor vh = ops::cast(edge_values(n, n, 4), h);
+        const Tensor vh = ops::cast(half_edge_values(n, n, 4), h);
         auto [e0, e1, e2, e3] = body(x, w, b, vh);
         traced(x, w, b, vh);  // traces
         auto [t0, t1, t2, t3] = traced(x, w, b, vh);
