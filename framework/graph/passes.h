@@ -19,14 +19,14 @@ void eliminate_common_subexpressions(Graph& g);
 // ops::kFactoredMaxRows rows) instead of the product, when nothing else reads it.
 void fold_kernel_gradients(Graph& g);
 
+// Hands a host call that widens half gradients itself (Node::widens_half_gradients: a loss scale optimizer's update)
+// the float16 or bfloat16 value where its input is that value cast to float32 and nothing else reads the cast.
+void fold_gradient_casts(Graph& g);
+
 // On the CPU where half products compute as float32's (ops::cpu_matmul_widens_half), runs float16 and bfloat16
 // matmuls as float32's on float32 buffers holding their half values, each product rounded to its type and back in
 // one pass: the half ops' bits without widening the same operands again for each product (half_storage.cpp).
 void store_half_in_float32(Graph& g);
-
-// Hands a host call that widens half gradients itself (Node::widens_half_gradients: a loss scale optimizer's update)
-// the float16 or bfloat16 value where its input is that value cast to float32 and nothing else reads the cast.
-void fold_gradient_casts(Graph& g);
 
 // Makes each CPU reduction (sum, mean, max, min, prod) whose reduced axes all have size 1 a view of its input,
 // which has its values.
