@@ -51,8 +51,9 @@ void fuse_batch_norm_relu(Graph& g);
 // buffer held by no variable, input, constant or other live value).
 void write_in_place(Graph& g);
 
-// jit_compile's loop fusion: chains of elementwise ops (float32 and bool, on a device with a fused kernel: the CPU,
-// CUDA) over one shape become one Fused node that makes them in one pass over the data, with the unfused ops' bits.
+// jit_compile's loop fusion: chains of elementwise ops (float32, float16, bfloat16 and bool, on a device with a
+// fused kernel: the CPU, CUDA) over one shape become one Fused node that makes them in one pass over the data, with
+// the unfused ops' bits.
 void fuse_elementwise(Graph& g);
 
 struct OptimizeOptions {
