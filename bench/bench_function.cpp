@@ -266,6 +266,7 @@ void plan_rows(bool json) {
                 "eager allocs", "function allocs");
   for (const Case& c : kCases) {
     if (c.name == "mlp_b8") continue;
+    const PolicyScope policy(c.policy);
     const Batches b(c.kind, c.batch);
     Trainee eager_t(c.kind), function_t(c.kind);
     auto eager = step_of(eager_t);
