@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "framework/autodiff/gradient_tape.h"
+#include "framework/distribute/strategy.h"
 #include "framework/graph/trace.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/optimizer_ops.h"
@@ -108,13 +109,16 @@ std::vector<Tensor> LossScaleOptimizer::get_unscaled_gradients(const std::vector
 
 void LossScaleOptimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars) {
   if (grads.empty() && vars.empty()) return;
-  // Its unscaling widens half gradients (the graph may hand them over without their casts to float32).
-  if (apply_as_traced_node(grads, [this, vars](const std::vector<Tensor>& g) { apply(g, vars); }, false, true)) return;
   EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
       << name() << ".apply: got " << grads.size() << " gradients for " << vars.size()
       << " variables; pass one gradient (or an undefined Tensor) per variable";
-  if (!built()) build(vars);
-  apply_checked(grads, &vars);
+  const auto merged = distribute::merge_gradients(this, grads);
+  if (!merged) return;
+  // Its unscaling widens half gradients (the graph may hand them over without their casts to float32).
+  if (apply_as_traced_node(*merged, [this, vars](const std::vector<Tensor>& g) { apply_checked(g, &vars); }, false,
+                           true))
+    return;
+  apply_checked(*merged, &vars);
 }
 
 void LossScaleOptimizer::apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars) {
@@ -125,15 +129,23 @@ void LossScaleOptimizer::apply_factored(const std::vector<SourceGradient>& grads
 
 void LossScaleOptimizer::apply(const std::vector<Tensor>& grads) {
   if (grads.empty()) return;
-  if (apply_as_traced_node(grads, [this](const std::vector<Tensor>& g) { apply(g); }, false, true)) return;
   EMBER_CHECK(built(), FailedPrecondition)
       << name() << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
       << "list of variables. Call build(trainable_variables) first.";
-  apply_checked(grads, nullptr);
+  const auto merged = distribute::merge_gradients(this, grads);
+  if (!merged) return;
+  if (apply_as_traced_node(*merged, [this](const std::vector<Tensor>& g) { apply_checked(g, nullptr); }, false, true))
+    return;
+  apply_checked(*merged, nullptr);
 }
 
 void LossScaleOptimizer::apply_checked(const std::vector<Tensor>& grads, const std::vector<Variable>* vars) {
   NoRecordScope no_record;
+  // Inside strategy.run `grads` are already the replicas' sum (apply merged them, as TF's LossScaleOptimizer
+  // all-reduces the scaled gradients before it checks them, so that every replica skips the same steps): the
+  // inner optimizer applies them as they are.
+  distribute::CrossReplicaScope merged;
+  if (vars && !built()) build(*vars);
   // One op unscales every floating gradient and checks them all for infinities and NaNs (Keras checks the scaled
   // gradients, then divides): the half ones widened to float32 in the same pass, one op where there were a cast, a
   // division and a check per gradient.

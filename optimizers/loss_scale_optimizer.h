@@ -49,7 +49,9 @@ class LossScaleOptimizer : public Optimizer {
   // optimizer (tf-keras: get_unscaled_gradients).
   std::vector<Tensor> get_unscaled_gradients(const std::vector<Tensor>& grads) const;
 
-  // Builds, checks the gradients and applies or skips as described above.
+  // Builds, checks the gradients and applies or skips as described above. Inside strategy.run it first sums the
+  // (scaled) gradients over the replicas, as the base's apply does (TF's all-reduce SUM), so that every replica
+  // checks the same gradients and skips the same steps; the inner optimizer then applies the sum as it is.
   void apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars) override;
   void apply(const std::vector<Tensor>& grads) override;
   // Multiplies factored gradients out: the finiteness check and the unscaling see them whole.
@@ -84,6 +86,7 @@ class LossScaleOptimizer : public Optimizer {
   Tensor scale_for(const Tensor& t) const;
   // The built optimizer's float32 scale variable's value on `device`.
   Tensor scale_on(Device device) const;
+  // Builds on `vars` when not built, then checks and applies (or skips) gradients already merged over the replicas.
   void apply_checked(const std::vector<Tensor>& grads, const std::vector<Variable>* vars);
 
   OptimizerPtr inner_;

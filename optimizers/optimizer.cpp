@@ -136,18 +136,10 @@ std::vector<SourceGradient> unfactored(const std::vector<Tensor>& grads) {
   for (size_t i = 0; i < grads.size(); ++i) out[i].value = grads[i];
   return out;
 }
-
-// The gradients to apply now: inside strategy.run, the replicas' sum (TF's optimizer all-reduces them with SUM),
-// with several replicas in this process at the last replica and none before it (ReplicaContext::merge_gradients);
-// elsewhere `grads`.
-std::optional<std::vector<Tensor>> over_replicas(const void* optimizer, const std::vector<Tensor>& grads) {
-  const std::optional<distribute::ReplicaContext> ctx = distribute::get_replica_context();
-  return ctx ? ctx->merge_gradients(optimizer, grads) : grads;
-}
 }  // namespace
 
 void Optimizer::apply(const std::vector<Tensor>& grads, const std::vector<Variable>& vars) {
-  if (const auto merged = over_replicas(this, grads)) apply_factored(unfactored(*merged), vars);
+  if (const auto merged = distribute::merge_gradients(this, grads)) apply_factored(unfactored(*merged), vars);
 }
 
 bool Optimizer::apply_as_traced_node(const std::vector<Tensor>& grads,
@@ -189,7 +181,7 @@ void Optimizer::update_step_factored(const Tensor& a, const Tensor& b, Variable&
 
 void Optimizer::apply(const std::vector<Tensor>& grads) {
   if (grads.empty()) return;
-  const auto merged = over_replicas(this, grads);
+  const auto merged = distribute::merge_gradients(this, grads);
   if (!merged) return;
   if (apply_as_traced_node(*merged, [this](const std::vector<Tensor>& g) { apply(g); })) return;
   apply_indexed(unfactored(*merged), indices_of_all(merged->size()));

@@ -794,6 +794,15 @@ std::optional<ReplicaContext> get_replica_context() {
   return ReplicaContext(t_replicas.back().first, t_replicas.back().second);
 }
 
+std::optional<std::vector<Tensor>> merge_gradients(const void* key, const std::vector<Tensor>& grads) {
+  const std::optional<ReplicaContext> ctx = get_replica_context();
+  return ctx ? ctx->merge_gradients(key, grads) : grads;
+}
+
+CrossReplicaScope::CrossReplicaScope() : saved_(std::exchange(t_replicas, {})) {}
+
+CrossReplicaScope::~CrossReplicaScope() { t_replicas = std::move(saved_); }
+
 std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Tensor>& values) const {
   const int n = strategy_.num_replicas_in_process();
   EMBER_CHECK(n == 1, Unimplemented)

@@ -255,6 +255,24 @@ class ReplicaContext {
 };
 // The context of the Strategy::run on this thread; none outside one.
 std::optional<ReplicaContext> get_replica_context();
+// The gradients an optimizer's apply applies now: inside Strategy::run, the replicas' sum (TF's optimizer
+// all-reduces them with SUM; get_replica_context()->merge_gradients: nothing before the last replica of this
+// process); elsewhere `grads`.
+std::optional<std::vector<Tensor>> merge_gradients(const void* key, const std::vector<Tensor>& grads);
+
+// While it lives, this thread is outside the replica context of any Strategy::run (TF: the cross-replica context
+// of merge_call), so an optimizer's apply applies what it is given as it is: how a wrapper that has combined the
+// replicas' gradients itself (LossScaleOptimizer) hands them to the optimizer it wraps.
+class CrossReplicaScope {
+ public:
+  CrossReplicaScope();
+  ~CrossReplicaScope();
+  CrossReplicaScope(const CrossReplicaScope&) = delete;
+  CrossReplicaScope& operator=(const CrossReplicaScope&) = delete;
+
+ private:
+  std::vector<std::pair<Strategy, int>> saved_;
+};
 
 template <class F, class... Args>
 auto Strategy::run(F&& fn, Args&&... args) const {

@@ -2,6 +2,8 @@
 // strategy.run, whose optimizer sums the replicas' gradients as TF's does.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "framework/distribute/replica_loss.h"
 #include "framework/distribute/strategy.h"
 #include "framework/ember.h"
@@ -146,5 +148,98 @@ TEST_CASE("distribute: a custom loop with compute_average_loss over 2 replicas t
   REQUIRE(losses.size() == 4);
   for (size_t i = 0; i < losses.size(); ++i) CHECK(losses[i] == Approx(ref_losses[i]).epsilon(1e-5));
   // Averaged instead of summed, the replicas' gradients would be half the global batch's: other weights.
+  check_close(m->get_weights(), reference->get_weights(), 1e-5);
+}
+
+TEST_CASE("distribute: LossScaleOptimizer inside strategy.run sums the replicas' scaled gradients before its check",
+          "[distribute]") {
+  // TF's LossScaleOptimizer all-reduces the scaled gradients (SUM), then checks them: one step for all replicas,
+  // skipped by all when one replica's gradient overflows. The inner optimizer applies the sum once.
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const bool dynamic = GENERATE(true, false);
+  INFO("dynamic " << dynamic);
+  Variable v(Tensor::from_vector<float>({10}), {.name = "v"});
+  optimizers::LossScaleOptimizer opt(optimizers::SGD({.learning_rate = 1.0}),
+                                     {.dynamic = dynamic, .initial_scale = 2.0});
+  // Scaled gradients 2 and 6: their sum unscaled moves the variable by 4.
+  s.run([&](const Tensor& g) { opt.apply({g}, {v}); },
+        distribute::PerReplica<Tensor>{{Tensor::from_vector<float>({2}), Tensor::from_vector<float>({6})}});
+  CHECK(v.value().to_vector<float>() == std::vector<float>{6});
+  CHECK(opt.iterations().value().item<int64_t>() == 1);
+  CHECK(opt.dynamic_scale() == 2.0);
+  if (!dynamic) return;
+  CHECK(opt.step_counter() == 1);
+  // An infinity on replica 1 only: neither replica applies, the scale halves once, the count restarts.
+  const float inf = std::numeric_limits<float>::infinity();
+  s.run([&](const Tensor& g) { opt.apply({g}, {v}); },
+        distribute::PerReplica<Tensor>{{Tensor::from_vector<float>({2}), Tensor::from_vector<float>({inf})}});
+  CHECK(v.value().to_vector<float>() == std::vector<float>{6});
+  CHECK(opt.iterations().value().item<int64_t>() == 1);
+  CHECK(opt.dynamic_scale() == 1.0);
+  CHECK(opt.step_counter() == 0);
+  CHECK(opt.inner_optimizer()->iterations().value().item<int64_t>() == 1);
+}
+
+namespace {
+
+// One step of a mixed-precision custom loop (TF's guide): the loss averaged over the global batch, scaled, its
+// gradients applied by the LossScaleOptimizer.
+Tensor loss_scaled_step(Sequential& m, optimizers::LossScaleOptimizer& opt, const data::Element& batch) {
+  const losses::SparseCategoricalCrossentropy per_example({.from_logits = true, .reduction = "none"});
+  std::vector<Variable> vars = m.trainable_weights();
+  Tensor loss;
+  std::vector<Tensor> grads;
+  {
+    GradientTape tape;
+    loss = distribute::compute_average_loss(per_example(batch[1], m(batch[0], true)));
+    grads = tape.gradient(opt.scale_loss(loss), std::vector<Tensor>(vars.begin(), vars.end()));
+  }
+  opt.apply(grads, vars);
+  return loss;
+}
+
+optimizers::LossScaleOptimizer dynamic_loss_scale_sgd() {
+  return optimizers::LossScaleOptimizer(optimizers::SGD({.learning_rate = 0.5, .momentum = 0.9}),
+                                        {.initial_scale = 1024.0, .dynamic_growth_steps = 2});
+}
+
+}  // namespace
+
+TEST_CASE("distribute: a custom loop with a dynamic LossScaleOptimizer over 2 replicas trains as one replica",
+          "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  DistributeData d = mlp_data();
+  // An infinity in row 40 of the second batch: in replica 1's half only, its gradients overflow; the whole batch's
+  // do too, so one replica skips that step and so must both.
+  std::vector<float> x = d.x.to_vector<float>();
+  x[(64 + 40) * 8 + 3] = std::numeric_limits<float>::infinity();
+  d.x = Tensor::from_vector<float>(x, d.x.shape());
+  const auto ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(64);
+  auto reference = mlp(1);
+  optimizers::LossScaleOptimizer ref_opt = dynamic_loss_scale_sgd();
+  std::vector<double> ref_scales;
+  for (const data::Element& b : ds) {
+    loss_scaled_step(*reference, ref_opt, b);
+    ref_scales.push_back(ref_opt.dynamic_scale());
+  }
+  // 1024, halved by the overflow, then doubled after two finite steps.
+  REQUIRE(ref_scales == std::vector<double>{1024, 512, 512, 1024});
+  REQUIRE(ref_opt.iterations().value().item<int64_t>() == 3);
+
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = s.scope();
+    m = mlp(1);
+  }
+  optimizers::LossScaleOptimizer opt = dynamic_loss_scale_sgd();
+  std::vector<double> scales;
+  for (const data::Element& b : s.experimental_distribute_dataset(ds)) {
+    s.run([&](const data::Element& part) { return loss_scaled_step(*m, opt, part); }, b);
+    scales.push_back(opt.dynamic_scale());
+  }
+  CHECK(scales == ref_scales);
+  CHECK(opt.iterations().value().item<int64_t>() == 3);
+  CHECK(opt.step_counter() == ref_opt.step_counter());
   check_close(m->get_weights(), reference->get_weights(), 1e-5);
 }
