@@ -132,11 +132,11 @@ ClusterResolver Strategy::cluster_resolver() const {
 
 StrategyScope Strategy::scope() const { return StrategyScope(*this); }
 
-void Strategy::enter_replica(int replica) const {
+void Strategy::enter_replica(int replica, bool same_device) const {
   Impl& impl = *impl_;
   if (replica == 0 && impl.replicas_in_process > 1) {
     for (const Device& d : impl.devices)
-      EMBER_CHECK(d == impl.devices[0], Unimplemented)
+      EMBER_CHECK(!same_device || d == impl.devices[0], Unimplemented)
           << impl.name << ".run: the replicas of one process run on the model's own variables, so they must share "
           << "one device, but they are on " << impl.devices[0] << " and " << d
           << "; train on several devices with fit, or run one replica per process (MultiWorkerMirroredStrategy "

@@ -153,6 +153,11 @@ class Strategy {
   // variable's gradient stays undefined. Traced, the all-reduces are host calls placed among the backward's ops.
   std::vector<Tensor> reduced_gradients(ReduceOp op, GradientTape& tape, const Tensor& target,
                                         const std::vector<Variable>& variables) const;
+  // fit's run of train_step (TF: strategy.run(train_step)): fn(part) for each replica's part of `batch` (an element
+  // of replica_batches) in the replica's context, as run does, but on any devices (fit keeps a copy of the model
+  // per device) and without mirroring variables (fit mirrors them first). Returns the last replica's result.
+  template <class F>
+  auto run_replica_parts(F&& fn, const data::Element& batch) const;
   // Sums the variables' values over the workers, in place (TF: SyncOnReadVariable's SUM aggregation; how metric
   // states are read). Returns the previous local values, for the caller to assign back.
   std::vector<Tensor> sum_variables(const std::vector<Variable>& vars, const std::string& who) const;
@@ -165,7 +170,8 @@ class Strategy {
   std::shared_ptr<Impl> impl_;
 
  private:
-  void enter_replica(int replica) const;
+  // same_device: refuse replicas of this process on different devices (run's; fit's run_replica_parts allows them).
+  void enter_replica(int replica, bool same_device = true) const;
   void exit_replica() const;
   // After the last replica of a run: InvalidArgument when some replicas applied gradients and the others not.
   void finish_replicas() const;
@@ -235,6 +241,8 @@ class ReplicaContext {
       : strategy_(std::move(strategy)), replica_(replica_in_process) {}
   int num_replicas_in_sync() const { return strategy_.num_replicas_in_sync(); }
   // The worker's rank times its replicas, plus this replica's index in the process.
+  // This replica's index among the replicas of this process.
+  int replica_in_process() const { return replica_; }
   int replica_id_in_sync_group() const {
     return strategy_.cluster_resolver().task_id * strategy_.num_replicas_in_process() + replica_;
   }
@@ -301,6 +309,22 @@ auto Strategy::run(F&& fn, Args&&... args) const {
     finish_replicas();
     return out;
   }
+}
+
+template <class F>
+auto Strategy::run_replica_parts(F&& fn, const data::Element& batch) const {
+  struct Exit {
+    const Strategy* s;
+    ~Exit() { s->exit_replica(); }
+  };
+  decltype(fn(batch)) out;
+  for (int r = 0; r < num_replicas_in_process(); ++r) {
+    enter_replica(r, /*same_device=*/false);
+    Exit exit{this};
+    out = fn(replica_part(batch, r));
+  }
+  finish_replicas();
+  return out;
 }
 
 }  // namespace ember::distribute

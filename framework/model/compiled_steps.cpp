@@ -29,7 +29,7 @@ struct CompiledSteps {
   const bool jit;  // compile's jit_compile, resolved
   std::vector<std::string> train_names, test_names;
   Function<Step> train{
-      [this](Model& m, const data::Element& b, uint64_t) { return values(m.train_step(b), train_names); },
+      [this](Model& m, const data::Element& b, uint64_t) { return values(replica_train_step(m, b), train_names); },
       {.jit_compile = jit, .unknown_batch_dimension = true, .name = "train_step"}};
   Function<Step> test{
       [this](Model& m, const data::Element& b, uint64_t) { return values(m.test_step(b), test_names); },
@@ -42,7 +42,7 @@ struct CompiledSteps {
   using Steps = std::function<std::vector<Tensor>(Model&, const std::vector<Tensor>&, int64_t, uint64_t)>;
   Function<Steps> train_steps{[this](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
                                 MetricResults results;
-                                for (const data::Element& b : split(flat, n)) results = m.train_step(b);
+                                for (const data::Element& b : split(flat, n)) results = replica_train_step(m, b);
                                 return values(results, train_names);
                               },
                               {.jit_compile = jit, .name = "train_steps"}};
@@ -161,7 +161,7 @@ MetricResults train_steps_once(Model& model, const std::vector<data::Element>& b
   detail::CompiledSteps* steps = detail::compiled_steps(state);
   if (!steps) {
     MetricResults results;
-    for (const data::Element& b : batches) results = model.train_step(b);
+    for (const data::Element& b : batches) results = detail::replica_train_step(model, b);
     return results;
   }
   // Keras builds the model and its optimizer before tracing the first step (_symbolic_build): the trace then

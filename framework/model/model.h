@@ -23,6 +23,10 @@ struct CompiledState;
 // model.train_step(batch) on the number of threads that has been training faster (compiled_steps.cpp);
 // start_cycle when the time since the last step (an epoch boundary) is no step's.
 MetricResults tuned_train_step(Model& model, const data::Element& batch, bool start_cycle = false);
+// model.train_step(batch) as fit runs it: under a strategy once per replica of this process, on the replica's
+// part of the batch, in the replica's context (TF: strategy.run(train_step)); the last replica's results
+// (trainer.cpp).
+MetricResults replica_train_step(Model& model, const data::Element& batch);
 // model.test_step / predict_step, as a traced function unless compile asked to run eagerly (compiled_steps.cpp).
 MetricResults run_test_step(Model& model, const data::Element& batch);
 std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch);
@@ -224,6 +228,7 @@ class Model : public Layer {
   friend std::vector<std::vector<Tensor>> detail::run_predict_steps(Model& model,
                                                                     const std::vector<data::Element>& batches);
   friend int detail::steps_per_execution(const Model& model);
+  friend MetricResults detail::replica_train_step(Model& model, const data::Element& batch);
   friend std::vector<std::shared_ptr<ConcreteFunction>> detail::traced_train_functions(const Model& model);
 };
 

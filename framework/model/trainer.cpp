@@ -413,8 +413,30 @@ std::vector<Model*> replica_models(Model& model, const std::shared_ptr<CompiledS
 
 }  // namespace
 
+MetricResults detail::replica_train_step(Model& model, const data::Element& batch) {
+  const std::shared_ptr<CompiledState>& compiled = model.compiled_;
+  if (!compiled || !compiled->strategy) return model.train_step(batch);
+  return compiled->strategy->run_replica_parts([&](const data::Element& part) { return model.train_step(part); },
+                                               batch);
+}
+
 MetricResults Model::train_step(const data::Element& batch) {
-  const std::vector<data::Element> parts = replica_parts(compiled_, batch, "Model '" + name() + "'.train_step");
+  const std::string who = "Model '" + name() + "'.train_step";
+  std::vector<data::Element> parts;
+  // In fit's replica contexts (replica_train_step) each replica of this process hands in its part, and the last
+  // one trains on them all; its gradients are combined here, not by the optimizer (a cross-replica scope).
+  const std::optional<distribute::ReplicaContext> context = distribute::get_replica_context();
+  if (context && compiled_ && compiled_->strategy && compiled_->strategy->num_replicas_in_process() > 1) {
+    std::vector<data::Element>& pending = compiled_->replica_parts;
+    if (context->replica_in_process() == 0) pending.clear();
+    pending.push_back(batch);
+    if (context->replica_in_process() + 1 < compiled_->strategy->num_replicas_in_process()) return {};
+    parts = std::move(pending);
+    pending.clear();
+  } else {
+    parts = replica_parts(compiled_, batch, who);
+  }
+  distribute::CrossReplicaScope combined_here;
   if (parts.size() > 1) {
     const auto compile_copy = [](Model& copy, std::shared_ptr<CompiledState> state) { copy.compiled_ = std::move(state); };
     const std::vector<Model*> models = replica_models(*this, compiled_, parts.size(), compile_copy);

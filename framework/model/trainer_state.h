@@ -53,6 +53,9 @@ struct CompiledState {
   // The strategy's replicas in this process after the first (MirroredStrategy's): a copy of the model on each
   // one's device, compiled with this state's losses and metrics, made at the first step that needs them.
   std::vector<std::shared_ptr<Model>> replicas;
+  // The parts that the replicas before the last handed to the default train_step in fit's replica contexts: the
+  // last replica's call trains on them all.
+  std::vector<data::Element> replica_parts;
 };
 
 // The compile_args above for these options (framework/io/compile_config.cpp).
