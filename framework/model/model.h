@@ -150,7 +150,9 @@ class Model : public Layer {
   Tensor predict_on_batch(const Tensor& x);
 
   // One training step on a batch (x..., y..., [sample_weight]); override for custom training logic
-  // (forward under a GradientTape, compute_loss, gradients, optimizer().apply, compute_metrics).
+  // (forward under a GradientTape, compute_loss, gradients, optimizer().apply, compute_metrics). Under a strategy
+  // fit calls it once per replica of the process, on the replica's part, in its replica context (TF's
+  // strategy.run): optimizer().apply then sums the replicas' gradients.
   virtual MetricResults train_step(const data::Element& batch);
   virtual MetricResults test_step(const data::Element& batch);
   virtual std::vector<Tensor> predict_step(const data::Element& batch);
