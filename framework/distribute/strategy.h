@@ -173,6 +173,11 @@ class Strategy {
   // same_device: refuse replicas of this process on different devices (run's; fit's run_replica_parts allows them).
   void enter_replica(int replica, bool same_device = true) const;
   void exit_replica() const;
+  // Leaves the replica entered last when it goes (run's loop, also when fn throws).
+  struct ReplicaExit {
+    const Strategy* s;
+    ~ReplicaExit() { s->exit_replica(); }
+  };
   // After the last replica of a run: InvalidArgument when some replicas applied gradients and the others not.
   void finish_replicas() const;
   // The rows of replica `replica`'s part of a batch of experimental_distribute_dataset (see replica_parts).
@@ -287,15 +292,11 @@ auto Strategy::run(F&& fn, Args&&... args) const {
   mirror_variables("Strategy.run");
   auto in_scope = scope();
   using R = decltype(fn(replica_argument(args, 0)...));
-  struct Exit {
-    const Strategy* s;
-    ~Exit() { s->exit_replica(); }
-  };
   const int n = num_replicas_in_process();
   if constexpr (std::is_void_v<R>) {
     for (int r = 0; r < n; ++r) {
       enter_replica(r);
-      Exit exit{this};
+      ReplicaExit exit{this};
       fn(replica_argument(args, r)...);
     }
     finish_replicas();
@@ -303,7 +304,7 @@ auto Strategy::run(F&& fn, Args&&... args) const {
     PerReplica<std::remove_cvref_t<R>> out;
     for (int r = 0; r < n; ++r) {
       enter_replica(r);
-      Exit exit{this};
+      ReplicaExit exit{this};
       out.values.push_back(fn(replica_argument(args, r)...));
     }
     finish_replicas();
@@ -313,14 +314,10 @@ auto Strategy::run(F&& fn, Args&&... args) const {
 
 template <class F>
 auto Strategy::run_replica_parts(F&& fn, const data::Element& batch) const {
-  struct Exit {
-    const Strategy* s;
-    ~Exit() { s->exit_replica(); }
-  };
   decltype(fn(batch)) out;
   for (int r = 0; r < num_replicas_in_process(); ++r) {
     enter_replica(r, /*same_device=*/false);
-    Exit exit{this};
+    ReplicaExit exit{this};
     out = fn(replica_part(batch, r));
   }
   finish_replicas();

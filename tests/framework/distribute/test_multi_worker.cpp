@@ -345,6 +345,19 @@ TEST_CASE("distribute: strategy.run custom loop over experimental_distribute_dat
   }
 }
 
+TEST_CASE("distribute: a dynamic LossScaleOptimizer sums the workers' scaled gradients; an overflow on one worker "
+          "skips the step on both", "[.][mpi]") {
+  check_loss_scaled_loop_matches_one_replica(strategy());
+}
+
+TEST_CASE("distribute: a subclassed model's own train_step under fit runs in each worker's replica context",
+          "[.][mpi]") {
+  for (const bool eager : {false, true}) {
+    INFO("run_eagerly " << eager);
+    check_own_train_step_fit_matches_one_replica(strategy(), eager);
+  }
+}
+
 TEST_CASE("distribute: only the chief writes ModelCheckpoint files", "[.][mpi]") {
   // One directory for the job: the chief's random number, shared through an all-reduce.
   const double tag = strategy().reduce(ReduceOp::SUM, Tensor::scalar<double>(rank() == 0 ? std::random_device{}() : 0)).item<double>();

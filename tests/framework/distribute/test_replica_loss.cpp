@@ -180,133 +180,16 @@ TEST_CASE("distribute: LossScaleOptimizer inside strategy.run sums the replicas'
   CHECK(opt.inner_optimizer()->iterations().value().item<int64_t>() == 1);
 }
 
-namespace {
-
-// One step of a mixed-precision custom loop (TF's guide): the loss averaged over the global batch, scaled, its
-// gradients applied by the LossScaleOptimizer.
-Tensor loss_scaled_step(Sequential& m, optimizers::LossScaleOptimizer& opt, const data::Element& batch) {
-  const losses::SparseCategoricalCrossentropy per_example({.from_logits = true, .reduction = "none"});
-  std::vector<Variable> vars = m.trainable_weights();
-  Tensor loss;
-  std::vector<Tensor> grads;
-  {
-    GradientTape tape;
-    loss = distribute::compute_average_loss(per_example(batch[1], m(batch[0], true)));
-    grads = tape.gradient(opt.scale_loss(loss), std::vector<Tensor>(vars.begin(), vars.end()));
-  }
-  opt.apply(grads, vars);
-  return loss;
-}
-
-optimizers::LossScaleOptimizer dynamic_loss_scale_sgd() {
-  return optimizers::LossScaleOptimizer(optimizers::SGD({.learning_rate = 0.5, .momentum = 0.9}),
-                                        {.initial_scale = 1024.0, .dynamic_growth_steps = 2});
-}
-
-}  // namespace
-
 TEST_CASE("distribute: a custom loop with a dynamic LossScaleOptimizer over 2 replicas trains as one replica",
           "[distribute]") {
   DeviceScope on_cpu(Device::cpu());
-  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
-  DistributeData d = mlp_data();
-  // An infinity in row 40 of the second batch: in replica 1's half only, its gradients overflow; the whole batch's
-  // do too, so one replica skips that step and so must both.
-  std::vector<float> x = d.x.to_vector<float>();
-  x[(64 + 40) * 8 + 3] = std::numeric_limits<float>::infinity();
-  d.x = Tensor::from_vector<float>(x, d.x.shape());
-  const auto ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(64);
-  auto reference = mlp(1);
-  optimizers::LossScaleOptimizer ref_opt = dynamic_loss_scale_sgd();
-  std::vector<double> ref_scales;
-  for (const data::Element& b : ds) {
-    loss_scaled_step(*reference, ref_opt, b);
-    ref_scales.push_back(ref_opt.dynamic_scale());
-  }
-  // 1024, halved by the overflow, then doubled after two finite steps.
-  REQUIRE(ref_scales == std::vector<double>{1024, 512, 512, 1024});
-  REQUIRE(ref_opt.iterations().value().item<int64_t>() == 3);
-
-  std::shared_ptr<Sequential> m;
-  {
-    auto scope = s.scope();
-    m = mlp(1);
-  }
-  optimizers::LossScaleOptimizer opt = dynamic_loss_scale_sgd();
-  std::vector<double> scales;
-  for (const data::Element& b : s.experimental_distribute_dataset(ds)) {
-    s.run([&](const data::Element& part) { return loss_scaled_step(*m, opt, part); }, b);
-    scales.push_back(opt.dynamic_scale());
-  }
-  CHECK(scales == ref_scales);
-  CHECK(opt.iterations().value().item<int64_t>() == 3);
-  CHECK(opt.step_counter() == ref_opt.step_counter());
-  check_close(m->get_weights(), reference->get_weights(), 1e-5);
+  check_loss_scaled_loop_matches_one_replica(MirroredStrategy({.devices = {Device::cpu(), Device::cpu()}}));
 }
-
-namespace {
-
-// A subclassed model whose own train_step averages its per-example losses over the global batch
-// (compute_average_loss without .global_batch_size: it needs the replica context fit's step runs in) and applies
-// them with its optimizer, which sums the replicas' gradients.
-struct AverageLossStepModel : Model {
-  layers::Dense hidden{16, {.activation = "relu"}};
-  layers::Dense out{3};
-  int steps = 0;
-  Tensor call(const Tensor& x, bool training) override { return out(hidden(x, training), training); }
-  MetricResults train_step(const data::Element& batch) override {
-    const losses::SparseCategoricalCrossentropy per_example({.from_logits = true, .reduction = "none"});
-    std::vector<Tensor> x, y;
-    Tensor sample_weight;
-    unpack_batch(batch, x, y, sample_weight);
-    std::vector<Variable> vars = trainable_weights();
-    std::vector<Tensor> y_pred, grads;
-    Tensor loss;
-    {
-      GradientTape tape;
-      y_pred = {(*this)(x[0], true)};
-      loss = distribute::compute_average_loss(per_example(y[0], y_pred[0]));
-      grads = tape.gradient(loss, std::vector<Tensor>(vars.begin(), vars.end()));
-    }
-    optimizer().apply(grads, vars);
-    ++steps;
-    return compute_metrics(y, y_pred, sample_weight, loss);
-  }
-};
-
-std::unique_ptr<AverageLossStepModel> average_loss_step_model(const std::vector<Tensor>& weights, bool eager) {
-  auto m = std::make_unique<AverageLossStepModel>();
-  (*m)(ops::zeros({1, 8}));
-  if (!weights.empty()) m->set_weights(weights);
-  m->compile({.optimizer = optimizers::SGD({.learning_rate = 0.5, .momentum = 0.9}), .run_eagerly = eager});
-  return m;
-}
-
-}  // namespace
 
 TEST_CASE("distribute: a subclassed model's own train_step under fit runs once per replica, as TF's strategy.run",
           "[distribute]") {
   DeviceScope on_cpu(Device::cpu());
   const bool eager = GENERATE(false, true);
   INFO("run_eagerly " << eager);
-  const DistributeData d = mlp_data();
-  backend::clear_session();
-  random::set_seed(3);
-  auto reference = average_loss_step_model({}, eager);
-  const std::vector<Tensor> initial = reference->get_weights();
-  reference->fit(d.x, d.y, {.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false});
-  REQUIRE(reference->steps == (eager ? 8 : 1));  // traced: its one trace
-
-  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
-  std::unique_ptr<AverageLossStepModel> m;
-  {
-    auto scope = s.scope();
-    m = average_loss_step_model(initial, eager);
-  }
-  m->fit(d.x, d.y, {.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false});
-  // Each replica ran the step on its 32 rows (traced: each in the one trace); the optimizer applied their sum once
-  // per batch.
-  CHECK(m->steps == 2 * reference->steps);
-  CHECK(m->optimizer().iterations().value().item<int64_t>() == 8);
-  check_close(m->get_weights(), reference->get_weights(), 1e-5);
+  check_own_train_step_fit_matches_one_replica(MirroredStrategy({.devices = {Device::cpu(), Device::cpu()}}), eager);
 }
