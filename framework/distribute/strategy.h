@@ -245,9 +245,9 @@ class ReplicaContext {
   ReplicaContext(Strategy strategy, int replica_in_process)
       : strategy_(std::move(strategy)), replica_(replica_in_process) {}
   int num_replicas_in_sync() const { return strategy_.num_replicas_in_sync(); }
-  // The worker's rank times its replicas, plus this replica's index in the process.
   // This replica's index among the replicas of this process.
   int replica_in_process() const { return replica_; }
+  // The worker's rank times its replicas, plus this replica's index in the process.
   int replica_id_in_sync_group() const {
     return strategy_.cluster_resolver().task_id * strategy_.num_replicas_in_process() + replica_;
   }
