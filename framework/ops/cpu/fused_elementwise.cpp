@@ -114,18 +114,6 @@ void step(const Fused::Step& s, const float* const* r, float* o, int64_t k) {
   }
 }
 
-// A half-type step's block rounded to its type, in place: the values its op's kernel stores and the next op loads.
-void round_to(DType dtype, float* v, int64_t k) {
-  uint16_t bits[kBlock];
-  if (dtype == DType::Float16) {
-    cpu::narrow_serial(v, reinterpret_cast<half*>(bits), k);
-    cpu::widen_serial(reinterpret_cast<const half*>(bits), v, k);
-  } else if (dtype == DType::BFloat16) {
-    cpu::narrow_serial(v, reinterpret_cast<bfloat16*>(bits), k);
-    cpu::widen_serial(reinterpret_cast<const bfloat16*>(bits), v, k);
-  }
-}
-
 // Register r's block [i, i + k) stored into the output t of its dtype.
 void store(const float* r, Tensor& t, int64_t i, int64_t k) {
   switch (t.dtype()) {
@@ -178,7 +166,8 @@ void fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs
       for (size_t s = 0; s < ns; ++s) {
         float* o = direct[s] ? direct[s] + i : buffers.data() + (ni + s) * kBlock;
         step(f.steps[s], regs.data(), o, k);
-        if (fused_rounds_to_half(f.steps[s].dtype)) round_to(f.steps[s].dtype, o, k);
+        // A half-type step's block rounded to its type: the values its op's kernel stores and the next op loads.
+        if (fused_rounds_to_half(f.steps[s].dtype)) cpu::round_through_serial(o, o, k, f.steps[s].dtype);
         regs[ni + s] = o;
       }
       for (size_t o = 0; o < f.outputs.size(); ++o) {

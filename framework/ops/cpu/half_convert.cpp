@@ -190,32 +190,35 @@ void hc_run(const From* src, To* dst, int64_t n, F512 avx512, F2 avx2) {
                [&](int64_t b, int64_t e) { hc_convert(src + b, dst + b, e - b, avx512, avx2); });
 }
 
-// A round trip through T over the pool: the vector loops where the CPU has them, else the scalar one.
+// A round trip through T on the calling thread: the vector loops where the CPU has them, else the scalar one.
 template <class T>
-void hc_round_run(const float* src, float* dst, int64_t n, [[maybe_unused]] void (*avx512)(const float*, float*, int64_t),
-                  [[maybe_unused]] void (*avx2)(const float*, float*, int64_t)) {
-  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+void hc_round(const float* src, float* dst, int64_t n, [[maybe_unused]] void (*avx512)(const float*, float*, int64_t),
+              [[maybe_unused]] void (*avx2)(const float*, float*, int64_t)) {
 #ifdef EMBER_HALF_CONVERT_X86
-    switch (hc_isa()) {
-      case HalfIsa::kAvx512: return avx512(src + b, dst + b, e - b);
-      case HalfIsa::kAvx2: return avx2(src + b, dst + b, e - b);
-      case HalfIsa::kScalar: break;
-    }
+  switch (hc_isa()) {
+    case HalfIsa::kAvx512: return avx512(src, dst, n);
+    case HalfIsa::kAvx2: return avx2(src, dst, n);
+    case HalfIsa::kScalar: break;
+  }
 #endif
-    hc_round_scalar<T>(src + b, dst + b, e - b);
-  });
+  hc_round_scalar<T>(src, dst, n);
 }
 
 }  // namespace
 
-void round_through(const float* src, float* dst, int64_t n, DType dtype) {
+void round_through_serial(const float* src, float* dst, int64_t n, DType dtype) {
 #ifdef EMBER_HALF_CONVERT_X86
-  if (dtype == DType::Float16) return hc_round_run<half>(src, dst, n, hc_round_f16_avx512, hc_round_f16_avx2);
-  hc_round_run<bfloat16>(src, dst, n, hc_round_bf16_through_avx512, hc_round_bf16_through_avx2);
+  if (dtype == DType::Float16) return hc_round<half>(src, dst, n, hc_round_f16_avx512, hc_round_f16_avx2);
+  hc_round<bfloat16>(src, dst, n, hc_round_bf16_through_avx512, hc_round_bf16_through_avx2);
 #else
-  if (dtype == DType::Float16) return hc_round_run<half>(src, dst, n, nullptr, nullptr);
-  hc_round_run<bfloat16>(src, dst, n, nullptr, nullptr);
+  if (dtype == DType::Float16) return hc_round<half>(src, dst, n, nullptr, nullptr);
+  hc_round<bfloat16>(src, dst, n, nullptr, nullptr);
 #endif
+}
+
+void round_through(const float* src, float* dst, int64_t n, DType dtype) {
+  parallel_for(n, kParallelGrain,
+               [&](int64_t b, int64_t e) { round_through_serial(src + b, dst + b, e - b, dtype); });
 }
 
 #ifdef EMBER_HALF_CONVERT_X86
