@@ -112,13 +112,7 @@ void LossScaleOptimizer::apply(const std::vector<Tensor>& grads, const std::vect
   EMBER_CHECK(grads.size() == vars.size(), InvalidArgument)
       << name() << ".apply: got " << grads.size() << " gradients for " << vars.size()
       << " variables; pass one gradient (or an undefined Tensor) per variable";
-  const auto merged = distribute::merge_gradients(this, grads);
-  if (!merged) return;
-  // Its unscaling widens half gradients (the graph may hand them over without their casts to float32).
-  if (apply_as_traced_node(*merged, [this, vars](const std::vector<Tensor>& g) { apply_checked(g, &vars); }, false,
-                           true))
-    return;
-  apply_checked(*merged, &vars);
+  apply_merged(grads, vars);
 }
 
 void LossScaleOptimizer::apply_factored(const std::vector<SourceGradient>& grads, const std::vector<Variable>& vars) {
@@ -132,11 +126,16 @@ void LossScaleOptimizer::apply(const std::vector<Tensor>& grads) {
   EMBER_CHECK(built(), FailedPrecondition)
       << name() << ".apply: when passing `grads` without `variables`, the optimizer must already be built on a "
       << "list of variables. Call build(trainable_variables) first.";
+  apply_merged(grads, std::nullopt);
+}
+
+void LossScaleOptimizer::apply_merged(const std::vector<Tensor>& grads, std::optional<std::vector<Variable>> vars) {
   const auto merged = distribute::merge_gradients(this, grads);
   if (!merged) return;
-  if (apply_as_traced_node(*merged, [this](const std::vector<Tensor>& g) { apply_checked(g, nullptr); }, false, true))
-    return;
-  apply_checked(*merged, nullptr);
+  auto run = [this, vars = std::move(vars)](const std::vector<Tensor>& g) { apply_checked(g, vars ? &*vars : nullptr); };
+  // Its unscaling widens half gradients (the graph may hand them over without their casts to float32).
+  if (apply_as_traced_node(*merged, run, false, true)) return;
+  run(*merged);
 }
 
 void LossScaleOptimizer::apply_checked(const std::vector<Tensor>& grads, const std::vector<Variable>* vars) {

@@ -7,6 +7,7 @@
 // (tf-keras's dynamic=False) keeps `initial_scale` and always applies.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -87,6 +88,9 @@ class LossScaleOptimizer : public Optimizer {
   // The built optimizer's float32 scale variable's value on `device`.
   Tensor scale_on(Device device) const;
   // Builds on `vars` when not built, then checks and applies (or skips) gradients already merged over the replicas.
+  // Both apply overloads: the gradients merged across replicas, then apply_checked, as one traced node while a
+  // function traces (its closure keeps its own copy of vars: the graph outlives the call).
+  void apply_merged(const std::vector<Tensor>& grads, std::optional<std::vector<Variable>> vars);
   void apply_checked(const std::vector<Tensor>& grads, const std::vector<Variable>* vars);
 
   OptimizerPtr inner_;
