@@ -9,8 +9,17 @@
 //   pair_*     two independent products run at once, one thread each (value), against in turn on the pool
 //              (reference): speedup > 1 means running them at once wins;
 //   written_*  a forward product after the pool's threads wrote the weight's rows as the optimizer's update
-//              splits them (value), against the weight only read (reference): what moving it between cores costs.
-// Times are the best of --reps calls each (interleaved), which a busy machine disturbs least.
+//              splits them (value), against the weight only read (reference): what writing it costs the product;
+//   elsewhere_* the same after the same writes to another tensor of the weight's size: what writes cost alone;
+//   colbits_*  whether the forward product split by the weight's columns (one dnnl_sgemm per pool thread, on
+//              the columns parallel_for gives it) gives the pool's bits (1 = the same);
+//   colsplit_* that column-split product after each pool thread wrote the same columns of the weight, its Adam
+//              slots m and v alike (an update split as the product is: each core reads back what it wrote),
+//              against oneDNN's product after the update's row-split writes (today's step);
+//   colswap_*  the column-split product after the weight's columns were written by the other pool thread
+//              (value) against by its own (reference): what reading them from the other core's cache costs.
+// Times are the best of --reps calls each (interleaved), which a busy machine disturbs least; colsplit_ and
+// colswap_ give the median instead: their best calls came from the VM's fast stretches, in either order.
 // Usage: bench_op_concurrency [--json] [--reps N] [--threads N]
 #include <algorithm>
 #include <chrono>
@@ -19,7 +28,10 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include <oneapi/dnnl/dnnl.h>
 
 #include "bench/bench_util.h"
 #include "framework/core/parallel.h"
@@ -68,6 +80,36 @@ void write_rows(Tensor& w) {
     // The same values (none is -0), each stored: p[i] * 1 would be folded away with the store.
     for (int64_t i = begin * cols; i < end * cols; ++i) p[i] = p[i] + 0.0f;
   });
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Writes each of w's columns back unchanged, the columns split over the pool as matmul_cols splits them.
+void write_cols(Tensor& w) {
+  float* p = w.data<float>();
+  const int64_t rows = w.shape()[0], cols = w.shape()[1];
+  parallel_for(cols, cpu::kSplitMinRows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = begin; j < end; ++j) p[r * cols + j] = p[r * cols + j] + 0.0f;
+  });
+}
+
+// x @ w split by w's columns, one dnnl_sgemm per pool thread (each on the chunk of columns parallel_for gives
+// it, or with `swap` on the other thread's chunk; two threads then).
+Tensor matmul_cols(const Tensor& x, const Tensor& w, bool swap = false) {
+  const int64_t m = x.shape()[0], k = x.shape()[1], n = w.shape()[1];
+  Tensor out = Tensor::empty({m, n}, DType::Float32);
+  const float *a = x.data<float>(), *b = w.data<float>();
+  float* c = out.data<float>();
+  const int64_t chunks = parallel_chunks(n, cpu::kSplitMinRows);
+  parallel_for_chunks(n, cpu::kSplitMinRows, [&](int64_t chunk, int64_t, int64_t) {
+    const int64_t t = swap ? chunks - 1 - chunk : chunk, begin = n * t / chunks, end = n * (t + 1) / chunks;
+    dnnl_sgemm('N', 'N', m, end - begin, k, 1.0f, a, k, b + begin, n, 0.0f, c + begin, n);
+  });
+  return out;
 }
 
 }  // namespace
@@ -145,13 +187,39 @@ int main(int argc, char** argv) {
   }
   const Product layer1{"x@w1+b_relu", [&] { return ops::matmul_bias_relu(x, w1, b1); }}, layer2 = find("h1@w2");
   for (const auto& [p, w] : {std::pair{&layer1, &w1}, std::pair{&layer2, &w2}}) {
-    double read = 1e300, written = 1e300;
+    Tensor other = random::uniform(w->shape());
+    double read = 1e300, written = 1e300, elsewhere = 1e300;
     for (int r = 0; r < reps; ++r) {
       read = std::min(read, us([&] { keep_alive(p->run().raw_data()); }));
       write_rows(*w);
       written = std::min(written, us([&] { keep_alive(p->run().raw_data()); }));
+      write_rows(other);
+      elsewhere = std::min(elsewhere, us([&] { keep_alive(p->run().raw_data()); }));
     }
     print({"written_" + p->name, "us", "read only", written, read, read / written}, json);
+    print({"elsewhere_" + p->name, "us", "read only", elsewhere, read, read / elsewhere}, json);
+  }
+  for (const auto& [name, in, w] : {std::tuple{"x@w1", &x, &w1}, std::tuple{"h1@w2", &h1, &w2}}) {
+    const Tensor pool = ops::matmul(*in, *w), cols = matmul_cols(*in, *w);
+    const bool same = std::memcmp(pool.raw_data(), cols.raw_data(), static_cast<size_t>(pool.nbytes())) == 0;
+    print({std::string("colbits_") + name, "same", "pool", same ? 1.0 : 0.0, 1.0, same ? 1.0 : 0.0}, json);
+  }
+  for (const auto& [name, in, w] : {std::tuple{"x@w1", &x, &w1}, std::tuple{"h1@w2", &h1, &w2}}) {
+    Tensor m = random::uniform(w->shape()), v = random::uniform(w->shape());
+    std::vector<double> today, matched, own, other;
+    for (int r = 0; r < reps; ++r) {
+      for (Tensor* t : {w, &m, &v}) write_rows(*t);
+      today.push_back(us([&] { keep_alive(ops::matmul(*in, *w).raw_data()); }));
+      for (Tensor* t : {w, &m, &v}) write_cols(*t);
+      matched.push_back(us([&] { keep_alive(matmul_cols(*in, *w).raw_data()); }));
+      write_cols(*w);
+      own.push_back(us([&] { keep_alive(matmul_cols(*in, *w).raw_data()); }));
+      write_cols(*w);
+      other.push_back(us([&] { keep_alive(matmul_cols(*in, *w, true).raw_data()); }));
+    }
+    const double t = median(today), mt = median(matched), o = median(own), x = median(other);
+    print({std::string("colsplit_") + name, "us", "today", mt, t, t / mt}, json);
+    print({std::string("colswap_") + name, "us", "own", x, o, o / x}, json);
   }
   return 0;
 }
