@@ -123,6 +123,18 @@ void store_half_in_float32(Graph& g) {
   }
   for (int v : g.outputs) half_readers[static_cast<size_t>(v)] = 1;
 
+  // Per cast to a half type, read before the nodes move: whether it casts a variable the graph leaves unchanged,
+  // which stays the twin's source (widened once for all its products): cache_variable_casts keeps it across calls
+  // (a prediction's weights).
+  std::vector<char> cached_cast(g.nodes.size(), 0);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    if (!is_cast(g, n, DType::Float32, DType::Float16) && !is_cast(g, n, DType::Float32, DType::BFloat16)) continue;
+    const int from = value_of(g, n.inputs[0]).producer;
+    cached_cast[k] = from >= 0 && g.nodes[static_cast<size_t>(from)].kind == NodeKind::ReadVariable &&
+                     !may_change(g, g.nodes[static_cast<size_t>(from)].variable);
+  }
+
   std::vector<Node> nodes;
   nodes.reserve(g.nodes.size() * 2);
   std::vector<int> renumbered(g.nodes.size(), -1);
@@ -175,12 +187,7 @@ void store_half_in_float32(Graph& g) {
       const DType dtype = value_of(g, out).dtype;
       renumbered[k] = static_cast<int>(nodes.size());
       nodes.push_back(std::move(n));
-      // The cast of a variable the graph leaves unchanged stays the twin's source (widened once for all its
-      // products): cache_variable_casts keeps it across calls (a prediction's weights).
-      const int from = value_of(g, in).producer;
-      const bool cached = from >= 0 && g.nodes[static_cast<size_t>(from)].kind == NodeKind::ReadVariable &&
-                          !may_change(g, g.nodes[static_cast<size_t>(from)].variable);
-      if (ops::cpu_matmul_widens_half(dtype) && twin_readers[static_cast<size_t>(out)] && !cached)
+      if (ops::cpu_matmul_widens_half(dtype) && twin_readers[static_cast<size_t>(out)] && !cached_cast[k])
         twin[static_cast<size_t>(out)] = round_pass(in, dtype);
       continue;
     }

@@ -226,5 +226,24 @@ TEST_CASE("a compiled mixed-precision train step keeps no half product", "[funct
     const auto [f32, half] = matmuls(g);
     CHECK(half == 0);
     CHECK(f32 >= 6);  // the two half layers' forward products and both gradients of each
+    // The weights the step updates are rounded in one pass, not cast to half, then widened back (which is what a
+    // weight the graph leaves unchanged gets: its cast is cached across calls).
+    auto producer = [&](int v) -> const graph::Node* {
+      const int p = v < 0 ? -1 : g.values[static_cast<size_t>(v)].producer;
+      return p < 0 ? nullptr : &g.nodes[static_cast<size_t>(p)];
+    };
+    auto is_cast_to = [&](const graph::Node* n, DType to) {
+      return n && n->kind == graph::NodeKind::Op && n->op == OpId::cast &&
+             g.values[static_cast<size_t>(n->outputs[0])].dtype == to;
+    };
+    size_t weights_widened = 0;
+    for (const graph::Node& n : g.nodes) {
+      if (!is_cast_to(&n, DType::Float32)) continue;
+      const graph::Node* narrowing = producer(n.inputs[0]);
+      if (!is_cast_to(narrowing, mixed_precision::global_policy().compute_dtype())) continue;
+      const graph::Node* read = producer(narrowing->inputs[0]);
+      weights_widened += read && read->kind == graph::NodeKind::ReadVariable;
+    }
+    CHECK(weights_widened == 0);
   }
 }
