@@ -153,9 +153,10 @@ class Strategy {
   // variable's gradient stays undefined. Traced, the all-reduces are host calls placed among the backward's ops.
   std::vector<Tensor> reduced_gradients(ReduceOp op, GradientTape& tape, const Tensor& target,
                                         const std::vector<Variable>& variables) const;
-  // fit's run of train_step (TF: strategy.run(train_step)): fn(part) for each replica's part of `batch` (an element
-  // of replica_batches) in the replica's context, as run does, but on any devices (fit keeps a copy of the model
-  // per device) and without mirroring variables (fit mirrors them first). Returns the last replica's result.
+  // fit's and evaluate's run of train_step and test_step (TF: strategy.run(train_step)): fn(part) for each
+  // replica's part of `batch` (an element of replica_batches) in the replica's context, as run does, but on any
+  // devices (fit keeps a copy of the model per device) and without mirroring variables (fit mirrors them first).
+  // Returns every replica's result, replica 0's first.
   template <class F>
   auto run_replica_parts(F&& fn, const data::Element& batch) const;
   // Sums the variables' values over the workers, in place (TF: SyncOnReadVariable's SUM aggregation; how metric
@@ -314,11 +315,11 @@ auto Strategy::run(F&& fn, Args&&... args) const {
 
 template <class F>
 auto Strategy::run_replica_parts(F&& fn, const data::Element& batch) const {
-  decltype(fn(batch)) out;
+  std::vector<decltype(fn(batch))> out;
   for (int r = 0; r < num_replicas_in_process(); ++r) {
     enter_replica(r, /*same_device=*/false);
     ReplicaExit exit{this};
-    out = fn(replica_part(batch, r));
+    out.push_back(fn(replica_part(batch, r)));
   }
   finish_replicas();
   return out;

@@ -32,7 +32,7 @@ struct CompiledSteps {
       [this](Model& m, const data::Element& b, uint64_t) { return values(replica_train_step(m, b), train_names); },
       {.jit_compile = jit, .unknown_batch_dimension = true, .name = "train_step"}};
   Function<Step> test{
-      [this](Model& m, const data::Element& b, uint64_t) { return values(m.test_step(b), test_names); },
+      [this](Model& m, const data::Element& b, uint64_t) { return values(replica_test_step(m, b), test_names); },
       {.jit_compile = jit, .unknown_batch_dimension = true, .name = "test_step"}};
   Function<Step> predict{[](Model& m, const data::Element& b, uint64_t) { return m.predict_step(b); },
                          {.jit_compile = jit, .unknown_batch_dimension = true, .name = "predict_step"}};
@@ -48,7 +48,7 @@ struct CompiledSteps {
                               {.jit_compile = jit, .name = "train_steps"}};
   Function<Steps> test_steps{[this](Model& m, const std::vector<Tensor>& flat, int64_t n, uint64_t) {
                                MetricResults results;
-                               for (const data::Element& b : split(flat, n)) results = m.test_step(b);
+                               for (const data::Element& b : split(flat, n)) results = replica_test_step(m, b);
                                return values(results, test_names);
                              },
                              {.jit_compile = jit, .name = "test_steps"}};
@@ -115,7 +115,7 @@ MetricResults run_test_steps(Model& model, const std::vector<data::Element>& bat
   CompiledSteps* steps = compiled_steps(model.compiled_.get());
   if (!steps) {
     MetricResults results;
-    for (const data::Element& b : batches) results = model.test_step(b);
+    for (const data::Element& b : batches) results = replica_test_step(model, b);
     return results;
   }
   const uint64_t key = CompiledSteps::trainable_key(model);

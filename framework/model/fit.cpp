@@ -1,6 +1,7 @@
 // The epoch loops of Model::fit / evaluate / predict and the *_on_batch calls (Keras 3:
 // keras/src/backend/tensorflow/trainer.py): validation, class weights, steps_per_execution's grouping and
 // the callbacks' hooks. The batches come from batch_source.h, the steps from compiled_steps.cpp.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -31,8 +32,26 @@ bool multi_replica(const StrategyOpt& strategy) { return strategy && strategy->n
 
 // The metrics over every replica's batches (TF reads a metric's state variables summed over the replicas):
 // every worker then logs the same numbers. Each worker's own state is kept, so the sums are not summed again.
+// A step whose results are not the metrics' (a model's own step returning other values; Keras's
+// _get_metrics_result_or_logs) logs its results, the floating ones averaged over the workers (TF's MEAN of the
+// replicas' step outputs).
 MetricResults synced_results(Model& model, const StrategyOpt& strategy, MetricResults results) {
   if (!multi_replica(strategy)) return results;
+  std::vector<std::string> names, metric_names;
+  for (const auto& [name, value] : results) names.push_back(name);
+  for (const auto& m : model.metrics()) metric_names.push_back(m->name());
+  std::sort(names.begin(), names.end());
+  std::sort(metric_names.begin(), metric_names.end());
+  if (names != metric_names) {
+    std::vector<Tensor> values;
+    for (const auto& [name, value] : results)
+      values.push_back(value.defined() && (value.dtype() == DType::Float32 || value.dtype() == DType::Float64) ? value
+                                                                                                              : Tensor());
+    values = strategy->all_reduce(distribute::ReduceOp::MEAN, values);
+    for (size_t i = 0; i < results.size(); ++i)
+      if (values[i].defined()) results[i].second = values[i];
+    return results;
+  }
   std::vector<Variable> vars;
   for (const auto& m : model.metrics())
     for (const Variable& v : m->variables()) vars.push_back(v);

@@ -24,9 +24,12 @@ struct CompiledState;
 // start_cycle when the time since the last step (an epoch boundary) is no step's.
 MetricResults tuned_train_step(Model& model, const data::Element& batch, bool start_cycle = false);
 // model.train_step(batch) as fit runs it: under a strategy once per replica of this process, on the replica's
-// part of the batch, in the replica's context (TF: strategy.run(train_step)); the last replica's results
-// (trainer.cpp).
+// part of the batch, in the replica's context (TF: strategy.run(train_step)) (trainer.cpp). Its results: those named after the model's metrics the last replica's (the replicas update the
+// same metric objects, whose state then holds every part), any other the mean over the replicas (TF's MEAN of
+// the replicas' step outputs).
 MetricResults replica_train_step(Model& model, const data::Element& batch);
+// model.test_step(batch) the same way (TF: strategy.run(test_step)), as evaluate and fit's validation run it.
+MetricResults replica_test_step(Model& model, const data::Element& batch);
 // model.test_step / predict_step, as a traced function unless compile asked to run eagerly (compiled_steps.cpp).
 MetricResults run_test_step(Model& model, const data::Element& batch);
 std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch);
@@ -154,6 +157,8 @@ class Model : public Layer {
   // fit calls it once per replica of the process, on the replica's part, in its replica context (TF's
   // strategy.run): optimizer().apply then sums the replicas' gradients.
   virtual MetricResults train_step(const data::Element& batch);
+  // One evaluation step (forward, compute_loss, compute_metrics); under a strategy evaluate and fit's validation
+  // call it once per replica of the process, on the replica's part, in its replica context, as train_step.
   virtual MetricResults test_step(const data::Element& batch);
   virtual std::vector<Tensor> predict_step(const data::Element& batch);
 
@@ -231,6 +236,7 @@ class Model : public Layer {
                                                                     const std::vector<data::Element>& batches);
   friend int detail::steps_per_execution(const Model& model);
   friend MetricResults detail::replica_train_step(Model& model, const data::Element& batch);
+  friend MetricResults detail::replica_test_step(Model& model, const data::Element& batch);
   friend std::vector<std::shared_ptr<ConcreteFunction>> detail::traced_train_functions(const Model& model);
 };
 

@@ -411,13 +411,44 @@ std::vector<Model*> replica_models(Model& model, const std::shared_ptr<CompiledS
   return out;
 }
 
+// One step's results from the replicas of this process (replica_train_step's comment in model.h): a metric's is
+// the last replica's, any other entry the mean over the replicas that returned it with that shape and dtype.
+MetricResults combine_replica_results(const Model& model, const std::vector<MetricResults>& per_replica) {
+  MetricResults out = per_replica.back();
+  if (per_replica.size() == 1) return out;
+  const std::vector<std::shared_ptr<metrics::Metric>> metrics = model.metrics();
+  for (auto& [name, value] : out) {
+    const bool metric = std::any_of(metrics.begin(), metrics.end(), [&](const auto& m) { return m->name() == name; });
+    if (metric || !value.defined() || !is_floating(value.dtype())) continue;
+    Tensor sum;
+    int n = 0;
+    for (const MetricResults& results : per_replica)
+      for (const auto& [other_name, other] : results)
+        if (other_name == name && other.defined() && other.dtype() == value.dtype() && other.shape() == value.shape()) {
+          sum = sum.defined() ? sum + other.to(value.device()) : other.to(value.device());
+          ++n;
+        }
+    value = sum * Tensor::scalar_of(1.0 / n, sum.dtype(), sum.device());
+  }
+  return out;
+}
+
+// model.*step once per replica of this process in its replica context, the results combined.
+MetricResults run_per_replica(Model& model, const std::shared_ptr<CompiledState>& compiled, const data::Element& batch,
+                              MetricResults (Model::*step)(const data::Element&)) {
+  if (!compiled || !compiled->strategy) return (model.*step)(batch);
+  return combine_replica_results(
+      model, compiled->strategy->run_replica_parts([&](const data::Element& part) { return (model.*step)(part); }, batch));
+}
+
 }  // namespace
 
 MetricResults detail::replica_train_step(Model& model, const data::Element& batch) {
-  const std::shared_ptr<CompiledState>& compiled = model.compiled_;
-  if (!compiled || !compiled->strategy) return model.train_step(batch);
-  return compiled->strategy->run_replica_parts([&](const data::Element& part) { return model.train_step(part); },
-                                               batch);
+  return run_per_replica(model, model.compiled_, batch, &Model::train_step);
+}
+
+MetricResults detail::replica_test_step(Model& model, const data::Element& batch) {
+  return run_per_replica(model, model.compiled_, batch, &Model::test_step);
 }
 
 MetricResults Model::train_step(const data::Element& batch) {
@@ -473,8 +504,15 @@ MetricResults Model::train_step(const data::Element& batch) {
 }
 
 MetricResults Model::test_step(const data::Element& batch) {
-  const std::vector<data::Element> parts = replica_parts(compiled_, batch, "Model '" + name() + "'.test_step");
-  // Every part on this model: evaluation changes no variable, so the replicas' copies are not needed.
+  // In a replica context (replica_test_step) the batch is the replica's part; called outside one, every part in
+  // turn. Each on this model: evaluation changes no variable, so the replicas' copies are not needed, and every
+  // part adds to the same metrics. The loss tracker takes each part's mean loss, not the replica's share of the
+  // global batch's that a Loss gives in a replica context (Keras 3 unscales it for the tracker): a cross-replica
+  // scope.
+  const std::vector<data::Element> parts = distribute::get_replica_context()
+                                               ? std::vector<data::Element>{batch}
+                                               : replica_parts(compiled_, batch, "Model '" + name() + "'.test_step");
+  distribute::CrossReplicaScope whole_part;
   MetricResults results;
   for (const data::Element& part : parts) {
     std::vector<Tensor> x, y;

@@ -118,13 +118,32 @@ struct AverageLossStepModel : Model {
     ++steps;
     return compute_metrics(y, y_pred, sample_weight, loss);
   }
+  // Its own test_step: the mean loss of the rows it is given to the loss tracker, the accuracy, and a value of its
+  // own, the mean logit (which the replicas' results average, as TF's do). It records how many rows it got, and
+  // how many of its calls ran in a replica context.
+  int test_steps = 0, test_steps_in_replica_context = 0;
+  int64_t test_rows = 0;
+  MetricResults test_step(const data::Element& batch) override {
+    const losses::SparseCategoricalCrossentropy per_example({.from_logits = true, .reduction = "none"});
+    std::vector<Tensor> x, y;
+    Tensor sample_weight;
+    unpack_batch(batch, x, y, sample_weight);
+    ++test_steps;
+    if (distribute::get_replica_context()) ++test_steps_in_replica_context;
+    test_rows = x[0].shape()[0];
+    const std::vector<Tensor> y_pred{(*this)(x[0], false)};
+    MetricResults results = compute_metrics(y, y_pred, sample_weight, ops::reduce_mean(per_example(y[0], y_pred[0])));
+    results.emplace_back("mean_logit", ops::reduce_mean(y_pred[0]));
+    return results;
+  }
 };
 
 inline std::unique_ptr<AverageLossStepModel> average_loss_step_model(const std::vector<Tensor>& weights, bool eager) {
   auto m = std::make_unique<AverageLossStepModel>();
   (*m)(ops::zeros({1, 8}));
   if (!weights.empty()) m->set_weights(weights);
-  m->compile({.optimizer = optimizers::SGD({.learning_rate = 0.5, .momentum = 0.9}), .run_eagerly = eager});
+  m->compile({.optimizer = optimizers::SGD({.learning_rate = 0.5, .momentum = 0.9}), .metrics = {"accuracy"},
+              .run_eagerly = eager});
   return m;
 }
 
@@ -188,6 +207,52 @@ inline void check_own_train_step_fit_matches_one_replica(const distribute::Strat
   CHECK(m->steps == s.num_replicas_in_process() * reference->steps);
   CHECK(m->optimizer().iterations().value().item<int64_t>() == 8);
   check_close(m->get_weights(), reference->get_weights(), 1e-5);
+}
+
+// evaluate and fit's validation of AverageLossStepModel under `s` (two replicas in all, a global batch of 64) log as
+// one replica: its own test_step runs once per replica of the process, on the replica's rows (TF:
+// strategy.run(test_step)), and its own value is the mean of the replicas'.
+inline void check_own_test_step_matches_one_replica(const distribute::Strategy& s, bool eager) {
+  REQUIRE(s.num_replicas_in_sync() == 2);
+  const DistributeData d = mlp_data();
+  const auto val = data::Dataset::from_tensor_slices({d.x, d.y}).take(128).batch(64);
+  const FitOptions fit_options{.batch_size = 64, .epochs = 1, .verbose = 0, .validation_data = val, .shuffle = false};
+  backend::clear_session();
+  random::set_seed(3);
+  auto reference = average_loss_step_model({}, eager);
+  const std::vector<Tensor> initial = reference->get_weights();
+  const Logs expected = reference->evaluate(d.x, d.y, {.batch_size = 64, .verbose = 0});
+  REQUIRE(reference->test_steps == (eager ? 4 : 1));  // traced: its one trace
+  REQUIRE(reference->test_rows == 64);
+  REQUIRE(reference->test_steps_in_replica_context == 0);
+  REQUIRE(expected.contains("mean_logit"));
+  const int ref_test_steps = reference->test_steps;
+  const History ref_history = reference->fit(d.x, d.y, fit_options);
+
+  std::unique_ptr<AverageLossStepModel> m;
+  {
+    auto scope = s.scope();
+    m = average_loss_step_model(initial, eager);
+  }
+  const Logs logs = m->evaluate(d.x, d.y, {.batch_size = 64, .verbose = 0});
+  CHECK(m->test_steps == s.num_replicas_in_process() * ref_test_steps);
+  CHECK(m->test_steps_in_replica_context == m->test_steps);
+  CHECK(m->test_rows == 32);  // each replica's part of the global batch
+  REQUIRE(logs.size() == expected.size());
+  for (const auto& [name, value] : expected) {
+    INFO(name);
+    CHECK(logs.at(name) == Approx(value).epsilon(1e-5).margin(1e-6));
+  }
+  const History history = m->fit(d.x, d.y, fit_options);
+  REQUIRE(history.history.count("val_mean_logit"));
+  for (const auto& [name, values] : ref_history.history) {
+    // The training loss is each replica's share (the step's compute_average_loss), so only the validation's.
+    if (!name.starts_with("val_")) continue;
+    INFO(name);
+    REQUIRE(history.history.at(name).size() == values.size());
+    for (size_t e = 0; e < values.size(); ++e)
+      CHECK(history.history.at(name)[e] == Approx(values[e]).epsilon(1e-5).margin(1e-6));
+  }
 }
 
 }  // namespace ember::testing

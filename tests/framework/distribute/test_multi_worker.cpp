@@ -358,6 +358,14 @@ TEST_CASE("distribute: a subclassed model's own train_step under fit runs in eac
   }
 }
 
+TEST_CASE("distribute: a subclassed model's own test_step under evaluate and fit's validation runs in each worker's "
+          "replica context", "[.][mpi]") {
+  for (const bool eager : {false, true}) {
+    INFO("run_eagerly " << eager);
+    check_own_test_step_matches_one_replica(strategy(), eager);
+  }
+}
+
 TEST_CASE("distribute: only the chief writes ModelCheckpoint files", "[.][mpi]") {
   // One directory for the job: the chief's random number, shared through an all-reduce.
   const double tag = strategy().reduce(ReduceOp::SUM, Tensor::scalar<double>(rank() == 0 ? std::random_device{}() : 0)).item<double>();

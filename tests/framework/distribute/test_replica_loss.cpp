@@ -193,3 +193,11 @@ TEST_CASE("distribute: a subclassed model's own train_step under fit runs once p
   INFO("run_eagerly " << eager);
   check_own_train_step_fit_matches_one_replica(MirroredStrategy({.devices = {Device::cpu(), Device::cpu()}}), eager);
 }
+
+TEST_CASE("distribute: a subclassed model's own test_step under evaluate and fit's validation runs once per replica",
+          "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());
+  const bool eager = GENERATE(false, true);
+  INFO("run_eagerly " << eager);
+  check_own_test_step_matches_one_replica(MirroredStrategy({.devices = {Device::cpu(), Device::cpu()}}), eager);
+}
