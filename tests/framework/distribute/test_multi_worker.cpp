@@ -164,11 +164,12 @@ TEST_CASE("distribute: all_reduce packs tensors of both float dtypes and skips u
 }
 
 TEST_CASE("distribute: all-reduces of several MiB, running at once, sum every element", "[.][mpi]") {
-  // Odd counts of several MiB, both dtypes, and two all-reduces in flight together, waited for in the other
-  // order: every element is the exact sum, on every worker.
+  // Odd counts of several MiB, both dtypes (the float one of 16 MiB and 28 bytes, run as pieces, the last one of 7
+  // elements), and two all-reduces in flight together, waited for in the other order: every element is the exact
+  // sum, on every worker.
   auto& comm = distribute::detail::Communicator::world();
   const double r = rank();
-  const size_t n32 = 3 * (size_t{1} << 18) + 7, n64 = (size_t{1} << 17) + 3;
+  const size_t n32 = (size_t{1} << 22) + 7, n64 = (size_t{1} << 17) + 3;
   std::vector<float> a(n32), sum32(n32);
   std::vector<double> b(n64), sum64(n64);
   for (size_t i = 0; i < n32; ++i) a[i] = static_cast<float>(i % 1000) + static_cast<float>(r) * 0.5f;
