@@ -30,8 +30,8 @@ class Communicator {
   // 1 MB all-reduce a quarter of its speed (bench_distributed).
   void all_reduce_sum(const void* data, void* result, size_t count, DType dtype, double timeout_seconds,
                       const std::string& what);
-  // all_reduce_sum started and left running (MPI_Iallreduce): returns a ticket for test and wait. The buffers
-  // must stay untouched until wait returns.
+  // all_reduce_sum started and left running (MPI_Iallreduce, one per piece of at least 2 MiB: communicator.cpp):
+  // returns a ticket for test and wait. The buffers must stay untouched until wait returns.
   uint64_t start_all_reduce_sum(const void* data, void* result, size_t count, DType dtype, const std::string& what);
   // Moves the collective on (MPI progresses a non-blocking collective only inside its calls): whether it is done.
   bool test(uint64_t ticket, const std::string& what);
