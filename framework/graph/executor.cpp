@@ -8,11 +8,49 @@
 #include "framework/core/profiler.h"
 #include "framework/core/trace_hooks.h"
 #include "framework/ops/creation.h"
+#include "framework/ops/direct_kernel.h"
 #include "framework/ops/fused_elementwise.h"
 #include "framework/ops/index_checks.h"
 #include "framework/ops/random.h"
 
 namespace ember::graph {
+
+namespace {
+
+// The CPU kernel a replay may call for op or UpdateVariables node `n` without dispatch: what execute checks on
+// every call, checked once (the node and its operands on the CPU, their count, a kernel for the dtype it is
+// chosen by). nullptr where run_op_into dispatches it: another kind or device, a random op, a cached cast.
+// In Executable::direct_ids_, on an input's value id: the node reads the value for the last time.
+constexpr int32_t kMovedInput = 1 << 30;
+
+KernelFn direct_kernel(const Graph& g, const Node& n) {
+  const bool update = n.kind == NodeKind::UpdateVariables;
+  if ((n.kind != NodeKind::Op && !update) || n.cast_cache || std::holds_alternative<RandomAttrs>(n.attrs) ||
+      !n.device.is_cpu())
+    return nullptr;
+  // An update's operands are the variables' buffers, then its inputs.
+  const size_t operands = n.updates.size() + n.inputs.size();
+  const int arity = op_info(n.op).arity;
+  if (arity >= 0 && static_cast<size_t>(arity) != operands) return nullptr;
+  for (const Variable& v : n.updates)
+    if (!v.value().device().is_cpu()) return nullptr;
+  for (int v : n.inputs)
+    if (v >= 0 ? !g.values[static_cast<size_t>(v)].device.is_cpu() : !update || !takes_undefined_inputs(n.op))
+      return nullptr;
+  // The dtype execute chooses the kernel by: the first operand's, or the first output's.
+  DType key;
+  if (!n.updates.empty())
+    key = n.updates[0].value().dtype();
+  else if (!n.inputs.empty() && n.inputs[0] >= 0)
+    key = g.values[static_cast<size_t>(n.inputs[0])].dtype;
+  else if (n.inputs.empty() && !n.specs.empty())
+    key = n.specs[0].dtype;
+  else
+    return nullptr;
+  return find_kernel(n.op, DeviceType::CPU, key);
+}
+
+}  // namespace
 
 Executable::Executable(Graph graph, ExecutableOptions options) : graph_(std::move(graph)) {
   const size_t nv = graph_.values.size();
@@ -45,6 +83,38 @@ Executable::Executable(Graph graph, ExecutableOptions options) : graph_(std::mov
     if (last_grad[f] >= 0) drop_tape_after_[static_cast<size_t>(last_grad[f])] = static_cast<int>(f);
   if (options.device_graphs) init_device_segments(options);
   plan_ = plan_memory(graph_);
+  EMBER_CHECK(nv < static_cast<size_t>(kMovedInput), Internal) << "graph: " << nv << " values, more than a replay numbers";
+  direct_.resize(graph_.nodes.size());
+  in_place_specs_.resize(graph_.nodes.size());
+  for (size_t k = 0; k < graph_.nodes.size(); ++k) {
+    const Node& n = graph_.nodes[k];
+    DirectNode& d = direct_[k];
+    d.kernel = direct_kernel(graph_, n);
+    if (n.kind != NodeKind::Op) continue;
+    if (n.in_place_input >= 0) {
+      in_place_specs_[k] = n.specs.at(0);
+      in_place_specs_[k].alias_input = n.in_place_input;
+    }
+    if (!d.kernel) continue;
+    // A value this node reads for the last time moves from the value table into its inputs (at its last place
+    // among them), rather than being copied there and released after: no reference count taken and dropped.
+    const std::vector<int>& released = release_after_[k];
+    auto among = [](const auto& ids, auto begin, int v) { return std::find(begin, ids.end(), v) != ids.end(); };
+    d.at = static_cast<uint32_t>(direct_ids_.size());
+    d.inputs = static_cast<uint32_t>(n.inputs.size());
+    d.outputs = static_cast<uint32_t>(n.outputs.size());
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int v = n.inputs[i];
+      const bool last = among(released, released.begin(), v) && !among(n.inputs, n.inputs.begin() + i + 1, v);
+      direct_ids_.push_back(last ? v | kMovedInput : v);
+    }
+    direct_ids_.insert(direct_ids_.end(), n.outputs.begin(), n.outputs.end());
+    for (int v : released)
+      if (!among(n.inputs, n.inputs.begin(), v)) {
+        direct_ids_.push_back(v);
+        ++d.releases;
+      }
+  }
 }
 
 std::vector<Tensor> ControlFlowTape::gradients(const std::vector<Tensor>& output_gradients) {
@@ -110,7 +180,7 @@ std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inpu
   return out;
 }
 
-void run_variable_update(const Node& n, std::span<const Tensor> inputs) {
+void run_variable_update(const Node& n, std::span<const Tensor> inputs, KernelFn kernel) {
   std::vector<Tensor> operands;
   operands.reserve(n.updates.size() + inputs.size());
   for (const Variable& updated : n.updates) {
@@ -129,7 +199,10 @@ void run_variable_update(const Node& n, std::span<const Tensor> inputs) {
   }
   operands.insert(operands.end(), inputs.begin(), inputs.end());
   std::vector<Tensor> outputs(n.specs.size());
-  run_op_into(n.op, operands, n.specs, outputs, n.attrs, n.device);
+  if (kernel)
+    run_kernel_into(kernel, n.op, operands, n.specs, outputs, n.attrs);
+  else
+    run_op_into(n.op, operands, n.specs, outputs, n.attrs, n.device);
 }
 
 void Executable::RunState::clear() {
@@ -166,6 +239,10 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   for (size_t i = 0; i < graph_.inputs.size(); ++i) st.vals[static_cast<size_t>(graph_.inputs[i])] = inputs[i];
   for (int v : constants_) st.vals[static_cast<size_t>(v)] = graph_.values[static_cast<size_t>(v)].constant;
   st.use_plan = may_use_plan();
+  st.direct = may_run_direct();
+  // A concrete function checks its inputs' types, not their devices: the kernels were resolved for the traced ones.
+  for (size_t i = 0; i < graph_.inputs.size() && st.direct; ++i)
+    st.direct = inputs[i].device() == graph_.values[static_cast<size_t>(graph_.inputs[i])].device;
   if (st.use_plan && st.arenas.empty()) {
     for (const MemoryPlan::Arena& a : plan_.arenas)
       st.arenas.push_back(Tensor::empty({a.elements}, a.dtype, Device::cpu()));
@@ -205,11 +282,51 @@ bool Executable::may_use_plan() const {
          !ember::detail::t_tensor_tracer && !ember::detail::t_op_tracer;
 }
 
+bool Executable::may_run_direct() const {
+  // The tape's hook, the one that does not need every op, acts only while a tape records.
+  return !ember::detail::has_op_hooks() && !any_tape_recording() && !profiler::detail::recording() &&
+         !ember::detail::t_tensor_tracer && !ember::detail::t_op_tracer;
+}
+
+void Executable::run_direct_op(size_t k, RunState& st) const {
+  // run_node's Op case for a node whose kernel was resolved (direct_kernel): never a cached cast or a random op;
+  // no tape records, so an op that may write into its input always does.
+  const Node& n = graph_.nodes[k];
+  const DirectNode& d = direct_[k];
+  const int32_t* const ids = direct_ids_.data() + d.at;
+  const int32_t* const outputs = ids + d.inputs;
+  std::vector<Tensor>& vals = st.vals;
+  for (uint32_t i = 0; i < d.inputs; ++i) {
+    Tensor& t = vals[static_cast<size_t>(ids[i] & ~kMovedInput)];
+    if (ids[i] & kMovedInput)
+      st.in.push_back(std::move(t));
+    else
+      st.in.push_back(t);
+  }
+  st.out.assign(d.outputs, Tensor());
+  if (st.use_plan)
+    for (uint32_t i = 0; i < d.outputs; ++i)
+      if (outputs[i] >= 0) st.out[i] = st.planned[static_cast<size_t>(outputs[i])];  // undefined: not planned
+  if (n.in_place_input >= 0) {
+    // The value table's reference goes first, so that the buffer's only holders are this node's.
+    vals[static_cast<size_t>(ids[n.in_place_input] & ~kMovedInput)] = Tensor();
+    run_kernel_into(d.kernel, n.op, st.in, std::span<const OutputSpec>(&in_place_specs_[k], 1), st.out, n.attrs);
+  } else {
+    ops::detail::check_indices_of(n.op, st.in, n.attrs);  // the front end's check, on this call's indices
+    run_kernel_into(d.kernel, n.op, st.in, n.specs, st.out, n.attrs);
+  }
+  for (uint32_t i = 0; i < d.outputs; ++i)
+    if (outputs[i] >= 0) vals[static_cast<size_t>(outputs[i])] = std::move(st.out[i]);
+  st.in.clear();  // before the releases: a buffer's last holders go with them
+  for (uint32_t i = 0; i < d.releases; ++i) vals[static_cast<size_t>(outputs[d.outputs + i])] = Tensor();
+}
+
 void Executable::run_nodes(size_t begin, size_t end, RunState& st, bool capturing) const {
   for (size_t k = begin; k < end; ++k) run_node(k, st, capturing);
 }
 
 void Executable::run_node(size_t k, RunState& st, bool capturing) const {
+  if (st.direct && direct_[k].kernel && graph_.nodes[k].kind == NodeKind::Op) return run_direct_op(k, st);
   std::vector<Tensor>& vals = st.vals;
   std::vector<Tensor>& in = st.in;
   std::vector<Tensor>& out = st.out;
@@ -237,11 +354,9 @@ void Executable::run_node(size_t k, RunState& st, bool capturing) const {
         random::detail::redraw(fresh);
         run_op_into(n.op, in, n.specs, out, Attrs(std::move(fresh)), n.device);
       } else if (n.in_place_input >= 0 && !any_tape_records(in)) {
-        OutputSpec spec = n.specs[0];
-        spec.alias_input = n.in_place_input;
         // The value table's reference goes first, so that the buffer's only holders are this node's.
         vals[static_cast<size_t>(n.inputs[static_cast<size_t>(n.in_place_input)])] = Tensor();
-        run_op_into(n.op, in, std::span<const OutputSpec>(&spec, 1), out, n.attrs, n.device);
+        run_op_into(n.op, in, std::span<const OutputSpec>(&in_place_specs_[k], 1), out, n.attrs, n.device);
       } else {
         ops::detail::check_indices_of(n.op, in, n.attrs);  // the front end's check, on this call's indices
         run_op_into(n.op, in, n.specs, out, n.attrs, n.device);
@@ -259,7 +374,7 @@ void Executable::run_node(size_t k, RunState& st, bool capturing) const {
       break;
     }
     case NodeKind::UpdateVariables:
-      run_variable_update(n, in);
+      run_variable_update(n, in, st.direct ? direct_[k].kernel : nullptr);
       out.clear();
       break;
     case NodeKind::Derived:

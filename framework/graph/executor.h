@@ -39,8 +39,9 @@ struct ControlFlowTape {
 std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inputs, ControlFlowTape* tape);
 
 // Runs an UpdateVariables node on `inputs` (one per node input): its op on the variables' buffers, each taken
-// exclusively (copied first where another tensor shares it), then the inputs.
-void run_variable_update(const Node& n, std::span<const Tensor> inputs);
+// exclusively (copied first where another tensor shares it), then the inputs; with `kernel`, that kernel on the
+// CPU without dispatch (see run_kernel_into).
+void run_variable_update(const Node& n, std::span<const Tensor> inputs, KernelFn kernel = nullptr);
 
 // A run of consecutive nodes that may be captured as one device graph (a CUDA graph): ops, variable reads and
 // derivations on one GPU, none random, reading nothing but values of that GPU and constants.
@@ -103,6 +104,7 @@ class Executable {
     // The memory plan's arenas and, per value, its planned buffer (a view of an arena), kept from run to run.
     std::vector<Tensor> arenas, planned;
     bool use_plan = false;  // this run writes planned values into their buffers
+    bool direct = false;    // this run calls the kernels resolved when planned (kernels_)
     // `t`, or a copy of it when it is a device graph's buffer (which the graph's next launch rewrites).
     Tensor from_graph(const Tensor& t) const;
     // Drops what the run held (values, tapes, buffers), keeping the vectors' capacity and the arenas for the
@@ -126,6 +128,11 @@ class Executable {
   // Whether this run may write the planned values into the arenas: not when a tape records (it may keep a value
   // past the run), nor while the profiler or a trace watches ops.
   bool may_use_plan() const;
+  // Whether this run may call the op nodes' kernels directly (kernels_): nothing observes ops, neither a hook
+  // that needs every op, nor a tape recording, a trace or the profiler.
+  bool may_run_direct() const;
+  // Runs op node k in a direct run, by its DirectNode.
+  void run_direct_op(size_t k, RunState& st) const;
   void run_nodes(size_t begin, size_t end, RunState& st, bool capturing) const;
   void run_node(size_t k, RunState& st, bool capturing) const;
   // Runs segment `s` (op by op, by capturing it or by launching its graph); returns the node after it.
@@ -138,6 +145,18 @@ class Executable {
   std::vector<char> keep_tape_;          // per node: a Cond or While whose ControlFlowGrad node follows
   std::vector<int> drop_tape_after_;     // per node: the forward node whose tape its last gradient node frees
   MemoryPlan plan_;
+  // What a direct run needs of a node, packed: the CPU kernel an op or UpdateVariables node calls (see
+  // direct_kernel; nullptr: dispatched), and an op's value ids, all nodes' in one array (direct_ids_), so that
+  // after an update streaming more than the caches hold, a node's lists cost one cache miss rather than one each.
+  struct DirectNode {
+    KernelFn kernel = nullptr;
+    uint32_t at = 0;  // in direct_ids_: the op's inputs, outputs (-1: unread), then the values it releases
+    uint32_t inputs = 0, outputs = 0, releases = 0;
+  };
+  std::vector<DirectNode> direct_;  // per node
+  std::vector<int32_t> direct_ids_;
+  // Per node: an op written into its input (in_place_input >= 0), the output's spec aliasing that input.
+  std::vector<OutputSpec> in_place_specs_;
   std::unique_ptr<SpareStates> spare_ = std::make_unique<SpareStates>();
 };
 

@@ -9,6 +9,7 @@
 #include "framework/core/device_graph.h"
 #include "framework/core/profiler.h"
 #include "framework/core/trace_hooks.h"
+#include "framework/ops/direct_kernel.h"
 
 namespace ember {
 
@@ -131,6 +132,33 @@ std::recursive_mutex& device_enqueue_mutex(Device device) {
 }  // namespace detail
 
 namespace {
+// The outputs of an op on `device`, one per spec: views of the inputs they alias, new tensors, or the buffers
+// the caller placed (a replay's memory plan), checked.
+void make_outputs(const char* name, std::span<const Tensor> inputs, std::span<const OutputSpec> specs,
+                  std::span<Tensor> outputs, Device device) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const OutputSpec& s = specs[i];
+    // Only a 0-d CPU scalar can sit on another device than the op's; aliased, the kernel would write a host
+    // address from the device, and writing its uploaded copy instead would lose the update (or corrupt the
+    // shared constant device_scalar keeps).
+    if (s.alias_input >= 0) {
+      const Tensor& aliased = inputs[static_cast<size_t>(s.alias_input)];
+      EMBER_CHECK(aliased.device() == device, InvalidArgument)
+          << name << ": output " << i << " is written in place into input " << s.alias_input << ", a 0-d tensor on "
+          << aliased.device() << ", but the op runs on " << device << " (its other inputs' device); move it there "
+          << "first with tensor.to(" << device << ")";
+      outputs[i] = aliased.view(s.shape);
+    } else if (!outputs[i].defined()) {
+      outputs[i] = Tensor::empty(s.shape, s.dtype, device);
+    } else {
+      EMBER_CHECK(outputs[i].shape() == s.shape && outputs[i].dtype() == s.dtype && outputs[i].device() == device,
+                  Internal)
+          << name << ": output " << i << " was given as " << outputs[i].dtype() << outputs[i].shape() << " on "
+          << outputs[i].device() << ", but the op makes " << s.dtype << s.shape << " on " << device;
+    }
+  }
+}
+
 void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<Tensor> outputs,
              const Attrs& attrs, Device fallback) {
   // The table's arity: a front end passing another number of tensors would hand its kernel the wrong ones.
@@ -140,8 +168,7 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
   const char* const name = op_name(op, attrs);  // a custom op's own name
   for (const Tensor& t : inputs)
     if (t.defined() && t.is_symbolic()) t.check_concrete(name);
-  // apply_adam_multi takes each gradient whole or as two factors, the other parts undefined.
-  const bool optional_inputs = op == OpId::apply_adam_multi;
+  const bool optional_inputs = takes_undefined_inputs(op);
   Device device = resolve_device(name, inputs, fallback, optional_inputs);
   const KernelEntry& k = entry(op, device.type());
   EMBER_CHECK(k.fn, Unimplemented) << name << ": no kernel is registered for device " << device;
@@ -170,30 +197,7 @@ void execute(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec
         detail::t_op_tracer = saved_op;
       }
     } untraced;
-    for (size_t i = 0; i < specs.size(); ++i) {
-      const OutputSpec& s = specs[i];
-      // Only a 0-d CPU scalar can sit on another device than the op's; aliased, the kernel would write a host
-      // address from the device, and writing its uploaded copy instead would lose the update (or corrupt the
-      // shared constant device_scalar keeps).
-      if (s.alias_input >= 0) {
-        const Tensor& aliased = inputs[static_cast<size_t>(s.alias_input)];
-        EMBER_CHECK(aliased.device() == device, InvalidArgument)
-            << name << ": output " << i << " is written in place into input " << s.alias_input << ", a 0-d tensor on "
-            << aliased.device() << ", but the op runs on " << device << " (its other inputs' device); move it there "
-            << "first with tensor.to(" << device << ")";
-      }
-      if (s.alias_input >= 0) {
-        outputs[i] = inputs[static_cast<size_t>(s.alias_input)].view(s.shape);
-      } else if (!outputs[i].defined()) {
-        outputs[i] = Tensor::empty(s.shape, s.dtype, device);
-      } else {
-        // A buffer the caller placed (a replay's memory plan): written as it is.
-        EMBER_CHECK(outputs[i].shape() == s.shape && outputs[i].dtype() == s.dtype && outputs[i].device() == device,
-                    Internal)
-            << name << ": output " << i << " was given as " << outputs[i].dtype() << outputs[i].shape() << " on "
-            << outputs[i].device() << ", but the op makes " << s.dtype << s.shape << " on " << device;
-      }
-    }
+    make_outputs(name, inputs, specs, outputs, device);
     // Kernels see only tensors on their device: 0-d CPU scalars mixed into a GPU op are uploaded.
     std::vector<Tensor> moved;
     std::span<const Tensor> kernel_inputs = inputs;
@@ -261,6 +265,22 @@ Tensor run_op(OpId op, std::span<const Tensor> inputs, const OutputSpec& output,
 void run_op_into(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<Tensor> outputs,
                  const Attrs& attrs, Device device) {
   execute(op, inputs, specs, outputs, attrs, device);
+}
+
+bool takes_undefined_inputs(OpId op) {
+  // apply_adam_multi takes each gradient whole or as two factors, the other parts undefined.
+  return op == OpId::apply_adam_multi;
+}
+
+KernelFn find_kernel(OpId op, DeviceType device, DType key) {
+  const KernelEntry& k = entry(op, device);
+  return k.fn && (k.dtype_mask & dispatch_bit(key)) ? k.fn : nullptr;
+}
+
+void run_kernel_into(KernelFn kernel, OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs,
+                     std::span<Tensor> outputs, const Attrs& attrs) {
+  make_outputs(op_name(op, attrs), inputs, specs, outputs, Device::cpu());
+  kernel(KernelContext{op, inputs, outputs, attrs});
 }
 
 }  // namespace ember
