@@ -364,7 +364,9 @@ void Executable::run_node(size_t k, RunState& st, bool capturing) const {
       break;
     }
     case NodeKind::ReadVariable:
-      out = {n.variable.read_value()};
+      // Moved in, not copied from a list: no reference count taken and dropped.
+      out.clear();
+      out.push_back(n.variable.read_value());
       break;
     case NodeKind::AssignVariable: {
       Variable v = n.variable;
@@ -378,7 +380,8 @@ void Executable::run_node(size_t k, RunState& st, bool capturing) const {
       out.clear();
       break;
     case NodeKind::Derived:
-      out = {n.remake(in[0])};
+      out.clear();
+      out.push_back(n.remake(in[0]));
       break;
     case NodeKind::Cond:
     case NodeKind::While: {

@@ -7,10 +7,12 @@
 #include <optional>
 
 #include "framework/ember.h"
+#include "tests/support/small_trainee.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
 using ember::testing::same_bits;
+using Trainee = ember::testing::SmallTrainee;
 
 namespace {
 
@@ -31,36 +33,6 @@ struct ConvPoolStep {
     Tensor y = ops::max_pool2d(ops::conv2d_bias_relu(x, w.read_value(), b.read_value()), {2, 2}, {.strides = strides});
     Tensor loss = ops::reduce_sum(y * y);
     return tape.gradient(loss, std::vector<Variable>{w, b});
-  }
-};
-
-// A training step of a small MLP (dense-relu-dropout-dense) or CNN (conv-relu-pool-dense) under Adam.
-struct Trainee {
-  std::unique_ptr<Sequential> model;
-  optimizers::Adam opt{{.learning_rate = 1e-2}};
-  losses::SparseCategoricalCrossentropy loss_fn{{.from_logits = true}};
-
-  explicit Trainee(bool cnn) {
-    random::set_seed(11);
-    model = std::make_unique<Sequential>();
-    if (cnn) {
-      model->add(layers::Input({8, 8, 2}));
-      model->add(layers::Conv2D(4, {3, 3}, {.activation = "relu"}));
-      model->add(layers::MaxPooling2D({2, 2}));
-      model->add(layers::Flatten());
-    } else {
-      model->add(layers::Input({6}));
-      model->add(layers::Dense(16, {.activation = "relu"}));
-      model->add(layers::Dropout(0.25));
-    }
-    model->add(layers::Dense(3));
-  }
-  Tensor operator()(const Tensor& x, const Tensor& y) {
-    std::vector<Variable> vars = model->trainable_weights();
-    GradientTape tape;
-    Tensor loss = loss_fn(y, (*model)(x, /*training=*/true));
-    opt.apply(tape.gradient(loss, vars), vars);
-    return loss;
   }
 };
 
@@ -156,7 +128,7 @@ TEST_CASE("a tape around a replayed conv-relu-pool step gets eager's second-orde
 TEST_CASE("a replayed training step writes its planned values into an arena, with eager's bits", "[function][memory]") {
   for (const bool cnn : {false, true}) {
     INFO((cnn ? "cnn" : "mlp"));
-    Trainee eager(cnn), traced(cnn);
+    Trainee eager({.cnn = cnn}), traced({.cnn = cnn});
     auto eager_step = [&](const Tensor& x, const Tensor& y) { return eager(x, y); };
     auto traced_step = ember::function([&](const Tensor& x, const Tensor& y) { return traced(x, y); });
     const Tensor x = random::uniform(cnn ? Shape{8, 8, 8, 2} : Shape{8, 6}, {.seed = 21});
@@ -260,7 +232,7 @@ TEST_CASE("a replay under an outer tape allocates its values, for the tape, with
 TEST_CASE("the memory plan never gives two buffers alive at once the same bytes", "[function][memory]") {
   for (const bool cnn : {false, true}) {
     INFO((cnn ? "cnn" : "mlp"));
-    Trainee traced(cnn);
+    Trainee traced({.cnn = cnn});
     auto step = ember::function([&](const Tensor& x, const Tensor& y) { return traced(x, y); });
     const Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1});
     step(random::uniform(cnn ? Shape{8, 8, 8, 2} : Shape{8, 6}), y);

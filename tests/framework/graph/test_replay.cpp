@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "framework/ember.h"
+#include "tests/support/small_trainee.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -16,26 +17,9 @@ namespace {
 std::atomic<int64_t> g_ops_seen{0};
 void count_op(const OpRecord&) { g_ops_seen.fetch_add(1); }
 
-// A small MLP's training step under Adam (dense-relu-dense, cross-entropy from logits).
-struct Trainee {
-  std::unique_ptr<Sequential> model;
-  optimizers::Adam opt{{.learning_rate = 1e-2}};
-  losses::SparseCategoricalCrossentropy loss_fn{{.from_logits = true}};
-
-  Trainee() {
-    random::set_seed(13);
-    model = std::make_unique<Sequential>();
-    model->add(layers::Input({6}));
-    model->add(layers::Dense(16, {.activation = "relu"}));
-    model->add(layers::Dense(3));
-  }
-  Tensor operator()(const Tensor& x, const Tensor& y) {
-    std::vector<Variable> vars = model->trainable_weights();
-    GradientTape tape;
-    Tensor loss = loss_fn(y, (*model)(x, /*training=*/true));
-    opt.apply(tape.gradient(loss, vars), vars);
-    return loss;
-  }
+// The MLP without dropout: eager and traced calls interleave, so they must not draw random numbers.
+struct Trainee : ember::testing::SmallTrainee {
+  Trainee() : SmallTrainee({.dropout = false}) {}
 };
 
 Tensor labels(int64_t batch) {
