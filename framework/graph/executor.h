@@ -104,7 +104,7 @@ class Executable {
     // The memory plan's arenas and, per value, its planned buffer (a view of an arena), kept from run to run.
     std::vector<Tensor> arenas, planned;
     bool use_plan = false;  // this run writes planned values into their buffers
-    bool direct = false;    // this run calls the kernels resolved when planned (kernels_)
+    bool direct = false;    // this run calls the kernels resolved when planned (direct_)
     // `t`, or a copy of it when it is a device graph's buffer (which the graph's next launch rewrites).
     Tensor from_graph(const Tensor& t) const;
     // Drops what the run held (values, tapes, buffers), keeping the vectors' capacity and the arenas for the
@@ -128,7 +128,7 @@ class Executable {
   // Whether this run may write the planned values into the arenas: not when a tape records (it may keep a value
   // past the run), nor while the profiler or a trace watches ops.
   bool may_use_plan() const;
-  // Whether this run may call the op nodes' kernels directly (kernels_): nothing observes ops, neither a hook
+  // Whether this run may call the op nodes' kernels directly (direct_): nothing observes ops, neither a hook
   // that needs every op, nor a tape recording, a trace or the profiler.
   bool may_run_direct() const;
   // Runs op node k in a direct run, by its DirectNode.
