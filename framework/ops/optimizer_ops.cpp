@@ -118,13 +118,13 @@ UpdateOperands adam_multi_operands(const std::vector<AdamSlots>& slots, const Te
       const Shape& v = s.variable.shape();
       EMBER_CHECK(s.a.defined() && s.b.defined() && s.a.dtype() == dt && s.b.dtype() == dt && v.rank() == 2 &&
                       s.a.rank() == 2 && s.b.rank() == 2 && s.a.shape()[0] == s.b.shape()[0] && s.a.shape()[0] >= 1 &&
-                      (s.a.shape()[0] <= kFactoredMaxRows || dt == DType::Float32) && s.a.shape()[1] == v[0] &&
+                      s.a.shape()[0] <= kFactoredMaxRows && s.a.shape()[1] == v[0] &&
                       s.b.shape()[1] == v[1],
                   InvalidArgument)
           << "apply_adam_multi: variable " << k << "'s gradient factors are " << describe(s.a) << " and "
           << describe(s.b) << " for a variable of shape " << v << "; expected " << dt << " (k, "
-          << (v.rank() == 2 ? v[0] : -1) << ") and (k, " << (v.rank() == 2 ? v[1] : -1) << ") with 1 <= k"
-          << (dt == DType::Float32 ? "" : " <= " + std::to_string(kFactoredMaxRows) + " (more in float32 only)");
+          << (v.rank() == 2 ? v[0] : -1) << ") and (k, " << (v.rank() == 2 ? v[1] : -1) << ") with 1 <= k <= "
+          << kFactoredMaxRows;
     } else {
       EMBER_CHECK(!s.a.defined() && !s.b.defined(), InvalidArgument)
           << "apply_adam_multi: variable " << k << " has both a gradient and its factors; expected one of them";

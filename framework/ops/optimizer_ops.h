@@ -24,11 +24,7 @@ void apply_adam_in_place(Tensor& variable, Tensor& momentum, Tensor& velocity, c
 
 // One variable of apply_adam_multi_in_place: its value and slots, updated in place, and its gradient: whole, or
 // (on the CPU) as the factors a (k, rows) and b (k, cols) of a rows x cols gradient a^T @ b (the gradient then
-// undefined), a Dense kernel's x^T @ dy. Up to kFactoredMaxRows rows, as apply_adam_factored_in_place takes them;
-// more in float32, where each thread makes its rows of the product with oneDNN's sgemm, a block of rows at a time
-// that the update reads while it is in the core's cache, and no pass writes the whole product out. The product's
-// bits are those matmul gives (oneDNN's sgemm does not split the inner dimension, so its rows do not depend on
-// how they are split; tests/framework/ops/test_optimizer_ops.cpp checks it).
+// undefined), a Dense kernel's x^T @ dy. Up to kFactoredMaxRows rows, as apply_adam_factored_in_place takes them.
 struct AdamSlots {
   Tensor variable, momentum, velocity, gradient;
   Tensor a{}, b{};

@@ -1,14 +1,9 @@
 // CPU kernels of the fused optimizer updates: one pass over the variable, its slots and the gradient.
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <cmath>
-#include <optional>
-#include <type_traits>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.h>
 
 #include "framework/core/parallel.h"
 #include "framework/ops/cpu/small_batch.h"
@@ -99,27 +94,6 @@ void adam_factored_span(const T* a, const T* b, T* w, T* m, T* v, int64_t k, int
   }
 }
 
-// Rows of the product a^T @ b that apply_adam_multi makes at a time for a factored gradient of more than
-// ops::kFactoredMaxRows rows: 128 KiB of 256 float32 columns, read back by the update from the core's L2 cache,
-// in few enough sgemm calls that their overhead stays small.
-constexpr int64_t kProductBlockRows = 128;
-
-// Rows [begin, end) of apply_adam_multi's update from factors of k > ops::kFactoredMaxRows rows (float32): each
-// block of rows of the product made by dnnl_sgemm on this thread, as matmul makes it, into `block` (at least
-// kProductBlockRows x cols), then updated from there. Returns dnnl_sgemm's first failure.
-dnnl_status_t adam_product_rows(const float* a, const float* b, float* w, float* m, float* v, int64_t k, int64_t rows,
-                                int64_t cols, int64_t begin, int64_t end, float alpha, float c1, float c2, float eps,
-                                float* block) {
-  for (int64_t r = begin; r < end; r += kProductBlockRows) {
-    const int64_t n = std::min(kProductBlockRows, end - r);
-    const dnnl_status_t s = dnnl_sgemm('T', 'N', n, cols, k, 1.0f, a + r, rows, b, cols, 0.0f, block, cols);
-    if (s != dnnl_success) return s;
-    const int64_t at = r * cols;
-    adam_span<float>(w + at, m + at, v + at, block, w + at, m + at, v + at, 0, n * cols, alpha, c1, c2, eps);
-  }
-  return dnnl_success;
-}
-
 template <class T>
 void adam_loop(const KernelContext& ctx) {
   const T* w = ctx.inputs[0].data<T>();
@@ -189,34 +163,18 @@ void adam_multi_loop(const KernelContext& ctx) {
                                                     : parallel_chunks(p.n, kParallelGrain);
     chunks = std::max(chunks, p.chunks);
   }
-  int64_t product_cols = 0;  // the widest product made a block at a time
-  for (const Part& p : parts)
-    if (!p.g && p.k > ops::kFactoredMaxRows) product_cols = std::max(product_cols, p.cols);
-  std::atomic<dnnl_status_t> status{dnnl_success};
-  // A product on this thread alone runs on it alone (in the pool's region, oneDNN does anyway).
-  std::optional<ScopedOpenMPThreads> one_thread;
-  if (chunks == 1 && product_cols > 0) one_thread.emplace(1);
   parallel_for_chunks(chunks, 1, [&](int64_t chunk, int64_t, int64_t) {
-    std::vector<T> block(static_cast<size_t>(kProductBlockRows * product_cols));
     for (const Part& p : parts) {
       if (chunk >= p.chunks) continue;
       if (p.g) {
         adam_span<T>(p.w, p.m, p.v, p.g, p.w, p.m, p.v, p.n * chunk / p.chunks, p.n * (chunk + 1) / p.chunks, alpha,
                      c1, c2, eps);
-        continue;
-      }
-      const int64_t begin = p.rows * chunk / p.chunks, end = p.rows * (chunk + 1) / p.chunks;
-      if (p.k <= ops::kFactoredMaxRows) {
-        adam_factored_span<T>(p.a, p.b, p.w, p.m, p.v, p.k, p.rows, p.cols, begin, end, alpha, c1, c2, eps);
-      } else if constexpr (std::is_same_v<T, float>) {  // the front end allows more rows in float32 only
-        const dnnl_status_t s = adam_product_rows(p.a, p.b, p.w, p.m, p.v, p.k, p.rows, p.cols, begin, end, alpha,
-                                                  c1, c2, eps, block.data());
-        if (s != dnnl_success) status.store(s);
+      } else {
+        adam_factored_span<T>(p.a, p.b, p.w, p.m, p.v, p.k, p.rows, p.cols, p.rows * chunk / p.chunks,
+                              p.rows * (chunk + 1) / p.chunks, alpha, c1, c2, eps);
       }
     }
   });
-  EMBER_CHECK(status.load() == dnnl_success, Internal)
-      << "apply_adam_multi: dnnl_sgemm failed with oneDNN status " << status.load();
 }
 
 void apply_adam_multi_cpu(const KernelContext& ctx) {
