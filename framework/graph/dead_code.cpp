@@ -50,6 +50,7 @@ void optimize(Graph& g, OptimizeOptions options) {
   eliminate_dead_code(g);
   cache_variable_casts(g);
   move_relu_grad_before_pool_grad(g);
+  sink_kernel_gradients(g);
   if (options.jit_compile) fuse_elementwise(g);
   write_in_place(g);
 }

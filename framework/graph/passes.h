@@ -19,6 +19,10 @@ void eliminate_common_subexpressions(Graph& g);
 // ops::kFactoredMaxRows rows) instead of the product, when nothing else reads it.
 void fold_kernel_gradients(Graph& g);
 
+// Moves a kernel gradient x^T @ dy that only an optimizer's update reads to right before the update, so that its
+// buffer is not held through the rest of the backward pass.
+void sink_kernel_gradients(Graph& g);
+
 // Hands a host call that widens half gradients itself (Node::widens_half_gradients: a loss scale optimizer's update)
 // the float16 or bfloat16 value where its input is that value cast to float32 and nothing else reads the cast.
 void fold_gradient_casts(Graph& g);

@@ -598,7 +598,49 @@ TEST_CASE("a kernel gradient reaches Adam's update as its factors, with eager's 
     // them in registers. Above, matmul makes them.
     const graph::Graph& g = traced_step.concrete_functions()[0]->graph();
     CHECK(g.count(OpId::matmul) == (batch <= 8 ? 1u : 3u));  // and the second layer's input gradient
+    if (batch > 8) {
+      // The two products are made right before the update that reads them (sink_kernel_gradients), in the order
+      // the backward pass made them: the second layer's kernel gradient first.
+      size_t update = 0;
+      while (update < g.nodes.size() && g.nodes[update].kind != graph::NodeKind::UpdateVariables) ++update;
+      REQUIRE(update >= 2);
+      REQUIRE(update < g.nodes.size());
+      for (size_t k : {update - 2, update - 1}) {
+        const graph::Node& n = g.nodes[k];
+        CHECK(n.op == OpId::matmul);
+        CHECK(std::get<MatMulAttrs>(n.attrs).transpose_a);
+      }
+      CHECK(g.values[static_cast<size_t>(g.nodes[update - 2].outputs[0])].shape == Shape{32, 20});
+      CHECK(g.values[static_cast<size_t>(g.nodes[update - 1].outputs[0])].shape == Shape{40, 32});
+    }
   }
+}
+
+TEST_CASE("a kernel gradient read by a second optimizer's update keeps eager's bits", "[function]") {
+  // dw = v^T @ dy reads the variable v, which another optimizer updates (in place) between the gradient and w's
+  // update: the product must read v's old value, as eager does.
+  const Tensor v0 = sample({9, 5}, 21), w0 = sample({5, 3}, 22);
+  Variable eager_v(v0 * 1.0f, {.name = "v"}), traced_v(v0 * 1.0f, {.name = "v"});
+  Variable eager_w(w0 * 1.0f, {.name = "w"}), traced_w(w0 * 1.0f, {.name = "w"});
+  optimizers::Adam eager_opt_v({.learning_rate = 1e-2}), traced_opt_v({.learning_rate = 1e-2});
+  optimizers::Adam eager_opt_w({.learning_rate = 1e-2}), traced_opt_w({.learning_rate = 1e-2});
+  auto step_of = [](Variable& v, Variable& w, optimizers::Optimizer& opt_v, optimizers::Optimizer& opt_w) {
+    return [&]() {
+      GradientTape tape;
+      tape.watch(v);
+      tape.watch(w);
+      Tensor loss = ops::reduce_sum(ops::square(ops::matmul(v.value(), w.value())));
+      std::vector<Tensor> grads = tape.gradient(loss, std::vector<Variable>{v, w});
+      opt_v.apply({grads[0]}, {v});
+      opt_w.apply({grads[1]}, {w});
+      return loss;
+    };
+  };
+  auto eager_step = step_of(eager_v, eager_w, eager_opt_v, eager_opt_w);
+  auto traced_step = ember::function(step_of(traced_v, traced_w, traced_opt_v, traced_opt_w));
+  for (int i = 0; i < 3; ++i) CHECK(same_bits(eager_step(), traced_step()));
+  CHECK(same_bits(eager_w.value(), traced_w.value()));
+  CHECK(same_bits(eager_v.value(), traced_v.value()));
 }
 
 TEST_CASE("a kernel gradient with two contributions reaches the optimizer whole, with eager's bits", "[function]") {
