@@ -65,11 +65,9 @@ struct PlannedBuffer {
   int first, last;
 };
 
-}  // namespace
-
-MemoryPlan plan_memory(const Graph& g) {
-  MemoryPlan plan;
-  plan.slots.assign(g.values.size(), {});
+// The buffers plan_memory places: each op's own output that no group member above it made, known in size, on
+// the CPU, and not pinned.
+std::vector<PlannedBuffer> planned_buffers(const Graph& g) {
   BufferGroups groups = buffer_groups(g);
   // A group's buffer is made by the one member not joined to another: planned when that is an op's own output.
   std::vector<PlannedBuffer> buffers;
@@ -91,6 +89,27 @@ MemoryPlan plan_memory(const Graph& g) {
       buffers.push_back({v, val.dtype, aligned, static_cast<int>(k), last});
     }
   }
+  return buffers;
+}
+
+}  // namespace
+
+int64_t liveness_peak_bytes(const Graph& g) {
+  const std::vector<PlannedBuffer> buffers = planned_buffers(g);
+  std::vector<int64_t> change(g.nodes.size() + 1, 0);  // bytes born at node k, minus those that died before it
+  for (const PlannedBuffer& b : buffers) {
+    change[static_cast<size_t>(b.first)] += b.bytes;
+    change[static_cast<size_t>(b.last) + 1] -= b.bytes;
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t c : change) peak = std::max(peak, live += c);
+  return peak;
+}
+
+MemoryPlan plan_memory(const Graph& g) {
+  MemoryPlan plan;
+  plan.slots.assign(g.values.size(), {});
+  std::vector<PlannedBuffer> buffers = planned_buffers(g);
   std::stable_sort(buffers.begin(), buffers.end(),
                    [](const PlannedBuffer& a, const PlannedBuffer& b) { return a.bytes > b.bytes; });
   // Per arena, the buffers placed so far with their offsets.

@@ -52,4 +52,7 @@ struct MemoryPlan {
 // Places are aligned to 64 bytes, the biggest buffers placed first, each at the lowest place free while it lives.
 MemoryPlan plan_memory(const Graph& g);
 
+// The most bytes of the buffers plan_memory would place that are alive at once: what its arenas need at least.
+int64_t liveness_peak_bytes(const Graph& g);
+
 }  // namespace ember::graph

@@ -19,8 +19,8 @@ void eliminate_common_subexpressions(Graph& g);
 // ops::kFactoredMaxRows rows) instead of the product, when nothing else reads it.
 void fold_kernel_gradients(Graph& g);
 
-// Moves a kernel gradient x^T @ dy that only an optimizer's update reads to right before the update, so that its
-// buffer is not held through the rest of the backward pass.
+// Moves a kernel gradient x^T @ dy that only an optimizer's update reads to right before the update, where that
+// lowers the memory plan's peak (its buffer no longer held through the rest of the backward pass).
 void sink_kernel_gradients(Graph& g);
 
 // Hands a host call that widens half gradients itself (Node::widens_half_gradients: a loss scale optimizer's update)
