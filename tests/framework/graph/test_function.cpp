@@ -18,6 +18,17 @@ namespace {
 
 Tensor sample(const Shape& s, uint64_t seed) { return random::normal(s, {.seed = seed}); }
 
+// A training step a user writes: the mean of the model's squared outputs, the optimizer's update.
+auto mean_square_step(Sequential& model, optimizers::Optimizer& opt) {
+  return [&model, &opt](const Tensor& x) {
+    std::vector<Variable> vars = model.trainable_weights();
+    GradientTape tape;
+    Tensor loss = ops::reduce_mean(ops::square(model(x, /*training=*/true)));
+    opt.apply(tape.gradient(loss, vars), vars);
+    return loss;
+  };
+}
+
 // The index of g's first node of `kind`, or g.nodes.size().
 size_t node_index(const graph::Graph& g, graph::NodeKind kind) {
   size_t k = 0;
@@ -584,17 +595,8 @@ TEST_CASE("a kernel gradient reaches Adam's update as its factors, with eager's 
     };
     auto eager_model = make(), traced_model = make();
     optimizers::Adam eager_opt({.learning_rate = 1e-2}), traced_opt({.learning_rate = 1e-2});
-    auto step_of = [](Sequential& model, optimizers::Optimizer& opt) {
-      return [&](const Tensor& x) {
-        std::vector<Variable> vars = model.trainable_weights();
-        GradientTape tape;
-        Tensor loss = ops::reduce_mean(ops::square(model(x, /*training=*/true)));
-        opt.apply(tape.gradient(loss, vars), vars);
-        return loss;
-      };
-    };
-    auto eager_step = step_of(*eager_model, eager_opt);
-    auto traced_step = ember::function(step_of(*traced_model, traced_opt));
+    auto eager_step = mean_square_step(*eager_model, eager_opt);
+    auto traced_step = ember::function(mean_square_step(*traced_model, traced_opt));
     for (int i = 0; i < 4; ++i) {
       Tensor x = sample({batch, 40}, 30 + static_cast<uint64_t>(i));
       CHECK(same_bits(eager_step(x), traced_step(x)));
@@ -631,17 +633,8 @@ TEST_CASE("a large kernel gradient is made right before the update where that lo
   };
   auto eager_model = make(), traced_model = make();
   optimizers::Adam eager_opt({.learning_rate = 1e-2}), traced_opt({.learning_rate = 1e-2});
-  auto step_of = [](Sequential& model, optimizers::Optimizer& opt) {
-    return [&](const Tensor& x) {
-      std::vector<Variable> vars = model.trainable_weights();
-      GradientTape tape;
-      Tensor loss = ops::reduce_mean(ops::square(model(x, /*training=*/true)));
-      opt.apply(tape.gradient(loss, vars), vars);
-      return loss;
-    };
-  };
-  auto eager_step = step_of(*eager_model, eager_opt);
-  auto traced_step = ember::function(step_of(*traced_model, traced_opt));
+  auto eager_step = mean_square_step(*eager_model, eager_opt);
+  auto traced_step = ember::function(mean_square_step(*traced_model, traced_opt));
   for (int i = 0; i < 3; ++i) {
     Tensor x = sample({16, 16, 16, 8}, 40 + static_cast<uint64_t>(i));
     CHECK(same_bits(eager_step(x), traced_step(x)));
