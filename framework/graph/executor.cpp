@@ -17,12 +17,12 @@ namespace ember::graph {
 
 namespace {
 
-// The CPU kernel a replay may call for op or UpdateVariables node `n` without dispatch: what execute checks on
-// every call, checked once (the node and its operands on the CPU, their count, a kernel for the dtype it is
-// chosen by). nullptr where run_op_into dispatches it: another kind or device, a random op, a cached cast.
 // In Executable::direct_ids_, on an input's value id: the node reads the value for the last time.
 constexpr int32_t kMovedInput = 1 << 30;
 
+// The CPU kernel a replay may call for op or UpdateVariables node `n` without dispatch: what execute checks on
+// every call, checked once (the node and its operands on the CPU, their count, a kernel for the dtype it is
+// chosen by). nullptr where run_op_into dispatches it: another kind or device, a random op, a cached cast.
 KernelFn direct_kernel(const Graph& g, const Node& n) {
   const bool update = n.kind == NodeKind::UpdateVariables;
   if ((n.kind != NodeKind::Op && !update) || n.cast_cache || std::holds_alternative<RandomAttrs>(n.attrs) ||

@@ -24,9 +24,9 @@ struct CompiledState;
 // start_cycle when the time since the last step (an epoch boundary) is no step's.
 MetricResults tuned_train_step(Model& model, const data::Element& batch, bool start_cycle = false);
 // model.train_step(batch) as fit runs it: under a strategy once per replica of this process, on the replica's
-// part of the batch, in the replica's context (TF: strategy.run(train_step)) (trainer.cpp). Its results: those named after the model's metrics the last replica's (the replicas update the
-// same metric objects, whose state then holds every part), any other the mean over the replicas (TF's MEAN of
-// the replicas' step outputs).
+// part of the batch, in the replica's context (TF: strategy.run(train_step)) (trainer.cpp). Its results: for a
+// name of one of the model's metrics, the last replica's (the replicas update the same metric objects, whose
+// state then holds every part); for any other, the mean over the replicas (TF's MEAN of their step outputs).
 MetricResults replica_train_step(Model& model, const data::Element& batch);
 // model.test_step(batch) the same way (TF: strategy.run(test_step)), as evaluate and fit's validation run it.
 MetricResults replica_test_step(Model& model, const data::Element& batch);
