@@ -4,9 +4,13 @@
 // Also Adam's fused update of the MLP's first kernel (784 x 256 float32, slots in cache): in place
 // (ops::apply_adam_in_place, what the optimizer runs) beside the same step into fresh tensors
 // (ops::apply_adam), in ns a parameter. speedup = fresh / in place.
+// Also the transcendental activations on a Dense layer's output at batch 128 (128 x 256 float32, in cache), on one
+// thread: ops::tanh, sigmoid, exp and gelu in us a call beside a loop over the C library's tanhf, expf and erff
+// (sigmoid and gelu written as the ops define them) in the same run. speedup = C library / ember.
 // Usage: bench_elementwise [--json]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -74,6 +78,28 @@ Row adam_row() {
   return {"adam_in_place_200704", "ns/param", "apply_adam into fresh tensors", ns, ref, ref / ns};
 }
 
+// us a call of op on a 128 x 256 float32 tensor on one intra-op thread, beside a plain loop applying reference.
+template <class Op, class Ref>
+Row activation_row(const std::string& name, Op op, Ref reference) {
+  const int64_t n = 128 * 256;
+  const Tensor x = random::normal({128, 256}, {.stddev = 2.0f, .seed = 3});
+  const int threads = config::get_intra_op_parallelism_threads();
+  config::set_intra_op_parallelism_threads(1);
+  Tensor y;
+  const double ember_s = warm_best_seconds(200, [&] {
+    y = op(x);
+    keep_alive(y.raw_data());
+  });
+  config::set_intra_op_parallelism_threads(threads);
+  std::vector<float> out(static_cast<size_t>(n));
+  const float* in = x.data<float>();
+  const double ref_s = warm_best_seconds(200, [&] {
+    for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = reference(in[i]);
+    keep_alive(out.data());
+  });
+  return {name, "us", "C library", ember_s * 1e6, ref_s * 1e6, ref_s / ember_s};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,5 +121,20 @@ int main(int argc, char** argv) {
   print(row("elementwise_add", 3 * kTensorBytes, add_s), json);
   print(row("elementwise_relu", 2 * kTensorBytes, relu_s), json);
   print(adam_row(), json);
+  print(activation_row("activation_tanh", [](const Tensor& t) { return ops::tanh(t); },
+                       [](float v) { return std::tanh(v); }),
+        json);
+  print(activation_row("activation_sigmoid", [](const Tensor& t) { return ops::sigmoid(t); },
+                       [](float v) {
+                         const float e = std::exp(-std::abs(v));
+                         return (v >= 0.0f ? 1.0f : e) / (1.0f + e);
+                       }),
+        json);
+  print(activation_row("activation_exp", [](const Tensor& t) { return ops::exp(t); },
+                       [](float v) { return std::exp(v); }),
+        json);
+  print(activation_row("activation_gelu", [](const Tensor& t) { return ops::gelu(t); },
+                       [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f)); }),
+        json);
   return 0;
 }

@@ -89,7 +89,9 @@ void step(const Fused::Step& s, const float* const* r, float* o, int64_t k) {
   case OpId::name:                  \
     return binary(a, b, o, k, fn::F{});
 #include "framework/ops/fused_ops.def"
-    case OpId::gelu: return unary(a, o, k, fn::Gelu{std::get<GeluAttrs>(s.attrs).approximate});
+    case OpId::gelu:
+      if (std::get<GeluAttrs>(s.attrs).approximate) return unary(a, o, k, fn::GeluTanh{});
+      return unary(a, o, k, fn::GeluExact{});
     case OpId::logical_not: return unary(a, o, k, [](float x) { return fn::LogicalNot{}(x != 0.0f); });
     case OpId::cast:
       if (s.dtype == DType::Bool) return unary(a, o, k, fn::CastTo<bool>{});

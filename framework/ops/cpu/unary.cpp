@@ -51,8 +51,11 @@ EMBER_UNARY_KERNEL(round, Round, FLOAT);
 #undef EMBER_UNARY_KERNEL
 
 void gelu_cpu(const KernelContext& ctx) {
-  functors::Gelu f{std::get<GeluAttrs>(ctx.attrs).approximate};
-  EMBER_DISPATCH_FLOAT(ctx.inputs[0].dtype(), "gelu", run_unary<scalar_t, scalar_t>(ctx, f));
+  const bool approximate = std::get<GeluAttrs>(ctx.attrs).approximate;
+  EMBER_DISPATCH_FLOAT(ctx.inputs[0].dtype(), "gelu", {
+    if (approximate) run_unary<scalar_t, scalar_t>(ctx, functors::GeluTanh{});
+    else run_unary<scalar_t, scalar_t>(ctx, functors::GeluExact{});
+  });
 }
 EMBER_REGISTER_KERNEL(gelu, CPU, gelu_cpu, EMBER_FLOAT_DTYPES);
 
