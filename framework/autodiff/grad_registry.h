@@ -39,4 +39,9 @@ GradFn gradient_function(OpId op);
 // Sums a broadcast gradient back down to `shape` (the inverse of NumPy broadcasting).
 Tensor unbroadcast(const Tensor& grad, const Shape& shape);
 
+// The gradient through an activation from its output y, with the formulas of relu, tanh and sigmoid themselves
+// (relu_grad at y, dy (1 - y^2), dy (y (1 - y))); dy for None. What matmul_bias and conv2d_bias use for their fused
+// activation.
+Tensor fused_activation_grad(FusedActivation activation, const Tensor& dy, const Tensor& y);
+
 }  // namespace ember

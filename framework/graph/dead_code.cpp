@@ -46,6 +46,7 @@ void optimize(Graph& g, OptimizeOptions options) {
   fold_gradient_casts(g);
   store_half_in_float32(g);
   fuse_batch_norm_relu(g);
+  fuse_bias_activation(g);
   view_size_one_reductions(g);
   eliminate_dead_code(g);
   cache_variable_casts(g);

@@ -27,7 +27,7 @@ void fold_kernel_gradients(Graph& g) {
       const Node& p = g.nodes[static_cast<size_t>(producer)];
       const auto* attrs = std::get_if<MatMulAttrs>(&p.attrs);
       if (p.kind != NodeKind::Op || p.op != OpId::matmul || !attrs || !attrs->transpose_a || attrs->transpose_b ||
-          attrs->relu || p.specs[0].alias_input >= 0)
+          attrs->activation != FusedActivation::None || p.specs[0].alias_input >= 0)
         continue;
       const Shape& a = g.values[static_cast<size_t>(p.inputs[0])].shape;
       const Shape& b = g.values[static_cast<size_t>(p.inputs[1])].shape;

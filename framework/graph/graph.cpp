@@ -59,8 +59,14 @@ namespace {
 
 std::string node_label(const Node& n) {
   switch (n.kind) {
-    case NodeKind::Op:
-      return op_name(n.op, n.attrs);
+    case NodeKind::Op: {
+      // matmul_bias and conv2d_bias name their fused activation: "matmul_bias[tanh]".
+      FusedActivation a = FusedActivation::None;
+      if (const auto* m = std::get_if<MatMulAttrs>(&n.attrs)) a = m->activation;
+      if (const auto* c = std::get_if<Conv2DAttrs>(&n.attrs)) a = c->activation;
+      const std::string name = op_name(n.op, n.attrs);
+      return a == FusedActivation::None ? name : name + "[" + fused_activation_name(a) + "]";
+    }
     case NodeKind::ReadVariable:
       return "read_variable['" + n.variable.name() + "']";
     case NodeKind::AssignVariable:

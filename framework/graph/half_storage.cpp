@@ -203,8 +203,8 @@ void store_half_in_float32(Graph& g) {
       const int a = twin_of(n.inputs[0]), b = twin_of(n.inputs[1]);
       auto attrs = std::get<MatMulAttrs>(n.attrs);
       const int bias = n.op == OpId::matmul_bias ? n.inputs[2] : -1;
-      const bool relu = bias >= 0 && attrs.relu;
-      attrs.relu = false;
+      const bool relu = bias >= 0 && attrs.activation == FusedActivation::Relu;
+      attrs.activation = FusedActivation::None;
       const int product = new_value(shape, DType::Float32);
       Node mm;
       mm.kind = NodeKind::Op;

@@ -45,9 +45,23 @@ struct ArgReduceAttrs {
   DType output_type = DType::Int64;
   bool operator==(const ArgReduceAttrs&) const = default;
 };
+// The activation matmul_bias and conv2d_bias apply to their biased output, as TF's _FusedMatMul and _FusedConv2D do
+// (fused_ops [BiasAdd, Relu | Tanh | Sigmoid]). relu comes from matmul_bias_relu and conv2d_bias_relu; the graph
+// compiler moves an activation that follows one of them in (fuse_bias_activation).
+enum class FusedActivation : uint8_t { None, Relu, Tanh, Sigmoid };
+// "relu", "tanh", "sigmoid" ("" for None).
+inline const char* fused_activation_name(FusedActivation a) {
+  switch (a) {
+    case FusedActivation::Relu: return "relu";
+    case FusedActivation::Tanh: return "tanh";
+    case FusedActivation::Sigmoid: return "sigmoid";
+    default: return "";
+  }
+}
+
 struct MatMulAttrs {
   bool transpose_a = false, transpose_b = false;
-  bool relu = false;  // matmul_bias only: relu of the biased product (fused_ops [BiasAdd, Relu])
+  FusedActivation activation = FusedActivation::None;  // matmul_bias only
   bool operator==(const MatMulAttrs&) const = default;
 };
 // reshape and broadcast_to: the resolved output shape (no -1).
@@ -137,7 +151,7 @@ struct Conv2DAttrs {
   int64_t groups = 1;
   Padding padding = Padding::Valid;
   Shape shape;
-  bool relu = false;  // conv2d_bias only: relu of the biased output (fused_ops [BiasAdd, Relu])
+  FusedActivation activation = FusedActivation::None;  // conv2d_bias only
   bool operator==(const Conv2DAttrs&) const = default;
 };
 // pooling, NHWC; pads resolved as for conv2d.

@@ -55,7 +55,7 @@ Shape product_shape(const char* op, const Tensor& a, const Tensor& b, const MatM
   return out;
 }
 
-Tensor matmul_bias_op(const char* op, bool relu, const Tensor& a, const Tensor& b, const Tensor& bias,
+Tensor matmul_bias_op(const char* op, FusedActivation activation, const Tensor& a, const Tensor& b, const Tensor& bias,
                       const MatMulOptions& options) {
   const Shape out = product_shape(op, a, b, options);
   EMBER_CHECK(bias.defined(), InvalidArgument) << op << ": the bias is an undefined tensor";
@@ -68,7 +68,7 @@ Tensor matmul_bias_op(const char* op, bool relu, const Tensor& a, const Tensor& 
       << out << ", got " << bias.shape();
   const Tensor inputs[] = {a, b, bias};
   return run_op(OpId::matmul_bias, inputs, OutputSpec{out, a.dtype()},
-                MatMulAttrs{.transpose_a = options.transpose_a, .transpose_b = options.transpose_b, .relu = relu});
+                MatMulAttrs{.transpose_a = options.transpose_a, .transpose_b = options.transpose_b, .activation = activation});
 }
 
 }  // namespace
@@ -81,11 +81,11 @@ Tensor matmul(const Tensor& a, const Tensor& b, MatMulOptions options) {
 }
 
 Tensor matmul_bias(const Tensor& a, const Tensor& b, const Tensor& bias, MatMulOptions options) {
-  return matmul_bias_op("matmul_bias", false, a, b, bias, options);
+  return matmul_bias_op("matmul_bias", FusedActivation::None, a, b, bias, options);
 }
 
 Tensor matmul_bias_relu(const Tensor& a, const Tensor& b, const Tensor& bias, MatMulOptions options) {
-  return matmul_bias_op("matmul_bias_relu", true, a, b, bias, options);
+  return matmul_bias_op("matmul_bias_relu", FusedActivation::Relu, a, b, bias, options);
 }
 
 }  // namespace ember::ops

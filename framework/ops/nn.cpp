@@ -184,7 +184,7 @@ Tensor conv2d_bias_op(const char* op, bool relu, const Tensor& input, const Tens
   EMBER_CHECK(bias.rank() == 1 && bias.shape()[0] == out_shape[3], InvalidArgument)
       << op << ": bias must have shape [" << out_shape[3] << "], one value per output channel of filters shape "
       << filters.shape() << ", got " << bias.shape();
-  attrs.relu = relu;
+  attrs.activation = relu ? FusedActivation::Relu : FusedActivation::None;
   Tensor inputs[] = {input, filters, bias};
   return run_op(OpId::conv2d_bias, inputs, OutputSpec{out_shape, input.dtype()}, attrs);
 }

@@ -39,14 +39,8 @@ Grads reciprocal_grad(const GradContext& c) {
 }
 Grads sin_grad(const GradContext& c) { return {dy0(c) * ops::cos(x0(c))}; }
 Grads cos_grad(const GradContext& c) { return {ops::neg(dy0(c)) * ops::sin(x0(c))}; }
-Grads tanh_grad(const GradContext& c) {
-  const Tensor& y = y0(c);
-  return {dy0(c) * (1.0 - y * y)};
-}
-Grads sigmoid_grad(const GradContext& c) {
-  const Tensor& y = y0(c);
-  return {dy0(c) * (y * (1.0 - y))};
-}
+Grads tanh_grad(const GradContext& c) { return {fused_activation_grad(FusedActivation::Tanh, dy0(c), y0(c))}; }
+Grads sigmoid_grad(const GradContext& c) { return {fused_activation_grad(FusedActivation::Sigmoid, dy0(c), y0(c))}; }
 
 // TF: the gradient passes where the input is strictly positive (zero at the kink), in one pass.
 Grads relu_grad(const GradContext& c) { return {ops::relu_grad(dy0(c), x0(c))}; }
@@ -112,6 +106,15 @@ Grads cast_grad(const GradContext& c) {
 }
 
 }  // namespace
+
+Tensor fused_activation_grad(FusedActivation activation, const Tensor& dy, const Tensor& y) {
+  switch (activation) {
+    case FusedActivation::Relu: return ops::relu_grad(dy, y);
+    case FusedActivation::Tanh: return dy * (1.0 - y * y);
+    case FusedActivation::Sigmoid: return dy * (y * (1.0 - y));
+    default: return dy;
+  }
+}
 
 EMBER_REGISTER_GRADIENT(neg, neg_grad);
 EMBER_REGISTER_GRADIENT(abs, abs_grad);

@@ -32,10 +32,11 @@ std::vector<Tensor> product_grads(const GradContext& ctx, const Tensor& g) {
 
 std::vector<Tensor> matmul_grad(const GradContext& ctx) { return product_grads(ctx, ctx.grads[0]); }
 
-// matmul_bias: a fused relu first takes its gradient from the op's output, as relu's own formula does; then
-// the product's two gradients, and the bias's: the gradient summed over the rows, as add's gradient does it.
+// matmul_bias: a fused activation first takes its gradient from the op's output, as the activation's own formula
+// does; then the product's two gradients, and the bias's: the gradient summed over the rows, as add's gradient
+// does it.
 std::vector<Tensor> matmul_bias_grad(const GradContext& ctx) {
-  const Tensor g = std::get<MatMulAttrs>(ctx.attrs).relu ? ops::relu_grad(ctx.grads[0], ctx.outputs[0]) : ctx.grads[0];
+  const Tensor g = fused_activation_grad(std::get<MatMulAttrs>(ctx.attrs).activation, ctx.grads[0], ctx.outputs[0]);
   std::vector<Tensor> grads = product_grads(ctx, g);
   grads.push_back(ctx.needs(2) ? unbroadcast(g, ctx.inputs[2].shape()) : Tensor());
   return grads;

@@ -38,7 +38,7 @@ std::vector<Tensor> conv2d_grad(const GradContext& ctx) { return conv2d_input_gr
 // The convolution's two gradients, and the bias's: dy summed over batch and space, as add's gradient does it. A
 // fused relu first takes its gradient from the op's output, as relu's own formula does.
 std::vector<Tensor> conv2d_bias_grad(const GradContext& ctx) {
-  const Tensor dy = std::get<Conv2DAttrs>(ctx.attrs).relu ? ops::relu_grad(ctx.grads[0], ctx.outputs[0]) : ctx.grads[0];
+  const Tensor dy = fused_activation_grad(std::get<Conv2DAttrs>(ctx.attrs).activation, ctx.grads[0], ctx.outputs[0]);
   std::vector<Tensor> grads = conv2d_input_grads(ctx, dy);
   const Tensor& bias = ctx.inputs[2];
   grads.push_back(ctx.needs(2) ? unbroadcast(dy, bias.shape()) : Tensor());

@@ -8,15 +8,16 @@
 #include "framework/core/parallel.h"
 #include "framework/ops/cpu/elementwise_loops.h"
 #include "framework/ops/cpu/half_convert.h"
+#include "framework/ops/cpu/post_ops.h"
 #include "framework/ops/functors.h"
 
 namespace ember::cpu {
 
-// y (rows x channels, row-major) += bias, rounded once into T as add rounds the unfused op's output, then
-// relu'd as relu would where `relu` is set: one pass while the rows are in cache. Half types add in float32
+// y (rows x channels, row-major) += bias, rounded once into T as add rounds the unfused op's output, then the
+// activation applied as its op would (on the rounded sums): one pass while the rows are in cache. Half types add in float32
 // blocks (float16's element conversions would keep the loop scalar).
 template <class T>
-void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels, bool relu) {
+void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels, FusedActivation activation) {
   using C = compute_t<T>;
   std::vector<C> widened;
   if constexpr (!std::is_same_v<C, T>) {
@@ -37,7 +38,7 @@ void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels, bool rel
           from_compute_n(block, yr + c0, k);
         }
       }
-      if (relu) unary_loop(yr, yr, channels, Unary<T, T, functors::Relu>{});
+      activation_in_place(yr, channels, activation);
     }
   });
 }

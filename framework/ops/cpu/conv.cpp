@@ -427,8 +427,8 @@ bool conv_bias_dnnl(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y
 }
 
 // Float and the half types add the bias inside oneDNN's convolution (conv_bias_dnnl), and the relu where it may;
-// float64 convolves, then adds the bias and the relu in one pass over the output. A relu oneDNN did not take is a
-// pass of its own over the output, in place.
+// float64 convolves, then adds the bias and the activation in one pass over the output. A relu oneDNN did not take,
+// and tanh or sigmoid, are a pass of their own over the output, in place.
 void conv2d_bias_cpu(const KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   const Tensor& w = ctx.inputs[1];
@@ -437,20 +437,21 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
   const int64_t channels = y.shape()[3], rows = channels == 0 ? 0 : y.num_elements() / channels;
   const auto& attrs = std::get<Conv2DAttrs>(ctx.attrs);
   ConvGeom g = geom(x.shape(), w.shape(), y.shape(), attrs);
-  bool relu_left = false;  // a relu neither oneDNN nor the bias pass took
+  const bool relu = attrs.activation == FusedActivation::Relu;
+  bool activation_left = false;  // an activation neither oneDNN nor the bias pass took
   EMBER_DISPATCH_FLOAT(x.dtype(), "conv2d_bias", {
     if (trivial(x, w, y)) {
-      cpu::add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels, attrs.relu);
+      cpu::add_bias_rows<scalar_t>(y.data<scalar_t>(), b.data<scalar_t>(), rows, channels, attrs.activation);
     } else if constexpr (std::is_same_v<scalar_t, double>) {
       cpu::conv_forward_ref<double>(x.data<double>(), w.data<double>(), y.data<double>(), g);
-      cpu::add_bias_rows<double>(y.data<double>(), b.data<double>(), rows, channels, attrs.relu);
+      cpu::add_bias_rows<double>(y.data<double>(), b.data<double>(), rows, channels, attrs.activation);
     } else {
       guarded("conv2d_bias", [&] {
-        const bool fused = conv_bias_dnnl<scalar_t>(x, w, b, y, g, attrs.relu);
-        relu_left = attrs.relu && !fused;
+        const bool fused = conv_bias_dnnl<scalar_t>(x, w, b, y, g, relu);
+        activation_left = attrs.activation != FusedActivation::None && !fused;
       });
     }
-    if (relu_left) cpu::relu_in_place<scalar_t>(y.data<scalar_t>(), y.num_elements());
+    if (activation_left) cpu::activation_in_place<scalar_t>(y.data<scalar_t>(), y.num_elements(), attrs.activation);
   });
 }
 

@@ -318,9 +318,10 @@ void matmul_cpu(const KernelContext& ctx) {
 }
 
 // matmul_bias: bfloat16 on oneDNN's AMX kernels adds the bias (and the relu, where relu_post_op_exact says it
-// may) inside the primitive, before the output's one rounding, as conv2d_bias does; otherwise the product as
-// matmul computes it (inputs 0 and 1, output 0 are matmul's), then the bias and the fused relu in one pass over
-// the output. (Without AMX relu_post_op_exact's passes over the operands would be wasted: they are skipped.)
+// may) inside the primitive, before the output's one rounding, as conv2d_bias does, and any other activation in a
+// pass after it; otherwise the product as matmul computes it (inputs 0 and 1, output 0 are matmul's), then the
+// bias and the fused activation in one pass over the output. (Without AMX relu_post_op_exact's passes over the
+// operands would be wasted: they are skipped.)
 void matmul_bias_cpu(const KernelContext& ctx) {
   const Tensor& bias = ctx.inputs[2];
   Tensor& out = ctx.outputs[0];
@@ -329,19 +330,20 @@ void matmul_bias_cpu(const KernelContext& ctx) {
     const auto& attrs = std::get<MatMulAttrs>(ctx.attrs);
     const MatmulGeometry g = matmul_geometry(a.shape(), b.shape(), attrs);
     if (g.k > 0) {
-      const bool fused_relu = attrs.relu && cpu::relu_post_op_exact<bfloat16>(a, b, bias, g.k);
+      const bool relu = attrs.activation == FusedActivation::Relu;
+      const bool fused_relu = relu && cpu::relu_post_op_exact<bfloat16>(a, b, bias, g.k);
       if (gemm_bf16_native(a.data<bfloat16>(), b.data<bfloat16>(), out.data<bfloat16>(), g, bias.data<bfloat16>(),
                            fused_relu)) {
-        if (attrs.relu && !fused_relu) cpu::relu_in_place(out.data<bfloat16>(), out.num_elements());
+        if (!fused_relu) cpu::activation_in_place(out.data<bfloat16>(), out.num_elements(), attrs.activation);
         return;
       }
     }
   }
   matmul_cpu(ctx);
   const int64_t n = bias.num_elements(), rows = n == 0 ? 0 : out.num_elements() / n;
-  const bool relu = std::get<MatMulAttrs>(ctx.attrs).relu;
+  const FusedActivation activation = std::get<MatMulAttrs>(ctx.attrs).activation;
   EMBER_DISPATCH_FLOAT(out.dtype(), "matmul_bias", {
-    cpu::add_bias_rows<scalar_t>(out.data<scalar_t>(), bias.data<scalar_t>(), rows, n, relu);
+    cpu::add_bias_rows<scalar_t>(out.data<scalar_t>(), bias.data<scalar_t>(), rows, n, activation);
   });
 }
 

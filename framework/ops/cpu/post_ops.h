@@ -1,5 +1,6 @@
 #pragma once
-// Internal: when a relu may run as a oneDNN post-op of a fused convolution or matmul, and relu in place.
+// Internal: when a relu may run as a oneDNN post-op of a fused convolution or matmul, and the fused activations in
+// place.
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -8,6 +9,7 @@
 
 #include "framework/core/parallel.h"
 #include "framework/core/tensor.h"
+#include "framework/ops/attrs.h"
 #include "framework/ops/cpu/elementwise_loops.h"
 #include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/functors.h"
@@ -54,6 +56,17 @@ bool relu_post_op_exact(const Tensor& x, const Tensor& w, const Tensor& b, int64
 template <class T>
 void relu_in_place(T* y, int64_t n) {
   unary_loop(y, y, n, Unary<T, T, functors::Relu>{});
+}
+
+// y = a(y) in T, the values the activation's own op would give (nothing for None).
+template <class T>
+void activation_in_place(T* y, int64_t n, FusedActivation a) {
+  switch (a) {
+    case FusedActivation::None: return;
+    case FusedActivation::Relu: return relu_in_place(y, n);
+    case FusedActivation::Tanh: return unary_loop(y, y, n, Unary<T, T, functors::Tanh>{});
+    case FusedActivation::Sigmoid: return unary_loop(y, y, n, Unary<T, T, functors::Sigmoid>{});
+  }
 }
 
 }  // namespace ember::cpu

@@ -568,9 +568,13 @@ void conv2d_bias_cuda(const KernelContext& ctx) {
   const Tensor &x = ctx.inputs[0], &w = ctx.inputs[1], &b = ctx.inputs[2];
   Tensor& y = ctx.outputs[0];
   const auto& attrs = std::get<Conv2DAttrs>(ctx.attrs);
+  // The graph compiler fuses tanh and sigmoid into conv2d_bias on the CPU only.
+  EMBER_CHECK(attrs.activation == FusedActivation::None || attrs.activation == FusedActivation::Relu, Unimplemented)
+      << "conv2d_bias: the fused activation " << fused_activation_name(attrs.activation)
+      << " has no CUDA kernel (relu or none expected)";
   conv_cuda_run(ctx, ConvCudaKind::Forward, conv_cuda_geom(x.shape(), w.shape(), y.shape(), attrs));
-  cuda::launch_bias_add(cuda::to_dt(y.dtype()), y.raw_data(), b.raw_data(), y.num_elements(), y.shape()[3], attrs.relu,
-                        cuda::device_of(ctx), "conv2d_bias");
+  cuda::launch_bias_add(cuda::to_dt(y.dtype()), y.raw_data(), b.raw_data(), y.num_elements(), y.shape()[3],
+                        attrs.activation == FusedActivation::Relu, cuda::device_of(ctx), "conv2d_bias");
 }
 
 void conv2d_backprop_input_cuda(const KernelContext& ctx) {

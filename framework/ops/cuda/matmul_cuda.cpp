@@ -312,7 +312,12 @@ void matmul_cuda(const KernelContext& ctx) { matmul_cuda_product(ctx, nullptr, f
 // and then the bias (and relu) in one pass over the output.
 void matmul_bias_cuda(const KernelContext& ctx) {
   const Tensor& bias = ctx.inputs[2];
-  const bool relu = std::get<MatMulAttrs>(ctx.attrs).relu;
+  const FusedActivation activation = std::get<MatMulAttrs>(ctx.attrs).activation;
+  // The graph compiler fuses tanh and sigmoid into matmul_bias on the CPU only.
+  EMBER_CHECK(activation == FusedActivation::None || activation == FusedActivation::Relu, Unimplemented)
+      << "matmul_bias: the fused activation " << fused_activation_name(activation)
+      << " has no CUDA kernel (relu or none expected)";
+  const bool relu = activation == FusedActivation::Relu;
   if (matmul_cuda_product(ctx, &bias, relu)) return;
   Tensor& out = ctx.outputs[0];
   cuda::launch_bias_add(cuda::to_dt(out.dtype()), out.raw_data(), bias.raw_data(), out.num_elements(),

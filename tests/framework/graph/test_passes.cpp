@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <sstream>
 
 #include "framework/ember.h"
 #include "tests/support/graph_builder.h"
@@ -253,4 +254,76 @@ TEST_CASE("reductions over size-1 axes become views of their input, with eager's
   CHECK(g.count(OpId::reduce_mean) == 1);  // over 3 elements
   CHECK(g.count(OpId::reduce_min) == 1);   // over 4 elements
   CHECK(g.count(OpId::reduce_prod) == 1);  // over 5 elements
+}
+
+TEST_CASE("a tanh or sigmoid after Dense or Conv2D moves into the op's bias pass, with eager's bits",
+          "[function][passes]") {
+  auto make = [] {
+    random::set_seed(4);
+    auto model = std::make_unique<Sequential>();
+    model->add(layers::Input({8, 8, 1}));
+    model->add(layers::Conv2D(4, 3, {.activation = "sigmoid"}));
+    model->add(layers::Flatten());
+    model->add(layers::Dense(16, {.activation = "tanh"}));
+    model->add(layers::Dense(3));
+    return model;
+  };
+  auto eager_model = make(), traced_model = make();
+  optimizers::Adam eager_opt, traced_opt;
+  losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+  auto step_of = [&](Sequential& model, optimizers::Optimizer& opt) {
+    return [&](const Tensor& x, const Tensor& y) {
+      std::vector<Variable> vars = model.trainable_weights();
+      GradientTape tape;
+      Tensor loss = loss_fn(y, model(x, /*training=*/true));
+      opt.apply(tape.gradient(loss, vars), vars);
+      return loss;
+    };
+  };
+  auto eager_step = step_of(*eager_model, eager_opt);
+  auto traced_step = ember::function(step_of(*traced_model, traced_opt));
+  Tensor x = random::uniform({16, 8, 8, 1}, {.seed = 5});
+  Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0});
+  for (int i = 0; i < 4; ++i) CHECK(same_bits(traced_step(x, y), eager_step(x, y)));
+  std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
+  const graph::Graph& g = graph_of(traced_step);
+  CHECK(g.count(OpId::tanh) == 0);
+  CHECK(g.count(OpId::sigmoid) == 0);
+  std::ostringstream printed;
+  printed << g;
+  CHECK_THAT(printed.str(), Catch::Contains("matmul_bias[tanh]") && Catch::Contains("conv2d_bias[sigmoid]"));
+}
+
+TEST_CASE("a fused activation keeps its gradient under a tape, and stays apart where its input is read elsewhere",
+          "[function][passes]") {
+  const Tensor x = sample({6, 5}, 11), w = sample({5, 7}, 12), bias = sample({7}, 13);
+  const auto body = [](const Tensor& x, const Tensor& w, const Tensor& bias) {
+    return ops::reduce_sum(ops::sigmoid(ops::matmul_bias(x, w, bias)) * 3.0f);
+  };
+  auto f = ember::function(body);
+  f(x, w, bias);  // traced
+  GradientTape tape;
+  tape.watch(w);
+  tape.watch(bias);
+  const std::vector<Tensor> grads = tape.gradient(f(x, w, bias), std::vector<Tensor>{w, bias});
+  GradientTape eager_tape;
+  eager_tape.watch(w);
+  eager_tape.watch(bias);
+  const std::vector<Tensor> expected = eager_tape.gradient(body(x, w, bias), std::vector<Tensor>{w, bias});
+  CHECK(same_bits(grads[0], expected[0]));
+  CHECK(same_bits(grads[1], expected[1]));
+  CHECK(graph_of(f).count(OpId::sigmoid) == 0);
+
+  // z is returned as well: the tanh stays an op of its own.
+  const auto both = [](const Tensor& x, const Tensor& w, const Tensor& bias) {
+    Tensor z = ops::matmul_bias(x, w, bias);
+    return std::make_tuple(z, ops::tanh(z));
+  };
+  auto g = ember::function(both);
+  auto [z, t] = g(x, w, bias);
+  auto [ez, et] = both(x, w, bias);
+  CHECK(same_bits(z, ez));
+  CHECK(same_bits(t, et));
+  CHECK(graph_of(g).count(OpId::tanh) == 1);
 }
