@@ -182,11 +182,11 @@ TEST_CASE("float32 exp, sigmoid and tanh are within a few ulp over the floats, a
   for (const Case& c : cases) {
     INFO(c.name);
     const std::vector<float> y = c.op(xt).to_vector<float>();
-    int64_t worst = 0, misplaced = 0;
+    int64_t worst = 0, misplaced = 0;  // misplaced: a value other than alone in a tensor, or NaN not kept
     for (int64_t i = 0; i < n; ++i) {
       const float xi = x[static_cast<size_t>(i)], yi = y[static_cast<size_t>(i)];
       if (std::isnan(xi)) {
-        CHECK(std::isnan(yi));
+        if (!std::isnan(yi)) ++misplaced;
         continue;
       }
       // Ember runs with denormals read as zero (as TF does): a subnormal input is a zero to the op and the
@@ -202,12 +202,13 @@ TEST_CASE("float32 exp, sigmoid and tanh are within a few ulp over the floats, a
   const std::vector<float> t = ops::tanh(xt).to_vector<float>();
   const std::vector<float> s = ops::sigmoid(xt).to_vector<float>();
   const std::vector<float> e = ops::exp(xt).to_vector<float>();
+  int64_t out_of_range = 0;  // tanh's sign not x's (-0 stays -0), |tanh| > 1, sigmoid outside [0, 1]
   for (size_t i = 0; i < x.size(); ++i) {
     if (std::isnan(x[i])) continue;
-    CHECK(std::signbit(t[i]) == std::signbit(x[i]));  // -0 stays -0
-    CHECK(std::abs(t[i]) <= 1.0f);
-    CHECK((s[i] >= 0.0f && s[i] <= 1.0f));
+    if (std::signbit(t[i]) != std::signbit(x[i]) || std::abs(t[i]) > 1.0f || !(s[i] >= 0.0f && s[i] <= 1.0f))
+      ++out_of_range;
   }
+  CHECK(out_of_range == 0);
   CHECK(t[x.size() - 2] == 1.0f);  // tanh(inf)
   CHECK(t[x.size() - 1] == -1.0f);
   CHECK(e[x.size() - 2] == inf);
@@ -222,11 +223,12 @@ TEST_CASE("float32 gelu (with its erf) stays within a few ulp of its float64 val
   for (float v = -12.0f; v <= 12.0f; v += 0.00037f) x.push_back(v);
   const int64_t n = static_cast<int64_t>(x.size());
   const std::vector<float> y = ops::gelu(Tensor::from_vector<float>(x, {n})).to_vector<float>();
+  double worst = 0;  // erf within 7 ulp of its value near +-1 becomes an absolute error in 1 + erf
   for (size_t i = 0; i < x.size(); ++i) {
     const double v = x[i], exact = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-    // erf within 7 ulp of its value near +-1 becomes an absolute error in 1 + erf.
-    CHECK(std::abs(y[i] - exact) <= 6e-7 * std::max(1.0, std::abs(v)));
+    worst = std::max(worst, std::abs(y[i] - exact) / std::max(1.0, std::abs(v)));
   }
+  CHECK(worst <= 6e-7);
 }
 
 TEST_CASE("logical_not takes bool only", "[ops][elementwise]") {
