@@ -5,8 +5,9 @@
 // (ops::apply_adam_in_place, what the optimizer runs) beside the same step into fresh tensors
 // (ops::apply_adam), in ns a parameter. speedup = fresh / in place.
 // Also the transcendental activations on a Dense layer's output at batch 128 (128 x 256 float32, in cache), on one
-// thread: ops::tanh, sigmoid, exp and gelu in us a call beside a loop over the C library's tanhf, expf and erff
-// (sigmoid and gelu written as the ops define them) in the same run. speedup = C library / ember.
+// thread: ops::tanh, sigmoid, exp, elu, log (of |x|) and gelu in us a call beside a loop over the C library's tanhf,
+// expf, expm1f, logf and erff (sigmoid, elu and gelu written as the ops define them) in the same run. speedup =
+// C library / ember. (The log row's Ember side includes ops::abs, a pass of its own.)
 // Usage: bench_elementwise [--json]
 #include <algorithm>
 #include <chrono>
@@ -132,6 +133,12 @@ int main(int argc, char** argv) {
         json);
   print(activation_row("activation_exp", [](const Tensor& t) { return ops::exp(t); },
                        [](float v) { return std::exp(v); }),
+        json);
+  print(activation_row("activation_elu", [](const Tensor& t) { return ops::elu(t); },
+                       [](float v) { return v < 0.0f ? std::expm1(v) : v; }),
+        json);
+  print(activation_row("activation_log", [](const Tensor& t) { return ops::log(ops::abs(t)); },
+                       [](float v) { return std::log(std::abs(v)); }),
         json);
   print(activation_row("activation_gelu", [](const Tensor& t) { return ops::gelu(t); },
                        [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f)); }),

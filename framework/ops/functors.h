@@ -71,7 +71,7 @@ EMBER_HOST_DEVICE I saturate_to_int(double d) {
   return static_cast<I>(d);
 }
 // The float forms below are written so that a loop over them vectorises (no call, no branch): the C library's
-// tanhf, erff and expf are a call per element, 8 to 50 times slower over a tensor. Every multiply-add is an
+// tanhf, erff, expf, logf, expm1f and log1pf are a call per element, 7 to 50 times slower over a tensor. Every multiply-add is an
 // explicit fma, so the CPU's and the GPU's bits agree; each is checked over the floats in test_elementwise.cpp.
 // They are always inlined: GCC otherwise keeps them out of line in larger files, and a loop calling them is scalar.
 #if defined(__CUDACC__)
@@ -79,6 +79,33 @@ EMBER_HOST_DEVICE I saturate_to_int(double d) {
 #else
 #define EMBER_VECTOR_MATH inline __attribute__((always_inline))
 #endif
+
+// A float's bits and back (bit_cast, in host and device code alike).
+EMBER_VECTOR_MATH float float_from_bits(uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(b);
+#else
+  float f;
+  __builtin_memcpy(&f, &b, sizeof f);
+  return f;
+#endif
+}
+EMBER_VECTOR_MATH uint32_t float_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t b;
+  __builtin_memcpy(&b, &f, sizeof b);
+  return b;
+#endif
+}
+
+// c ? a : b computed on the bits, with no branch for the compiler to move code into: GCC sinks work used by one
+// side of a select into a conditional block, and the loop over log_float then no longer vectorises.
+EMBER_VECTOR_MATH float select_bits(bool c, float a, float b) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(c);
+  return float_from_bits((float_bits(a) & mask) | (float_bits(b) & ~mask));
+}
 
 // exp of a float within 1 ulp: x = n ln2 + r (n an integer, ln2 in two parts, |r| <= ln2/2), e^r from a degree-7
 // polynomial (Cephes's coefficients), times 2^n as two powers of two (each a normal float, so that the one rounding
@@ -96,16 +123,60 @@ EMBER_VECTOR_MATH float exp_float(float a) {
   p = EMBER_MATH(fma)(p, r, 5.0000001201e-1f);
   p = EMBER_MATH(fma)(p, r * r, r) + 1.0f;
   const int32_t k = static_cast<int32_t>(n), k1 = k >> 1, k2 = k - k1;
-  const uint32_t b1 = static_cast<uint32_t>(k1 + 127) << 23, b2 = static_cast<uint32_t>(k2 + 127) << 23;
-#if defined(__CUDA_ARCH__)
-  const float s1 = __uint_as_float(b1), s2 = __uint_as_float(b2);
-#else
-  float s1, s2;
-  __builtin_memcpy(&s1, &b1, sizeof s1);
-  __builtin_memcpy(&s2, &b2, sizeof s2);
-#endif
+  const float s1 = float_from_bits(static_cast<uint32_t>(k1 + 127) << 23);
+  const float s2 = float_from_bits(static_cast<uint32_t>(k2 + 127) << 23);
   const float y = p * s1 * s2;
   return a != a ? a : y;
+}
+// expm1 of a float within 3 ulp: a degree-7 polynomial where |x| < ln2 / 2 (where exp(x) - 1 would lose the low
+// bits), exp(x) - 1 beyond.
+EMBER_VECTOR_MATH float expm1_float(float a) {
+  float p = EMBER_MATH(fma)(a, 1.9841270e-4f, 1.3888889e-3f);
+  p = EMBER_MATH(fma)(p, a, 8.3333333e-3f);
+  p = EMBER_MATH(fma)(p, a, 4.1666667e-2f);
+  p = EMBER_MATH(fma)(p, a, 1.6666667e-1f);
+  p = EMBER_MATH(fma)(p, a, 0.5f);
+  const float near_zero = EMBER_MATH(fma)(p, a * a, a);
+  const float r = EMBER_MATH(fabs)(a) < 0.34657359f ? near_zero : exp_float(a) - 1.0f;
+  return a != a ? a : r;
+}
+// log of a float within 1 ulp: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) from a degree-10 polynomial in
+// m - 1 (Cephes's coefficients), e ln2 in two parts; subnormals scaled by 2^23 first. log(0) = -inf, log of a
+// negative number NaN, log(inf) = inf.
+EMBER_VECTOR_MATH float log_float(float a) {
+  // subnormals scaled by 2^23 (zero and negative numbers are settled at the end)
+  const float scale = select_bits(a < 1.17549435e-38f, 8388608.0f, 1.0f);
+  const uint32_t b = float_bits(a * scale);
+  const float m = float_from_bits((b & 0x007fffffu) | 0x3f000000u);  // in [0.5, 1)
+  const bool low = m < 0.707106781186547524f;
+  const int32_t exponent = static_cast<int32_t>(b >> 23) - static_cast<int32_t>(float_bits(scale) >> 23) + 1;
+  const float e = static_cast<float>(exponent - static_cast<int32_t>(low));
+  const float x = select_bits(low, m + m, m) - 1.0f;
+  const float z = x * x;
+  float y = EMBER_MATH(fma)(7.0376836292e-2f, x, -1.1514610310e-1f);
+  y = EMBER_MATH(fma)(y, x, 1.1676998740e-1f);
+  y = EMBER_MATH(fma)(y, x, -1.2420140846e-1f);
+  y = EMBER_MATH(fma)(y, x, 1.4249322787e-1f);
+  y = EMBER_MATH(fma)(y, x, -1.6668057665e-1f);
+  y = EMBER_MATH(fma)(y, x, 2.0000714765e-1f);
+  y = EMBER_MATH(fma)(y, x, -2.4999993993e-1f);
+  y = EMBER_MATH(fma)(y, x, 3.3333331174e-1f);
+  y = y * x * z;
+  y = EMBER_MATH(fma)(e, -2.12194440e-4f, y);
+  y = EMBER_MATH(fma)(z, -0.5f, y);
+  const float r = EMBER_MATH(fma)(e, 0.693359375f, x + y);
+  const float inf = float_from_bits(0x7f800000u);
+  const float special = select_bits(a == inf, inf, select_bits(a == 0.0f, -inf, float_from_bits(0x7fc00000u)));
+  const bool finite_positive = (a > 0.0f) & (a < inf);
+  return select_bits(a != a, a, select_bits(finite_positive, r, special));
+}
+// log1p of a float within 1 ulp: log(u) for u = 1 + x, less the rounding of that sum, ((u - 1) - x) / u (Kahan's
+// correction); x itself where u is 1.
+EMBER_VECTOR_MATH float log1p_float(float a) {
+  const float u = 1.0f + a;
+  const float inf = float_from_bits(0x7f800000u);
+  const float r = select_bits(u == 1.0f, a, log_float(u) - ((u - 1.0f) - a) / u);
+  return select_bits((a != a) | (a == inf), a, select_bits(u == 0.0f, -inf, r));
 }
 // erf of a float as TensorFlow's CPU kernels compute it (Eigen's fast erf): x times an even rational function of
 // degrees 12 and 8 on [-4, 4], +-1 beyond; within 7 ulp. (x multiplies the quotient rather than the numerator, so
@@ -125,8 +196,8 @@ EMBER_VECTOR_MATH float erf_float(float a) {
   q = EMBER_MATH(fma)(x2, q, -1.42647390514189e-02f);
   return a != a ? a : x * (p / q);
 }
-// exp and erf in T: the float forms for float (and the half types, which compute in float), the C library's
-// otherwise.
+// exp, erf, expm1, log and log1p in T: the float forms for float (and the half types, which compute in float), the
+// C library's otherwise.
 template <class T>
 EMBER_VECTOR_MATH T exp(T x) {
   if constexpr (std::is_same<T, float>::value) return exp_float(x);
@@ -136,6 +207,21 @@ template <class T>
 EMBER_VECTOR_MATH T erf(T x) {
   if constexpr (std::is_same<T, float>::value) return erf_float(x);
   else return EMBER_MATH(erf)(x);
+}
+template <class T>
+EMBER_VECTOR_MATH T expm1(T x) {
+  if constexpr (std::is_same<T, float>::value) return expm1_float(x);
+  else return EMBER_MATH(expm1)(x);
+}
+template <class T>
+EMBER_VECTOR_MATH T log(T x) {
+  if constexpr (std::is_same<T, float>::value) return log_float(x);
+  else return EMBER_MATH(log)(x);
+}
+template <class T>
+EMBER_VECTOR_MATH T log1p(T x) {
+  if constexpr (std::is_same<T, float>::value) return log1p_float(x);
+  else return EMBER_MATH(log1p)(x);
 }
 // 1 / (1 + e^-x), from e = exp(-|x|), which never overflows: 1 / (1 + e) for x >= 0, e / (1 + e) below. A NaN
 // comes back as it came (its sign too, which -|x| would lose).
@@ -199,11 +285,11 @@ struct Exp {
 };
 struct Log {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return EMBER_MATH(log)(x); }
+  EMBER_VECTOR_MATH T operator()(T x) const { return detail::log(x); }
 };
 struct Log1p {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return EMBER_MATH(log1p)(x); }
+  EMBER_VECTOR_MATH T operator()(T x) const { return detail::log1p(x); }
 };
 struct Sqrt {
   template <class T>
@@ -251,14 +337,14 @@ struct Relu6 {
 };
 struct Elu {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return x < T(0) ? EMBER_MATH(expm1)(x) : x; }
+  EMBER_VECTOR_MATH T operator()(T x) const { return x < T(0) ? detail::expm1(x) : x; }
 };
 struct Selu {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const {
+  EMBER_VECTOR_MATH T operator()(T x) const {
     const T scale = T(1.0507009873554804934193349852946);
     const T alpha = T(1.6732632423543772848170429916717);
-    return x < T(0) ? scale * alpha * EMBER_MATH(expm1)(x) : scale * x;
+    return x < T(0) ? scale * alpha * detail::expm1(x) : scale * x;
   }
 };
 // gelu's two forms, also as functors of their own: a CPU loop picks one before it starts (Gelu's flag, read in the
@@ -287,13 +373,14 @@ struct Gelu {
 // neither exp overflow nor the loss of tiny values in 1 + exp(x) can occur.
 struct Softplus {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const {
+  EMBER_VECTOR_MATH T operator()(T x) const {
     // log(epsilon) + 2 of the compute type (float for the half types too, which only helps them).
     const T threshold = sizeof(T) == sizeof(float) ? T(-13.942385152878742) : T(-34.04365338911715);
-    if (x > -threshold) return x;
-    T e = EMBER_MATH(exp)(x);
-    if (x < threshold) return e;
-    return EMBER_MATH(log1p)(e);
+    const T e = detail::exp(x);
+    const T l = detail::log1p(e);
+    if constexpr (std::is_same<T, float>::value)
+      return detail::select_bits(x > -threshold, x, detail::select_bits(x < threshold, e, l));
+    else return x > -threshold ? x : (x < threshold ? e : l);
   }
 };
 struct Softsign {
