@@ -196,33 +196,19 @@ EMBER_VECTOR_MATH float erf_float(float a) {
   q = EMBER_MATH(fma)(x2, q, -1.42647390514189e-02f);
   return a != a ? a : x * (p / q);
 }
-// exp, erf, expm1, log and log1p in T: the float forms for float (and the half types, which compute in float), the
-// C library's otherwise.
-template <class T>
-EMBER_VECTOR_MATH T exp(T x) {
-  if constexpr (std::is_same<T, float>::value) return exp_float(x);
-  else return EMBER_MATH(exp)(x);
-}
-template <class T>
-EMBER_VECTOR_MATH T erf(T x) {
-  if constexpr (std::is_same<T, float>::value) return erf_float(x);
-  else return EMBER_MATH(erf)(x);
-}
-template <class T>
-EMBER_VECTOR_MATH T expm1(T x) {
-  if constexpr (std::is_same<T, float>::value) return expm1_float(x);
-  else return EMBER_MATH(expm1)(x);
-}
-template <class T>
-EMBER_VECTOR_MATH T log(T x) {
-  if constexpr (std::is_same<T, float>::value) return log_float(x);
-  else return EMBER_MATH(log)(x);
-}
-template <class T>
-EMBER_VECTOR_MATH T log1p(T x) {
-  if constexpr (std::is_same<T, float>::value) return log1p_float(x);
-  else return EMBER_MATH(log1p)(x);
-}
+// exp, erf, expm1, log and log1p in T (tanh below): the float forms for float (and the half types, which compute in
+// float), the C library's otherwise.
+#define EMBER_FLOAT_FORM(name)                                             \
+  template <class T>                                                       \
+  EMBER_VECTOR_MATH T name(T x) {                                          \
+    if constexpr (std::is_same<T, float>::value) return name##_float(x);   \
+    else return EMBER_MATH(name)(x);                                       \
+  }
+EMBER_FLOAT_FORM(exp)
+EMBER_FLOAT_FORM(erf)
+EMBER_FLOAT_FORM(expm1)
+EMBER_FLOAT_FORM(log)
+EMBER_FLOAT_FORM(log1p)
 // 1 / (1 + e^-x), from e = exp(-|x|), which never overflows: 1 / (1 + e) for x >= 0, e / (1 + e) below. A NaN
 // comes back as it came (its sign too, which -|x| would lose).
 template <class T>
@@ -251,12 +237,8 @@ EMBER_VECTOR_MATH float tanh_float(float a) {
   const float r = p / q;
   return EMBER_MATH(fabs)(a) < 0.0004f || a != a ? a : r;
 }
-// tanh in T, as exp above.
-template <class T>
-EMBER_VECTOR_MATH T tanh(T x) {
-  if constexpr (std::is_same<T, float>::value) return tanh_float(x);
-  else return EMBER_MATH(tanh)(x);
-}
+EMBER_FLOAT_FORM(tanh)
+#undef EMBER_FLOAT_FORM
 }  // namespace detail
 
 // ---- unary ----
