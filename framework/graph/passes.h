@@ -54,6 +54,7 @@ void fuse_batch_norm_relu(Graph& g);
 // Moves a relu, tanh or sigmoid that alone reads a CPU matmul_bias's or conv2d_bias's output into that op (its
 // fused activation, applied in the pass that adds the bias), with the unfused ops' bits.
 void fuse_bias_activation(Graph& g);
+
 // Lets elementwise ops write their output into an input that dies there (same shape, dtype and device, its
 // buffer held by no variable, input, constant or other live value).
 void write_in_place(Graph& g);

@@ -71,8 +71,9 @@ EMBER_HOST_DEVICE I saturate_to_int(double d) {
   return static_cast<I>(d);
 }
 // The float forms below are written so that a loop over them vectorises (no call, no branch): the C library's
-// tanhf, erff, expf, logf, expm1f and log1pf are a call per element, 7 to 50 times slower over a tensor. Every multiply-add is an
-// explicit fma, so the CPU's and the GPU's bits agree; each is checked over the floats in test_elementwise.cpp.
+// tanhf, erff, expf, logf, expm1f and log1pf are a call per element, 7 to 50 times slower over a tensor. Every
+// multiply-add is an explicit fma, so the CPU's and the GPU's bits agree; each is checked over the floats in
+// test_elementwise.cpp.
 // They are always inlined: GCC otherwise keeps them out of line in larger files, and a loop calling them is scalar.
 #if defined(__CUDACC__)
 #define EMBER_VECTOR_MATH EMBER_HOST_DEVICE
@@ -105,6 +106,12 @@ EMBER_VECTOR_MATH uint32_t float_bits(float f) {
 EMBER_VECTOR_MATH float select_bits(bool c, float a, float b) {
   const uint32_t mask = 0u - static_cast<uint32_t>(c);
   return float_from_bits((float_bits(a) & mask) | (float_bits(b) & ~mask));
+}
+// c ? a : b in T: select_bits for float, the plain select otherwise.
+template <class T>
+EMBER_VECTOR_MATH T select(bool c, T a, T b) {
+  if constexpr (std::is_same<T, float>::value) return select_bits(c, a, b);
+  else return c ? a : b;
 }
 
 // exp of a float within 1 ulp: x = n ln2 + r (n an integer, ln2 in two parts, |r| <= ln2/2), e^r from a degree-7
@@ -144,7 +151,7 @@ EMBER_VECTOR_MATH float expm1_float(float a) {
 // m - 1 (Cephes's coefficients), e ln2 in two parts; subnormals scaled by 2^23 first. log(0) = -inf, log of a
 // negative number NaN, log(inf) = inf.
 EMBER_VECTOR_MATH float log_float(float a) {
-  // subnormals scaled by 2^23 (zero and negative numbers are settled at the end)
+  // (zero and negative numbers are settled at the end)
   const float scale = select_bits(a < 1.17549435e-38f, 8388608.0f, 1.0f);
   const uint32_t b = float_bits(a * scale);
   const float m = float_from_bits((b & 0x007fffffu) | 0x3f000000u);  // in [0.5, 1)
@@ -359,10 +366,7 @@ struct Softplus {
     // log(epsilon) + 2 of the compute type (float for the half types too, which only helps them).
     const T threshold = sizeof(T) == sizeof(float) ? T(-13.942385152878742) : T(-34.04365338911715);
     const T e = detail::exp(x);
-    const T l = detail::log1p(e);
-    if constexpr (std::is_same<T, float>::value)
-      return detail::select_bits(x > -threshold, x, detail::select_bits(x < threshold, e, l));
-    else return x > -threshold ? x : (x < threshold ? e : l);
+    return detail::select(x > -threshold, x, detail::select(x < threshold, e, detail::log1p(e)));
   }
 };
 struct Softsign {

@@ -68,7 +68,8 @@ Tensor matmul_bias_op(const char* op, FusedActivation activation, const Tensor& 
       << out << ", got " << bias.shape();
   const Tensor inputs[] = {a, b, bias};
   return run_op(OpId::matmul_bias, inputs, OutputSpec{out, a.dtype()},
-                MatMulAttrs{.transpose_a = options.transpose_a, .transpose_b = options.transpose_b, .activation = activation});
+                MatMulAttrs{
+                    .transpose_a = options.transpose_a, .transpose_b = options.transpose_b, .activation = activation});
 }
 
 }  // namespace

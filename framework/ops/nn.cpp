@@ -175,8 +175,8 @@ Tensor conv2d(const Tensor& input, const Tensor& filters, Conv2DOptions options)
 
 namespace {
 
-Tensor conv2d_bias_op(const char* op, bool relu, const Tensor& input, const Tensor& filters, const Tensor& bias,
-                      const Conv2DOptions& options) {
+Tensor conv2d_bias_op(const char* op, FusedActivation activation, const Tensor& input, const Tensor& filters,
+                      const Tensor& bias, const Conv2DOptions& options) {
   check_same_nn_dtype(op, input, "input", filters, "filters");
   check_same_nn_dtype(op, input, "input", bias, "bias");
   check_floating(op, input, "input");
@@ -184,7 +184,7 @@ Tensor conv2d_bias_op(const char* op, bool relu, const Tensor& input, const Tens
   EMBER_CHECK(bias.rank() == 1 && bias.shape()[0] == out_shape[3], InvalidArgument)
       << op << ": bias must have shape [" << out_shape[3] << "], one value per output channel of filters shape "
       << filters.shape() << ", got " << bias.shape();
-  attrs.activation = relu ? FusedActivation::Relu : FusedActivation::None;
+  attrs.activation = activation;
   Tensor inputs[] = {input, filters, bias};
   return run_op(OpId::conv2d_bias, inputs, OutputSpec{out_shape, input.dtype()}, attrs);
 }
@@ -192,11 +192,11 @@ Tensor conv2d_bias_op(const char* op, bool relu, const Tensor& input, const Tens
 }  // namespace
 
 Tensor conv2d_bias(const Tensor& input, const Tensor& filters, const Tensor& bias, Conv2DOptions options) {
-  return conv2d_bias_op("conv2d_bias", false, input, filters, bias, options);
+  return conv2d_bias_op("conv2d_bias", FusedActivation::None, input, filters, bias, options);
 }
 
 Tensor conv2d_bias_relu(const Tensor& input, const Tensor& filters, const Tensor& bias, Conv2DOptions options) {
-  return conv2d_bias_op("conv2d_bias_relu", true, input, filters, bias, options);
+  return conv2d_bias_op("conv2d_bias_relu", FusedActivation::Relu, input, filters, bias, options);
 }
 
 Tensor conv2d_backprop_input(const Shape& input_shape, const Tensor& filters, const Tensor& out_backprop,

@@ -14,8 +14,8 @@
 namespace ember::cpu {
 
 // y (rows x channels, row-major) += bias, rounded once into T as add rounds the unfused op's output, then the
-// activation applied as its op would (on the rounded sums): one pass while the rows are in cache. Half types add in float32
-// blocks (float16's element conversions would keep the loop scalar).
+// activation applied as its op would (on the rounded sums): one pass while the rows are in cache. Half types add
+// in float32 blocks (float16's element conversions would keep the loop scalar).
 template <class T>
 void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels, FusedActivation activation) {
   using C = compute_t<T>;
