@@ -2,8 +2,8 @@
 // - kernels: bfloat16 and float16 matmul and conv2d (forward and both gradients) on one shape of the
 //   Fashion-MNIST CNN each, against the same op in float32; and, on a CPU with AVX512-BF16, one core's peak
 //   bfloat16 dot-product rate (vdpbf16ps, what bfloat16 kernels without AMX compute with) against its peak float32
-//   FMA rate (vfmadd231ps), 12 independent accumulators each: below 1, bfloat16 arithmetic cannot beat float32
-//   on this CPU and its half kernels widen to float32 instead;
+//   FMA rate (vfmadd231ps), 12 independent accumulators each: below 1.5, bfloat16 arithmetic does not pay on
+//   this CPU and its half kernels widen to float32 instead;
 // - training: the Fashion-MNIST MLP and CNN of apps/train_fashion_mnist (same layer stacks, logits layer
 //   kept float32) under the policies mixed_float16 and mixed_bfloat16 against float32: per-step
 //   train_on_batch time at batch 128 on random data shaped like Fashion-MNIST, and the allocator's peak bytes
@@ -29,6 +29,7 @@
 #include "apps/fashion_mnist.h"
 #include "bench/bench_util.h"
 #include "framework/ember.h"
+#include "framework/ops/cpu/dnnl_context.h"
 
 using namespace ember;
 using namespace ember::bench;
@@ -65,46 +66,17 @@ std::vector<double> interleaved_ms(int calls, const std::vector<std::function<vo
 // ---------------------------------------------------------------------------------------------------------
 // Kernels: one shape each from the CNN at batch 128.
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// One core's peak GFLOP/s of an AVX-512 multiply-accumulate instruction: `iterations` rounds of 12 independent
-// instructions on zmm0-11 from zmm12 and zmm13 (inline assembly, so that no compiler schedules them otherwise).
-// flops: floating-point operations one instruction does (vfmadd231ps 32, vdpbf16ps 64).
-#define EMBER_PEAK_BODY(op)                                                                                   \
-  op " %%zmm12, %%zmm13, %%zmm0\n" op " %%zmm12, %%zmm13, %%zmm1\n" op " %%zmm12, %%zmm13, %%zmm2\n" op     \
-     " %%zmm12, %%zmm13, %%zmm3\n" op " %%zmm12, %%zmm13, %%zmm4\n" op " %%zmm12, %%zmm13, %%zmm5\n" op     \
-     " %%zmm12, %%zmm13, %%zmm6\n" op " %%zmm12, %%zmm13, %%zmm7\n" op " %%zmm12, %%zmm13, %%zmm8\n" op     \
-     " %%zmm12, %%zmm13, %%zmm9\n" op " %%zmm12, %%zmm13, %%zmm10\n" op " %%zmm12, %%zmm13, %%zmm11\n"
-#define EMBER_PEAK_LOOP(op)                                                                                   \
-  __asm__ volatile("vpxord %%zmm12, %%zmm12, %%zmm12\n vpxord %%zmm13, %%zmm13, %%zmm13\n mov %0, %%rcx\n" \
-                   "1:\n" EMBER_PEAK_BODY(op) "dec %%rcx\n jnz 1b\n"                                        \
-                   :                                                                                        \
-                   : "r"(iterations)                                                                        \
-                   : "rcx", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",   \
-                     "xmm10", "xmm11", "xmm12", "xmm13")
-
+// One core's peak rates, as the library measures them to choose its bfloat16 kernels, at more iterations.
 void peak_rows(bool json) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512bf16")) {
+  const dnnl_ctx::PeakRates r = dnnl_ctx::peak_rates(20'000'000, kRounds);
+  if (r.fma_gflops == 0) {
     if (!json) std::printf("bf16_dot_peak: skipped, this CPU has no AVX512-BF16\n");
     return;
   }
-  const long iterations = 20'000'000;
-  const double flops = 12.0 * static_cast<double>(iterations);
-  double fma = 1e300, dot = 1e300;
-  for (int r = 0; r < kRounds; ++r) {
-    fma = std::min(fma, best_seconds(1, [&] { EMBER_PEAK_LOOP("vfmadd231ps"); }));
-    dot = std::min(dot, best_seconds(1, [&] { EMBER_PEAK_LOOP("vdpbf16ps"); }));
-  }
-  const double fma_gflops = flops * 32 / fma / 1e9, dot_gflops = flops * 64 / dot / 1e9;
-  print({"bf16_dot_peak_one_core", "GFLOP/s", "float32 FMA", dot_gflops, fma_gflops, dot_gflops / fma_gflops}, json);
+  print({"bf16_dot_peak_one_core", "GFLOP/s", "float32 FMA", r.bf16_dot_gflops, r.fma_gflops,
+         r.bf16_dot_gflops / r.fma_gflops},
+        json);
 }
-#undef EMBER_PEAK_LOOP
-#undef EMBER_PEAK_BODY
-#else
-void peak_rows(bool json) {
-  if (!json) std::printf("bf16_dot_peak: skipped, not an x86-64 build\n");
-}
-#endif
 
 void kernel_rows(bool json) {
   // The dense layer 1600 -> 128: forward x @ W, kernel gradient x^T @ dy, input gradient dy @ W^T.

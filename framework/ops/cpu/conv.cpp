@@ -122,11 +122,8 @@ Entry make_entry(const PD& pd, const md& primitive_w, const md& user_w, bool use
 
 // The cached entry of one convolution primitive, created by make() on first use. Float32 creation errors
 // propagate. A bf16 entry stays empty (the caller widens to float32) where oneDNN cannot create it (no
-// AVX-512), offers no AMX kernel for the shape (its other bf16 kernels run slower than float32), or the
-// convolution has fewer than kMinBf16Channels input channels a group, too few to fill AMX's tiles. Measured on
-// the Fashion-MNIST CNN's first convolution (one input channel, batch 128, one thread): forward 1.6 ms on
-// AVX512-BF16 against 0.8 ms in float32, filter gradient 1.85 ms on AMX against 1.5 ms.
-constexpr int64_t kMinBf16Channels = 16;
+// AVX-512), or it would not beat float32 here: no kernel for the shape that does (dnnl_ctx::fast_bf16_kernel),
+// or too few input channels a group (dnnl_ctx::min_bf16_conv_channels).
 template <class Entry, class Make>
 Entry& conv_entry(const char* kind, const ConvGeom& g, memory::data_type dt, Make&& make) {
   const bool bf16 = dt == memory::data_type::bf16;
@@ -134,11 +131,11 @@ Entry& conv_entry(const char* kind, const ConvGeom& g, memory::data_type dt, Mak
   if (bf16) key += dnnl_ctx::bf16_enabled() ? ":bf16" : ":bf16_off";
   return dnnl_ctx::cached<Entry>(key, [&]() -> Entry {
     if (!bf16) return make();
-    if (g.ig() < kMinBf16Channels) return Entry{};
+    if (g.ig() < dnnl_ctx::min_bf16_conv_channels()) return Entry{};
     try {
       dnnl_ctx::check_bf16_enabled();
       Entry e = make();
-      if (dnnl_ctx::is_amx(e.pd)) return e;
+      if (dnnl_ctx::fast_bf16_kernel(e.pd)) return e;
     } catch (const dnnl::error&) {
     }
     return Entry{};
@@ -383,10 +380,10 @@ void conv2d_cpu(const KernelContext& ctx) {
 
 // The convolution, its bias and (with relu) its relu in one oneDNN primitive, which adds the bias to the float32
 // sum before the output's one rounding, as TF's fused convolution on oneDNN does: float32, and bfloat16 where
-// oneDNN has an AMX kernel, as they are; otherwise the half types on float32 copies, narrowed once. (So a half
-// type is not conv2d then add, which round twice.) The relu runs in the primitive where relu_post_op_exact says it
-// may, asked of the operands the primitive reads (the float32 copies' values are the half operands', and a float
-// loop over them vectorises where float16's is scalar); returns whether it did.
+// oneDNN has a native kernel that pays, as they are; otherwise the half types on float32 copies, narrowed once. (So
+// a half type is not conv2d then add, which round twice.) The relu runs in the primitive where relu_post_op_exact
+// says it may, asked of the operands the primitive reads (the float32 copies' values are the half operands', and a
+// float loop over them vectorises where float16's is scalar); returns whether it did.
 template <class T>
 bool conv_bias_dnnl(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const ConvGeom& g, bool relu) {
   using dt = memory::data_type;
@@ -455,8 +452,8 @@ void conv2d_bias_cpu(const KernelContext& ctx) {
   });
 }
 
-// The input gradient: float32, and bfloat16 where oneDNN has an AMX kernel, as they are; otherwise the half types
-// on float32 copies, a chunk of images at a time (by_image_chunks).
+// The input gradient: float32, and bfloat16 where oneDNN has a native kernel that pays, as they are; otherwise the
+// half types on float32 copies, a chunk of images at a time (by_image_chunks).
 template <class T>
 void backprop_input(const Tensor& w, const Tensor& dy, Tensor& dx, const ConvGeom& g) {
   using dt = memory::data_type;

@@ -160,8 +160,8 @@ MatmulDescs make_descs(const MatmulGeometry& g, dnnl::memory::data_type dt) {
 enum class Epilogue { kNone, kBias, kBiasRelu };
 
 // The cached primitive of a geometry, data type and epilogue. A bf16 entry stays empty, and the caller widens
-// to float32, where creation fails (no AMX, see dnnl_ctx::check_bf16_enabled, or a geometry oneDNN rejects) or
-// oneDNN offers only its reference kernel, far slower than widening.
+// to float32, where creation fails (bf16 kernels that do not pay here, see dnnl_ctx::check_bf16_enabled, or a
+// geometry oneDNN rejects) or oneDNN's kernel for it does not beat widening (dnnl_ctx::fast_bf16_kernel).
 MatmulPrimitive& primitive_for(const MatmulGeometry& g, dnnl::memory::data_type dt,
                                Epilogue epilogue = Epilogue::kNone) {
   const bool bf16 = dt == dnnl::memory::data_type::bf16;
@@ -195,7 +195,7 @@ MatmulPrimitive& primitive_for(const MatmulGeometry& g, dnnl::memory::data_type 
       }
       p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.src, d.weights, bias, d.dst), attr,
                                           dnnl_ctx::engine());
-      if (bf16 && !dnnl_ctx::is_jit(p.pd)) return MatmulPrimitive{};
+      if (bf16 && !dnnl_ctx::fast_bf16_kernel(p.pd)) return MatmulPrimitive{};
       p.prim = dnnl::matmul(p.pd);
     } catch (const dnnl::error&) {
       p = MatmulPrimitive{};
@@ -317,11 +317,11 @@ void matmul_cpu(const KernelContext& ctx) {
   }
 }
 
-// matmul_bias: bfloat16 on oneDNN's AMX kernels adds the bias (and the relu, where relu_post_op_exact says it
+// matmul_bias: bfloat16 on oneDNN's native bf16 kernels adds the bias (and the relu, where relu_post_op_exact says it
 // may) inside the primitive, before the output's one rounding, as conv2d_bias does, and any other activation in a
 // pass after it; otherwise the product as matmul computes it (inputs 0 and 1, output 0 are matmul's), then the
-// bias and the fused activation in one pass over the output. (Without AMX relu_post_op_exact's passes over the
-// operands would be wasted: they are skipped.)
+// bias and the fused activation in one pass over the output. (Without native bf16 kernels relu_post_op_exact's
+// passes over the operands would be wasted: they are skipped.)
 void matmul_bias_cpu(const KernelContext& ctx) {
   const Tensor& bias = ctx.inputs[2];
   Tensor& out = ctx.outputs[0];

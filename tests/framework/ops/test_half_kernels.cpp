@@ -12,6 +12,7 @@
 
 #include "framework/ops/cpu/dnnl_context.h"
 #include "framework/ops/cpu/half_convert.h"
+#include "framework/ops/half_products.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -438,4 +439,45 @@ TEST_CASE("where with full and scalar operands, every element size", "[ops][half
     const std::vector<double> vm = values_as_double(m);
     CHECK(values_as_double(ops::where(row, m, s)) == std::vector<double>{vm[0], vs[0], vm[2], vm[3], vs[0], vm[5]});
   }
+}
+
+TEST_CASE("bfloat16 runs on oneDNN's native kernels only where they beat float32", "[ops][half]") {
+  using K = dnnl_ctx::Bf16Kernels;
+  const dnnl_ctx::PeakRates slow_dot{100, 50}, fast_dot{100, 200}, even{100, 100}, unmeasured{};
+  // AMX decides alone; without it the bfloat16 dot product must run at 1.5x float32's FMA rate or more.
+  CHECK(dnnl_ctx::choose_bf16_kernels(true, true, slow_dot) == K::kAmx);
+  CHECK(dnnl_ctx::choose_bf16_kernels(true, true, unmeasured) == K::kAmx);
+  CHECK(dnnl_ctx::choose_bf16_kernels(false, true, fast_dot) == K::kAvx512);
+  CHECK(dnnl_ctx::choose_bf16_kernels(false, true, dnnl_ctx::PeakRates{100, 150}) == K::kAvx512);
+  CHECK(dnnl_ctx::choose_bf16_kernels(false, true, even) == K::kNone);
+  CHECK(dnnl_ctx::choose_bf16_kernels(false, true, slow_dot) == K::kNone);
+  CHECK(dnnl_ctx::choose_bf16_kernels(false, true, unmeasured) == K::kNone);
+  CHECK(dnnl_ctx::choose_bf16_kernels(false, false, fast_dot) == K::kNone);
+
+  // This CPU's choice is what the ops follow: the graph compiler's view of the products agrees with it.
+  const K here = dnnl_ctx::native_bf16_kernels();
+  INFO("this CPU: " << (here == K::kAmx ? "AMX" : here == K::kAvx512 ? "AVX512-BF16" : "widened"));
+  CHECK(ops::cpu_matmul_widens_half(DType::BFloat16) == (here == K::kNone));
+  CHECK(dnnl_ctx::min_bf16_conv_channels() == (here == K::kAmx ? 16 : 1));
+  {
+    NativeBf16 off(false);
+    CHECK(ops::cpu_matmul_widens_half(DType::BFloat16));
+  }
+  CHECK(ops::cpu_matmul_widens_half(DType::Float16));
+}
+
+TEST_CASE("peak_rates measures both instructions where the CPU has AVX512-BF16", "[ops][half]") {
+  const dnnl_ctx::PeakRates r = dnnl_ctx::peak_rates(10'000, 2);
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bf16")) {
+    CHECK(r.fma_gflops > 0);
+    CHECK(r.bf16_dot_gflops > 0);
+    CHECK(std::isfinite(r.fma_gflops));
+    CHECK(std::isfinite(r.bf16_dot_gflops));
+    return;
+  }
+#endif
+  CHECK(r.fma_gflops == 0);
+  CHECK(r.bf16_dot_gflops == 0);
 }
