@@ -8,6 +8,9 @@
 // thread: ops::tanh, sigmoid, exp, elu, log (of |x|) and gelu in us a call beside a loop over the C library's tanhf,
 // expf, expm1f, logf and erff (sigmoid, elu and gelu written as the ops define them) in the same run. speedup =
 // C library / ember. (The log row's Ember side includes ops::abs, a pass of its own.)
+// Also Keras's MaxPooling2D(2) on the example CNN's first convolution output at batch 128 (128 x 26 x 26 x 32),
+// forward and gradient, float32 and bfloat16, in GB/s of the bytes the kernel must move (forward: x read, y
+// written; gradient: x and dy read, dx written) beside memcpy moving as many bytes.
 // Usage: bench_elementwise [--json]
 #include <algorithm>
 #include <chrono>
@@ -101,6 +104,27 @@ Row activation_row(const std::string& name, Op op, Ref reference) {
   return {name, "us", "C library", ember_s * 1e6, ref_s * 1e6, ref_s / ember_s};
 }
 
+// MaxPooling2D(2) forward and gradient on a conv output of the example CNN, dtype dt.
+std::vector<Row> pool_rows(DType dt, const std::string& suffix) {
+  const Tensor x = ops::cast(random::normal({128, 26, 26, 32}, {.seed = 5}), dt);
+  const ops::Pool2DOptions o{.strides = {2, 2}};
+  const Tensor y = ops::max_pool2d(x, {2, 2}, o);
+  const Tensor dy = ops::cast(random::normal(y.shape(), {.seed = 6}), dt);
+  const double x_bytes = static_cast<double>(x.num_elements() * dtype_size(dt));
+  const double y_bytes = static_cast<double>(y.num_elements() * dtype_size(dt));
+  Tensor out;
+  const double forward_s = warm_best_seconds(50, [&] {
+    out = ops::max_pool2d(x, {2, 2}, o);
+    keep_alive(out.raw_data());
+  });
+  const double grad_s = warm_best_seconds(50, [&] {
+    out = ops::max_pool2d_grad(x, y, dy, {2, 2}, o);
+    keep_alive(out.raw_data());
+  });
+  return {row("max_pool_2x2_" + suffix, x_bytes + y_bytes, forward_s),
+          row("max_pool_2x2_grad_" + suffix, 2 * x_bytes + y_bytes, grad_s)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,5 +167,7 @@ int main(int argc, char** argv) {
   print(activation_row("activation_gelu", [](const Tensor& t) { return ops::gelu(t); },
                        [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f)); }),
         json);
+  for (const Row& r : pool_rows(DType::Float32, "f32")) print(r, json);
+  for (const Row& r : pool_rows(DType::BFloat16, "bf16")) print(r, json);
   return 0;
 }

@@ -35,38 +35,103 @@ PoolGeom pool_geom(const Shape& in, const Shape& out, const Pool2DAttrs& a) {
           a.ksize[0], a.ksize[1], a.strides[0], a.strides[1], a.pads[0], a.pads[2]};
 }
 
-// Float32 lanes as a GCC/Clang vector extension: compares give lane masks and ?: selects whole vectors, so the
-// routing below is branch-free (written as scalar selects, GCC turns it into branches and masked stores).
-// 16 bytes: SSE2, in every x86-64's ABI (wider vectors change the ABI of these helpers without AVX).
-using F4 = float __attribute__((vector_size(16)));
-using I4 = int32_t __attribute__((vector_size(16)));
-constexpr int64_t kF4 = 4;
-inline F4 load_f4(const float* p) {
-  F4 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store_f4(float* p, F4 v) { std::memcpy(p, &v, sizeof v); }
+// Float32 lanes as GCC/Clang vector extensions: compares give lane masks and ?: selects whole vectors, so the
+// routing below is branch-free (written as scalar selects, GCC turns it into branches and masked stores). The
+// loops take the widest the build's target has registers for (the library builds for the machine's CPU by
+// default: 16 lanes with AVX-512, 8 with AVX), then 4 lanes (SSE2, in every x86-64's ABI), then single channels,
+// so a few channels (8, 12) still run as vectors.
+#if defined(__AVX512F__)
+constexpr int kWideLanes = 16;
+#elif defined(__AVX__)
+constexpr int kWideLanes = 8;
+#else
+constexpr int kWideLanes = 4;
+#endif
+// (Spelled out per width: GCC drops vector_size on a type that depends on a template parameter.)
+template <int kLanes>
+struct VectorTypes;
+template <>
+struct VectorTypes<4> {
+  using F = float __attribute__((vector_size(16)));
+  using I = int32_t __attribute__((vector_size(16)));
+  using U16 = uint16_t __attribute__((vector_size(8)));
+  using U32 = uint32_t __attribute__((vector_size(16)));
+};
+template <>
+struct VectorTypes<8> {
+  using F = float __attribute__((vector_size(32)));
+  using I = int32_t __attribute__((vector_size(32)));
+  using U16 = uint16_t __attribute__((vector_size(16)));
+  using U32 = uint32_t __attribute__((vector_size(32)));
+};
+template <>
+struct VectorTypes<16> {
+  using F = float __attribute__((vector_size(64)));
+  using I = int32_t __attribute__((vector_size(64)));
+  using U16 = uint16_t __attribute__((vector_size(32)));
+  using U32 = uint32_t __attribute__((vector_size(64)));
+};
+// Float32 lanes loaded from and stored to float32 or bfloat16 elements. A bfloat16 is a float32's upper half, so
+// it widens exactly by a shift; a store narrows by dropping the lower half, exact for the values the pooling loops
+// store (each a loaded value, or 0 + one).
+template <int kLanes>
+struct Lanes {
+  using F = typename VectorTypes<kLanes>::F;
+  using I = typename VectorTypes<kLanes>::I;
+  using U16 = typename VectorTypes<kLanes>::U16;
+  using U32 = typename VectorTypes<kLanes>::U32;
+  static_assert(sizeof(F) == 4 * kLanes && sizeof(U16) == 2 * kLanes);
+  static F load(const float* p) {
+    F v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static void store(float* p, F v) { std::memcpy(p, &v, sizeof v); }
+  static F load(const bfloat16* p) {
+    U16 h;
+    std::memcpy(&h, static_cast<const void*>(p), sizeof h);
+    return reinterpret_cast<F>(__builtin_convertvector(h, U32) << 16);  // (a vector cast keeps the bits)
+  }
+  static void store(bfloat16* p, F v) {
+    const U16 h = __builtin_convertvector(reinterpret_cast<U32>(v) >> 16, U16);
+    std::memcpy(static_cast<void*>(p), &h, sizeof h);
+  }
+};
 
-// The maximum of one whole 2x2 float32 window, len channels, as the general loop below computes it: a NaN wins
-// (the window's last one, as in TF's max), otherwise the first of the largest values. x0..x3 are the window's
-// pixels in row-major order.
-void max_pool_2x2(const float* x0, const float* x1, const float* x2, const float* x3, float* y, int64_t len) {
-  auto take = [](float v, float best) { return v > best || v != v; };
+// Runs step.template operator()<kLanes>(j) over [0, len) in the widest lanes first, then 4, then 1 (step's
+// scalar form: kLanes == 1).
+template <class Step>
+inline void by_lanes(int64_t len, Step&& step) {
   int64_t j = 0;
-  for (; j + kF4 <= len; j += kF4) {
-    F4 best = load_f4(x0 + j);
-    for (const float* xp : {x1, x2, x3}) {
-      const F4 v = load_f4(xp + j);
-      best = (v > best) | (v != v) ? v : best;
+  if constexpr (kWideLanes > 4)
+    for (; j + kWideLanes <= len; j += kWideLanes) step.template operator()<kWideLanes>(j);
+  for (; j + 4 <= len; j += 4) step.template operator()<4>(j);
+  for (; j < len; ++j) step.template operator()<1>(j);
+}
+
+// The maximum of one whole 2x2 window of float32 or bfloat16 values, len channels, as the general loop below
+// computes it: a NaN wins (the window's last one, as in TF's max), otherwise the first of the largest values.
+// x0..x3 are the window's pixels in row-major order.
+template <class T>
+void max_pool_2x2(const T* x0, const T* x1, const T* x2, const T* x3, T* y, int64_t len) {
+  by_lanes(len, [&]<int kLanes>(int64_t j) {
+    if constexpr (kLanes == 1) {
+      T best = x0[j];
+      for (const T* xp : {x1, x2, x3}) {
+        const float v = cpu::to_compute(xp[j]), b = cpu::to_compute(best);
+        best = v > b || v != v ? xp[j] : best;
+      }
+      y[j] = best;
+    } else {
+      using L = Lanes<kLanes>;
+      typename L::F best = L::load(x0 + j);
+      for (const T* xp : {x1, x2, x3}) {
+        const typename L::F v = L::load(xp + j);
+        best = (v > best) | (v != v) ? v : best;
+      }
+      L::store(y + j, best);
     }
-    store_f4(y + j, best);
-  }
-  for (; j < len; ++j) {
-    float best = x0[j];
-    for (const float* xp : {x1, x2, x3}) best = take(xp[j], best) ? xp[j] : best;
-    y[j] = best;
-  }
+  });
 }
 
 // Keras's MaxPooling2D(2): 2x2 windows at stride 2, none clipped (no padding, so an odd last row or column is in
@@ -76,26 +141,35 @@ bool whole_2x2_windows(const PoolGeom& g) {
          2 * g.ow <= g.w;
 }
 
-// Max pooling over whole_2x2_windows on a half type, parallel over (batch, output row): the row's two input rows
-// are widened to float32 at once (element conversions keep a float16 loop scalar, and converting window by
-// window costs more than the maximum), the float32 loop runs, and the output row is narrowed at once. Both
-// conversions are exact (a maximum is one of the inputs), so the values are the general loop's.
+// Max pooling over whole_2x2_windows, parallel over (batch, output row). Float32 and bfloat16 run max_pool_2x2 on
+// the rows as they are; float16 widens the row's two input rows to float32 at once (element conversions keep a
+// float16 loop scalar, and converting window by window costs more than the maximum), runs the float32 loop and
+// narrows the output row at once. Every conversion is exact (a maximum is one of the inputs), so the values are
+// the general loop's.
 template <class T>
-void max_pool_2x2_half(const T* x, T* y, const PoolGeom& g) {
+void max_pool_2x2_rows(const T* x, T* y, const PoolGeom& g) {
+  constexpr bool kDirect = std::is_same_v<T, float> || std::is_same_v<T, bfloat16>;
   const int64_t row = g.w * g.c, used = 2 * g.ow * g.c, out_row = g.ow * g.c;
   parallel_for(g.n * g.oh, grain_for(2 * used), [&](int64_t begin, int64_t end) {
-    std::vector<float> buf(static_cast<size_t>(2 * used + out_row));
-    float *top = buf.data(), *bottom = top + used, *out = bottom + used;
+    std::vector<float> buf(kDirect ? 0 : static_cast<size_t>(2 * used + out_row));
     for (int64_t t = begin; t < end; ++t) {
       const int64_t n = t / g.oh, oh = t % g.oh;
       const T* x0 = x + (n * g.h + 2 * oh) * row;
-      cpu::to_compute_n(x0, top, used);
-      cpu::to_compute_n(x0 + row, bottom, used);
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        const int64_t i = 2 * ow * g.c;
-        max_pool_2x2(top + i, top + i + g.c, bottom + i, bottom + i + g.c, out + ow * g.c, g.c);
+      if constexpr (kDirect) {
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const T* xp = x0 + 2 * ow * g.c;
+          max_pool_2x2(xp, xp + g.c, xp + row, xp + row + g.c, y + t * out_row + ow * g.c, g.c);
+        }
+      } else {
+        float *top = buf.data(), *bottom = top + used, *out = bottom + used;
+        cpu::to_compute_n(x0, top, used);
+        cpu::to_compute_n(x0 + row, bottom, used);
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const int64_t i = 2 * ow * g.c;
+          max_pool_2x2(top + i, top + i + g.c, bottom + i, bottom + i + g.c, out + ow * g.c, g.c);
+        }
+        cpu::from_compute_n(out, y + t * out_row, out_row);
       }
-      cpu::from_compute_n(out, y + t * out_row, out_row);
     }
   });
 }
@@ -113,7 +187,7 @@ void pool_forward(const T* x, T* y, const PoolGeom& g) {
         int64_t wb, we;
         g.cols(ow, wb, we);
         T* yp = y + ((n * g.oh + oh) * g.ow + ow) * g.c;
-        if constexpr (kMax && std::is_same_v<T, float>) {
+        if constexpr (kMax && (std::is_same_v<T, float> || std::is_same_v<T, bfloat16>)) {
           if (he - hb == 2 && we - wb == 2) {  // a whole 2x2 window: vector selects, the accumulator in registers
             const T* xp = x + ((n * g.h + hb) * g.w + wb) * g.c;
             const int64_t down = g.w * g.c;
@@ -144,73 +218,82 @@ void pool_forward(const T* x, T* y, const PoolGeom& g) {
   });
 }
 
-// The gradient of one whole 2x2 float32 window that no other window overlaps (Keras's default pooling), len
+// The gradient of one whole 2x2 float32 or bfloat16 window that no other window overlaps (Keras's default pooling), len
 // channels: each pixel gets 0 + dy (-0 becomes +0) where it is the window's first maximum, else 0. The rule is
 // the general loop's: strictly greater replaces, so ties and a later NaN keep the earlier pixel. x0..x3 and
 // d0..d3 are the window's pixels in row-major order.
-void max_pool_grad_2x2(const float* x0, const float* x1, const float* x2, const float* x3, const float* dy, float* d0,
-                       float* d1, float* d2, float* d3, int64_t len) {
-  const F4 zero = {};
-  int64_t j = 0;
-  for (; j + kF4 <= len; j += kF4) {
-    const F4 v0 = load_f4(x0 + j), v1 = load_f4(x1 + j), v2 = load_f4(x2 + j), v3 = load_f4(x3 + j);
-    I4 gt = v1 > v0;
-    F4 best = gt ? v1 : v0;
-    I4 k = gt & 1;
-    gt = v2 > best;
-    best = gt ? v2 : best;
-    k = gt ? 2 : k;
-    k = v3 > best ? 3 : k;
-    const F4 g = zero + load_f4(dy + j);
-    store_f4(d0 + j, k == 0 ? g : zero);
-    store_f4(d1 + j, k == 1 ? g : zero);
-    store_f4(d2 + j, k == 2 ? g : zero);
-    store_f4(d3 + j, k == 3 ? g : zero);
-  }
-  for (; j < len; ++j) {
-    float best = x0[j];
-    int k = 0;
-    if (x1[j] > best) {
-      best = x1[j];
-      k = 1;
+template <class T>
+void max_pool_grad_2x2(const T* x0, const T* x1, const T* x2, const T* x3, const T* dy, T* d0, T* d1, T* d2, T* d3,
+                       int64_t len) {
+  by_lanes(len, [&]<int kLanes>(int64_t j) {
+    if constexpr (kLanes == 1) {
+      float best = cpu::to_compute(x0[j]);
+      int k = 0;
+      for (int i = 1; i < 4; ++i) {
+        const float v = cpu::to_compute((i == 1 ? x1 : i == 2 ? x2 : x3)[j]);
+        if (v > best) best = v, k = i;
+      }
+      const T g = cpu::from_compute<T>(0.0f + cpu::to_compute(dy[j]));
+      d0[j] = k == 0 ? g : T(0);
+      d1[j] = k == 1 ? g : T(0);
+      d2[j] = k == 2 ? g : T(0);
+      d3[j] = k == 3 ? g : T(0);
+    } else {
+      using L = Lanes<kLanes>;
+      using F = typename L::F;
+      using I = typename L::I;
+      const F zero = {};
+      const F v0 = L::load(x0 + j), v1 = L::load(x1 + j), v2 = L::load(x2 + j), v3 = L::load(x3 + j);
+      I gt = v1 > v0;
+      F best = gt ? v1 : v0;
+      I k = gt & 1;
+      gt = v2 > best;
+      best = gt ? v2 : best;
+      k = gt ? 2 : k;
+      k = v3 > best ? 3 : k;
+      const F g = zero + L::load(dy + j);
+      L::store(d0 + j, k == 0 ? g : zero);
+      L::store(d1 + j, k == 1 ? g : zero);
+      L::store(d2 + j, k == 2 ? g : zero);
+      L::store(d3 + j, k == 3 ? g : zero);
     }
-    if (x2[j] > best) {
-      best = x2[j];
-      k = 2;
-    }
-    if (x3[j] > best) k = 3;
-    const float g = 0.0f + dy[j];
-    d0[j] = k == 0 ? g : 0.0f;
-    d1[j] = k == 1 ? g : 0.0f;
-    d2[j] = k == 2 ? g : 0.0f;
-    d3[j] = k == 3 ? g : 0.0f;
-  }
+  });
 }
 
-// The max-pool gradient over whole_2x2_windows on a half type, as max_pool_2x2_half: per (batch, output row), the
-// two input rows and the row of dy widened at once, max_pool_grad_2x2 on float32, the two rows of dx narrowed at
-// once (exact: each is 0 or 0 + dy). Pixels in no window (an odd last row or column) get 0.
+// The max-pool gradient over whole_2x2_windows, as max_pool_2x2_rows: per (batch, output row), max_pool_grad_2x2
+// on the two input rows and the row of dy, writing the two rows of dx; float16 on float32 copies of them (widened
+// at once, the two rows of dx narrowed at once: exact, each is 0 or 0 + dy). Pixels in no window (an odd last row
+// or column) get 0.
 template <class T>
-void max_pool_grad_2x2_half(const T* x, const T* dy, T* dx, const PoolGeom& g) {
+void max_pool_grad_2x2_rows(const T* x, const T* dy, T* dx, const PoolGeom& g) {
+  constexpr bool kDirect = std::is_same_v<T, float> || std::is_same_v<T, bfloat16>;
   const int64_t row = g.w * g.c, used = 2 * g.ow * g.c, out_row = g.ow * g.c;
   parallel_for(g.n * g.oh, grain_for(4 * used), [&](int64_t begin, int64_t end) {
-    std::vector<float> buf(static_cast<size_t>(4 * used + out_row));
-    float *top = buf.data(), *bottom = top + used, *dtop = bottom + used, *dbottom = dtop + used,
-          *dyf = dbottom + used;
+    std::vector<float> buf(kDirect ? 0 : static_cast<size_t>(4 * used + out_row));
     for (int64_t t = begin; t < end; ++t) {  // t: a pair of input rows, the windows of output row t % oh
       const int64_t n = t / g.oh, pair = t % g.oh;
       T* d0 = dx + (n * g.h + 2 * pair) * row;
       const T* x0 = x + (n * g.h + 2 * pair) * row;
-      cpu::to_compute_n(x0, top, used);
-      cpu::to_compute_n(x0 + row, bottom, used);
-      cpu::to_compute_n(dy + t * out_row, dyf, out_row);
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        const int64_t i = 2 * ow * g.c;
-        max_pool_grad_2x2(top + i, top + i + g.c, bottom + i, bottom + i + g.c, dyf + ow * g.c, dtop + i,
-                          dtop + i + g.c, dbottom + i, dbottom + i + g.c, g.c);
+      if constexpr (kDirect) {
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const int64_t i = 2 * ow * g.c;
+          max_pool_grad_2x2(x0 + i, x0 + i + g.c, x0 + row + i, x0 + row + i + g.c, dy + t * out_row + ow * g.c,
+                            d0 + i, d0 + i + g.c, d0 + row + i, d0 + row + i + g.c, g.c);
+        }
+      } else {
+        float *top = buf.data(), *bottom = top + used, *dtop = bottom + used, *dbottom = dtop + used,
+              *dyf = dbottom + used;
+        cpu::to_compute_n(x0, top, used);
+        cpu::to_compute_n(x0 + row, bottom, used);
+        cpu::to_compute_n(dy + t * out_row, dyf, out_row);
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const int64_t i = 2 * ow * g.c;
+          max_pool_grad_2x2(top + i, top + i + g.c, bottom + i, bottom + i + g.c, dyf + ow * g.c, dtop + i,
+                            dtop + i + g.c, dbottom + i, dbottom + i + g.c, g.c);
+        }
+        cpu::from_compute_n(dtop, d0, used);
+        cpu::from_compute_n(dbottom, d0 + row, used);
       }
-      cpu::from_compute_n(dtop, d0, used);
-      cpu::from_compute_n(dbottom, d0 + row, used);
       std::fill(d0 + used, d0 + row, T(0));  // an odd last column
       std::fill(d0 + row + used, d0 + 2 * row, T(0));
     }
@@ -271,7 +354,7 @@ void max_pool_backward(const T* x, const T* dy, T* dx, const PoolGeom& g) {
                 const T* xp = xn + (hb * g.w + wb) * g.c;
                 T* dp = dxn + (hb * g.w + wb) * g.c;
                 const int64_t down = g.w * g.c;
-                if constexpr (std::is_same_v<T, float>) {
+                if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bfloat16>) {
                   max_pool_grad_2x2(xp, xp + g.c, xp + down, xp + down + g.c, dyp, dp, dp + g.c, dp + down,
                                     dp + down + g.c, len);
                   continue;
@@ -361,8 +444,8 @@ void pool_cpu(const KernelContext& ctx) {
   EMBER_DISPATCH_FLOAT(x.dtype(), op_name(ctx.op), {
     const auto* xp = static_cast<const scalar_t*>(x.raw_data());
     auto* yp = static_cast<scalar_t*>(y.raw_data());
-    if constexpr (kMax && (std::is_same_v<scalar_t, half> || std::is_same_v<scalar_t, bfloat16>)) {
-      if (whole_2x2_windows(g)) return max_pool_2x2_half<scalar_t>(xp, yp, g);
+    if constexpr (kMax && !std::is_same_v<scalar_t, double>) {
+      if (whole_2x2_windows(g)) return max_pool_2x2_rows<scalar_t>(xp, yp, g);
     }
     pool_forward<scalar_t, kMax>(xp, yp, g);
   });
@@ -380,8 +463,8 @@ void max_pool_grad_cpu(const KernelContext& ctx) {
     const auto* xp = static_cast<const scalar_t*>(x.raw_data());
     const auto* dyp = static_cast<const scalar_t*>(dy.raw_data());
     auto* dxp = static_cast<scalar_t*>(dx.raw_data());
-    if constexpr (std::is_same_v<scalar_t, half> || std::is_same_v<scalar_t, bfloat16>) {
-      if (whole_2x2_windows(g)) return max_pool_grad_2x2_half<scalar_t>(xp, dyp, dxp, g);
+    if constexpr (!std::is_same_v<scalar_t, double>) {
+      if (whole_2x2_windows(g)) return max_pool_grad_2x2_rows<scalar_t>(xp, dyp, dxp, g);
     }
     max_pool_backward<scalar_t>(xp, dyp, dxp, g);
   });

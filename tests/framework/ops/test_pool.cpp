@@ -121,12 +121,13 @@ TEST_CASE("pool gradients match float64 finite differences", "[ops][nn][pool]") 
   }
 }
 
-TEST_CASE("float32 2x2 max pooling and its gradient match the general loop: ties, NaN, -0", "[ops][nn][pool]") {
-  // Float32 windows of 2x2 take vector paths (the forward at any stride, the gradient at stride 2); float64
-  // takes the general loops. Values on a coarse grid tie often, +0 and -0 among them; NaNs sit first and later
-  // in windows; dy holds -0. 11 channels: two 4-lane vectors and a tail; 7 columns leave the last one outside
-  // every stride-2 window.
-  const Shape shape{2, 4, 7, 11};
+TEST_CASE("2x2 max pooling and its gradient match the general loop: ties, NaN, -0", "[ops][nn][pool]") {
+  // Windows of 2x2 take vector paths in float32 and bfloat16 (the forward at any stride, the gradient at stride
+  // 2), float16 its widened rows; float64 takes the general loops. Values on a coarse grid (exact in every type)
+  // tie often, +0 and -0 among them; NaNs sit first and later in windows; dy holds -0. 23 channels: a 16-lane
+  // vector where the build has AVX-512, 4-lane vectors and single channels; 5 rows and 7 columns leave the last
+  // of each outside every VALID stride-2 window, and SAME clips the windows there.
+  const Shape shape{2, 5, 7, 23};
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> grid(-2, 1), pick(0, 15);
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -135,7 +136,6 @@ TEST_CASE("float32 2x2 max pooling and its gradient match the general loop: ties
     const int p = pick(rng);
     v = p == 0 ? nan : p == 1 ? -0.0 : grid(rng);
   }
-  Tensor x64 = make(xv, shape, DType::Float64), x32 = make(xv, shape, DType::Float32);
   auto same_bits = [](const std::vector<double>& a, const std::vector<double>& b) {
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < a.size(); ++i) {
@@ -144,16 +144,23 @@ TEST_CASE("float32 2x2 max pooling and its gradient match the general loop: ties
       REQUIRE(std::signbit(a[i]) == std::signbit(b[i]));
     }
   };
-  for (int64_t stride : {1, 2})
-    same_bits(values_as_double(ops::max_pool2d(x32, {2, 2}, {.strides = {stride, stride}})),
-              values_as_double(ops::max_pool2d(x64, {2, 2}, {.strides = {stride, stride}})));
-  const ops::Pool2DOptions o{.strides = {2, 2}};
-  Tensor y64 = ops::max_pool2d(x64, {2, 2}, o), y32 = ops::max_pool2d(x32, {2, 2}, o);
-  std::vector<double> gv(static_cast<size_t>(y64.num_elements()));
-  for (double& v : gv) v = pick(rng) < 4 ? -0.0 : grid(rng) + 0.5;
-  std::vector<double> d64 = values_as_double(ops::max_pool2d_grad(x64, y64, make(gv, y64.shape(), DType::Float64), {2, 2}, o));
-  std::vector<double> d32 = values_as_double(ops::max_pool2d_grad(x32, y32, make(gv, y32.shape(), DType::Float32), {2, 2}, o));
-  same_bits(d32, d64);  // no NaN, never -0
+  const Tensor x64 = make(xv, shape, DType::Float64);
+  for (DType dt : {DType::Float32, DType::BFloat16, DType::Float16}) {
+    INFO("dtype " << dt);
+    const Tensor x = make(xv, shape, dt);
+    for (int64_t stride : {1, 2})
+      same_bits(values_as_double(ops::max_pool2d(x, {2, 2}, {.strides = {stride, stride}})),
+                values_as_double(ops::max_pool2d(x64, {2, 2}, {.strides = {stride, stride}})));
+    for (const char* padding : {"VALID", "SAME"}) {
+      INFO("padding " << padding);
+      const ops::Pool2DOptions o{.strides = {2, 2}, .padding = padding};
+      const Tensor y64 = ops::max_pool2d(x64, {2, 2}, o), y = ops::max_pool2d(x, {2, 2}, o);
+      std::vector<double> gv(static_cast<size_t>(y64.num_elements()));
+      for (double& v : gv) v = pick(rng) < 4 ? -0.0 : grid(rng) + 0.5;
+      same_bits(values_as_double(ops::max_pool2d_grad(x, y, make(gv, y.shape(), dt), {2, 2}, o)),
+                values_as_double(ops::max_pool2d_grad(x64, y64, make(gv, y64.shape(), DType::Float64), {2, 2}, o)));
+    }
+  }
 }
 
 TEST_CASE("pooling on empty tensors", "[ops][nn][pool]") {
