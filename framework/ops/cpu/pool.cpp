@@ -47,30 +47,21 @@ constexpr int kWideLanes = 8;
 #else
 constexpr int kWideLanes = 4;
 #endif
-// (Spelled out per width: GCC drops vector_size on a type that depends on a template parameter.)
+// (Spelled out per width, here by a macro: GCC drops vector_size on a type that depends on a template parameter.)
 template <int kLanes>
 struct VectorTypes;
-template <>
-struct VectorTypes<4> {
-  using F = float __attribute__((vector_size(16)));
-  using I = int32_t __attribute__((vector_size(16)));
-  using U16 = uint16_t __attribute__((vector_size(8)));
-  using U32 = uint32_t __attribute__((vector_size(16)));
-};
-template <>
-struct VectorTypes<8> {
-  using F = float __attribute__((vector_size(32)));
-  using I = int32_t __attribute__((vector_size(32)));
-  using U16 = uint16_t __attribute__((vector_size(16)));
-  using U32 = uint32_t __attribute__((vector_size(32)));
-};
-template <>
-struct VectorTypes<16> {
-  using F = float __attribute__((vector_size(64)));
-  using I = int32_t __attribute__((vector_size(64)));
-  using U16 = uint16_t __attribute__((vector_size(32)));
-  using U32 = uint32_t __attribute__((vector_size(64)));
-};
+#define EMBER_POOL_VECTOR_TYPES(lanes)                                \
+  template <>                                                         \
+  struct VectorTypes<lanes> {                                         \
+    using F = float __attribute__((vector_size(4 * (lanes))));        \
+    using I = int32_t __attribute__((vector_size(4 * (lanes))));      \
+    using U16 = uint16_t __attribute__((vector_size(2 * (lanes))));   \
+    using U32 = uint32_t __attribute__((vector_size(4 * (lanes))));   \
+  };
+EMBER_POOL_VECTOR_TYPES(4)
+EMBER_POOL_VECTOR_TYPES(8)
+EMBER_POOL_VECTOR_TYPES(16)
+#undef EMBER_POOL_VECTOR_TYPES
 // Float32 lanes loaded from and stored to float32 or bfloat16 elements. A bfloat16 is a float32's upper half, so
 // it widens exactly by a shift; a store narrows by dropping the lower half, exact for the values the pooling loops
 // store (each a loaded value, or 0 + one).
