@@ -29,7 +29,7 @@ constexpr int kMapKey = 1, kMapValue = 2;  // a map<string, AttrValue> entry
 namespace attr_field {
 constexpr int kList = 1, kS = 2, kType = 6, kShape = 7;
 }
-constexpr int kListShape = 7;  // AttrValue.ListValue
+constexpr int kListS = 2, kListShape = 7;  // AttrValue.ListValue
 constexpr int kShapeDim = 2, kDimSize = 1;
 
 uint64_t tf_data_type(DType t) {
@@ -85,6 +85,11 @@ class NodeWriter {
     value.add_varint(attr_field::kType, tf_data_type(t));
     attr("dtype", value);
   }
+  void string_list(std::string_view key, const std::vector<std::string>& strings) {
+    Encoder list;
+    for (const std::string& s : strings) list.add_bytes(kListS, s);
+    attr_bytes(key, attr_field::kList, list.bytes());
+  }
   void output_shapes(const std::vector<Shape>& shapes) {
     if (shapes.empty()) return;
     Encoder list;
@@ -120,6 +125,23 @@ std::string kind_op(const Node& n) {
     case NodeKind::Fused: return "FusedElementwise";
   }
   return "?";
+}
+
+// What a matmul_bias or conv2d_bias node computes after its product, in TF's terms (the fused_ops attr of its
+// _FusedMatMul and _FusedConv2D): {"BiasAdd"} and the activation ("Relu", "Tanh", "Sigmoid"); empty for other
+// nodes.
+std::vector<std::string> fused_ops(const Node& n) {
+  if (n.kind != NodeKind::Op || (n.op != OpId::matmul_bias && n.op != OpId::conv2d_bias)) return {};
+  FusedActivation a = FusedActivation::None;
+  if (const auto* m = std::get_if<MatMulAttrs>(&n.attrs)) a = m->activation;
+  if (const auto* c = std::get_if<Conv2DAttrs>(&n.attrs)) a = c->activation;
+  std::vector<std::string> ops = {"BiasAdd"};
+  if (a != FusedActivation::None) {
+    std::string name = fused_activation_name(a);
+    name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+    ops.push_back(std::move(name));
+  }
+  return ops;
 }
 
 }  // namespace
@@ -197,6 +219,7 @@ std::string to_graph_def(const Graph& g) {
     for (int out : n.outputs) shapes.push_back(out >= 0 ? g.values[static_cast<size_t>(out)].shape : Shape());
     w.output_shapes(shapes);
     if (n.kind == NodeKind::ReadVariable || n.kind == NodeKind::AssignVariable) w.dtype(n.variable.dtype());
+    if (const std::vector<std::string> fused = fused_ops(n); !fused.empty()) w.string_list("fused_ops", fused);
     graph.add_bytes(graph_field::kNode, std::move(w).take());
   }
   Encoder versions;
@@ -227,11 +250,29 @@ std::vector<NodeDef> decode_graph_def(std::string_view graph_def) {
         case node_field::kDevice: node.device = std::string(g.bytes); break;
         case node_field::kAttr: {
           Decoder entry(g.bytes);
-          for (Field h; entry.next(h);)
+          std::string key;
+          std::vector<std::string> strings;
+          for (Field h; entry.next(h);) {
+            if (h.field != kMapKey && h.field != kMapValue) continue;
+            expect(h, WireType::LengthDelimited, h.field == kMapKey ? "NodeDef.attr key" : "NodeDef.attr value");
             if (h.field == kMapKey) {
-              expect(h, WireType::LengthDelimited, "NodeDef.attr key");
-              node.attrs.emplace_back(h.bytes);
+              key = std::string(h.bytes);
+              continue;
             }
+            Decoder value(h.bytes);  // an AttrValue: keep a list's strings
+            for (Field v; value.next(v);) {
+              if (v.field != attr_field::kList) continue;
+              expect(v, WireType::LengthDelimited, "AttrValue.list");
+              Decoder list(v.bytes);
+              for (Field item; list.next(item);)
+                if (item.field == kListS) {
+                  expect(item, WireType::LengthDelimited, "AttrValue.ListValue.s");
+                  strings.emplace_back(item.bytes);
+                }
+            }
+          }
+          node.attrs.push_back(key);
+          if (!strings.empty()) node.string_lists[key] = std::move(strings);
           break;
         }
       }

@@ -90,6 +90,25 @@ TEST_CASE("to_graph_def: a Dense layer's matmul_bias reads the input and the lay
   CHECK_THAT(read_variables[1], Catch::Matchers::Contains("bias"));
 }
 
+TEST_CASE("to_graph_def: matmul_bias and conv2d_bias name their fused ops as TF's _FusedMatMul does", "[graph_def]") {
+  // A Dense(tanh) traced: the compiler moves the tanh into the matmul_bias; the plain Dense keeps BiasAdd alone.
+  layers::Dense hidden(3, {.activation = "tanh"}), out(2);
+  auto forward = ember::function([&](const Tensor& x) { return out(hidden(x)); });
+  forward(Tensor::from_vector<float>(std::vector<float>(8, 1.0f), {4, 2}));
+  const std::vector<NodeDef> nodes = graph::decode_graph_def(graph::to_graph_def(forward.concrete_functions()[0]->graph()));
+  INFO(describe(nodes));
+  std::vector<std::vector<std::string>> fused;
+  for (const NodeDef& n : nodes) {
+    if (n.op != "matmul_bias") {
+      CHECK_FALSE(n.string_lists.contains("fused_ops"));
+      continue;
+    }
+    REQUIRE(n.string_lists.contains("fused_ops"));
+    fused.push_back(n.string_lists.at("fused_ops"));
+  }
+  CHECK(fused == std::vector<std::vector<std::string>>{{"BiasAdd", "Tanh"}, {"BiasAdd"}});
+}
+
 TEST_CASE("to_graph_def: output k is named name:k; names are unique and TF-valid; devices", "[graph_def]") {
   // A hand-made graph: a node with two outputs, a variable whose name TF would refuse, and a name clash.
   graph::Graph g;
