@@ -42,6 +42,7 @@ void eliminate_dead_code(Graph& g) {
 void optimize(Graph& g, OptimizeOptions options) {
   fold_constants(g);
   eliminate_common_subexpressions(g);
+  fold_round_trip_casts(g);
   fold_kernel_gradients(g);
   fold_gradient_casts(g);
   store_half_in_float32(g);

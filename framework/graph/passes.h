@@ -15,6 +15,10 @@ void fold_constants(Graph& g);
 // graph alone holds are merged by their bytes first.
 void eliminate_common_subexpressions(Graph& g);
 
+// Makes the readers of cast_T(cast_U(a)) read a, where a is a cast's output of type T and U holds every value of T
+// (a mixed-precision model's input, cast to the compute dtype, back to float32 and to the compute dtype again).
+void fold_round_trip_casts(Graph& g);
+
 // Hands an optimizer update the factors of a small batch's kernel gradient (x^T @ dy, at most
 // ops::kFactoredMaxRows rows) instead of the product, when nothing else reads it.
 void fold_kernel_gradients(Graph& g);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "framework/ember.h"
@@ -254,6 +255,50 @@ TEST_CASE("reductions over size-1 axes become views of their input, with eager's
   CHECK(g.count(OpId::reduce_mean) == 1);  // over 3 elements
   CHECK(g.count(OpId::reduce_min) == 1);   // over 4 elements
   CHECK(g.count(OpId::reduce_prod) == 1);  // over 5 elements
+}
+
+TEST_CASE("a cast back to a half type after an exact widening reads the first cast, with eager's bits",
+          "[function][passes]") {
+  // What a mixed-precision model does to its input: to the compute dtype, back to float32, to the compute dtype.
+  // Values that round (ties too), overflow, NaNs (one with a payload) and infinities.
+  std::vector<float> xs = {1.0f, 1.00390625f, 1.01171875f, -3.14159f, 65504.0f, 70000.0f, 3.0e38f, -0.0f, 1e-30f,
+                           std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::quiet_NaN()};
+  uint32_t payload_nan = 0x7fa12345u;  // a signalling NaN with a payload
+  float p;
+  std::memcpy(&p, &payload_nan, sizeof p);
+  xs.push_back(p);
+  const Tensor x = Tensor::from_vector<float>(xs, {static_cast<int64_t>(xs.size())});
+  for (DType half : {DType::BFloat16, DType::Float16}) {
+    INFO("dtype " << half);
+    const auto step = [half](const Tensor& in) {
+      Tensor once = ops::cast(in, half);
+      Tensor again = ops::cast(ops::cast(once, DType::Float32), half);
+      Tensor via_f64 = ops::cast(ops::cast(once, DType::Float64), half);
+      Tensor not_exact = ops::cast(ops::cast(once, half == DType::BFloat16 ? DType::Float16 : DType::BFloat16), half);
+      return std::vector<Tensor>{again * 2.0f, via_f64 + 1.0f, not_exact - 1.0f};
+    };
+    auto f = ember::function(step);
+    const std::vector<Tensor> expected = step(x);
+    for (int call = 0; call < 2; ++call) {
+      const std::vector<Tensor> got = f(x);
+      REQUIRE(got.size() == expected.size());
+      for (size_t i = 0; i < got.size(); ++i) CHECK(same_bits(got[i], expected[i]));
+    }
+    // Left: the first cast, and the round trip through the other half type (neither holds all of the other's
+    // values), which is no exact widening.
+    CHECK(graph_of(f).count(OpId::cast) == 3);
+  }
+  // A returned round trip stays a tensor of its own; a cast of a value no cast made is left as it is.
+  auto returned = ember::function([](const Tensor& in) {
+    Tensor once = ops::cast(in, DType::BFloat16);
+    return std::vector<Tensor>{once, ops::cast(ops::cast(once, DType::Float32), DType::BFloat16)};
+  });
+  returned(x);
+  CHECK(graph_of(returned).count(OpId::cast) == 3);
+  auto uncast = ember::function(
+      [](const Tensor& in) { return ops::cast(ops::cast(in, DType::Float32), DType::BFloat16) * 2.0f; });
+  uncast(ops::cast(x, DType::BFloat16));
+  CHECK(graph_of(uncast).count(OpId::cast) == 2);
 }
 
 TEST_CASE("a tanh or sigmoid after Dense or Conv2D moves into the op's bias pass, with eager's bits",

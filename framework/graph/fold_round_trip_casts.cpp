@@ -1,0 +1,57 @@
+// Under a mixed precision policy a model's input is cast three times before its first layer reads it: to the
+// model's compute dtype by the model's own call, back to its Input's dtype (float32) by the functional model, and
+// to the compute dtype again by the first layer, as Keras's calls do. The last cast gives back the first one's
+// value: a float32 holds every bfloat16 and float16 value exactly, and narrowing a value a narrowing made returns
+// it bit for bit (NaNs included). So readers of cast_T(cast_U(a)) read a, where a is itself a cast's output of
+// type T and U holds every value of T; the casts between go with dead-code elimination if nothing else reads them.
+#include <variant>
+#include <vector>
+
+#include "framework/graph/passes.h"
+
+namespace ember::graph {
+namespace {
+
+// Whether every value of `from` is a value of `to` (and a cast there and back returns it).
+bool widens_exactly(DType from, DType to) {
+  switch (from) {
+    case DType::Float16:
+    case DType::BFloat16: return to == DType::Float32 || to == DType::Float64;
+    case DType::Float32: return to == DType::Float64;
+    default: return false;
+  }
+}
+
+// The cast op making value v (its node), or null.
+const Node* cast_making(const Graph& g, int v) {
+  if (v < 0) return nullptr;
+  const int producer = g.values[static_cast<size_t>(v)].producer;
+  if (producer < 0) return nullptr;
+  const Node& n = g.nodes[static_cast<size_t>(producer)];
+  if (n.kind != NodeKind::Op || n.op != OpId::cast || n.inputs.size() != 1 || n.inputs[0] < 0) return nullptr;
+  return &n;
+}
+
+}  // namespace
+
+void fold_round_trip_casts(Graph& g) {
+  std::vector<int> same(g.values.size());
+  for (size_t v = 0; v < same.size(); ++v) same[v] = static_cast<int>(v);
+  std::vector<char> returned(g.values.size(), 0);
+  for (int v : g.outputs) returned[static_cast<size_t>(v)] = 1;  // a returned value stays a tensor of its own
+  for (Node& n : g.nodes) {
+    for (int& v : n.inputs)
+      if (v >= 0) v = same[static_cast<size_t>(v)];
+    const Node* last = n.outputs.size() == 1 && n.outputs[0] >= 0 ? cast_making(g, n.outputs[0]) : nullptr;
+    if (last == nullptr || returned[static_cast<size_t>(n.outputs[0])]) continue;
+    const Node* middle = cast_making(g, n.inputs[0]);
+    if (middle == nullptr || cast_making(g, middle->inputs[0]) == nullptr) continue;
+    const Value& out = g.values[static_cast<size_t>(n.outputs[0])];
+    const Value& wide = g.values[static_cast<size_t>(n.inputs[0])];
+    const Value& first = g.values[static_cast<size_t>(middle->inputs[0])];
+    if (first.dtype != out.dtype || !widens_exactly(first.dtype, wide.dtype) || first.device != out.device) continue;
+    same[static_cast<size_t>(n.outputs[0])] = middle->inputs[0];
+  }
+}
+
+}  // namespace ember::graph
