@@ -3,9 +3,11 @@
 #include <array>
 #include <cstdint>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "framework/core/parallel.h"
+#include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/cpu/small_batch.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/functors.h"
@@ -32,6 +34,23 @@ void adam_span(const T* w, const T* m, const T* v, const T* g, T* w_out, T* m_ou
     w_out[i] = wi;
     m_out[i] = mi;
     v_out[i] = vi;
+  }
+}
+
+// adam_span on a float32 variable whose gradient is float16 or bfloat16 (a traced mixed-precision step hands the
+// update the half gradient instead of its cast to float32: fold_gradient_casts): the gradient widened a block at a
+// time into a buffer in L1, exactly as the cast would, then the float32 loop.
+void adam_span_half_gradient(float* w, float* m, float* v, const void* g, DType g_dtype, int64_t b, int64_t e,
+                             float alpha, float c1, float c2, float eps) {
+  constexpr int64_t kBlock = 1024;
+  float wide[kBlock];
+  for (int64_t i = b; i < e; i += kBlock) {
+    const int64_t len = std::min(kBlock, e - i);
+    if (g_dtype == DType::BFloat16)
+      cpu::to_compute_n(static_cast<const bfloat16*>(g) + i, wide, len);
+    else
+      cpu::to_compute_n(static_cast<const half*>(g) + i, wide, len);
+    adam_span<float>(w + i, m + i, v + i, wide, w + i, m + i, v + i, 0, len, alpha, c1, c2, eps);
   }
 }
 
@@ -141,6 +160,8 @@ void adam_multi_loop(const KernelContext& ctx) {
   struct Part {
     T *w, *m, *v;
     const T *g, *a, *b;  // g, or the factors a (k, rows) and b (k, cols)
+    const void* half_g;  // or a float16 / bfloat16 gradient of a float32 variable (fold_gradient_casts)
+    DType half_dtype;
     int64_t n, rows, cols, k, chunks;
   };
   std::vector<Part> parts(n_vars);
@@ -152,7 +173,15 @@ void adam_multi_loop(const KernelContext& ctx) {
     p.v = ctx.outputs[3 * i + 2].data<T>();
     p.n = ctx.outputs[3 * i].num_elements();
     const bool factored = !grads[3 * i].defined();
-    p.g = factored ? nullptr : grads[3 * i].data<T>();
+    const bool half = !factored && grads[3 * i].dtype() != ctx.outputs[3 * i].dtype();
+    EMBER_CHECK(!half || (std::is_same_v<T, float> && (grads[3 * i].dtype() == DType::BFloat16 ||
+                                                       grads[3 * i].dtype() == DType::Float16)),
+                InvalidArgument)
+        << "apply_adam_multi: variable " << i << " is " << ctx.outputs[3 * i].dtype() << " and its gradient "
+        << grads[3 * i].dtype() << "; expected the variable's dtype, or float16 or bfloat16 for a float32 variable";
+    p.half_g = half ? grads[3 * i].raw_data() : nullptr;
+    p.half_dtype = half ? grads[3 * i].dtype() : DType::Float32;
+    p.g = factored || half ? nullptr : grads[3 * i].data<T>();
     p.a = factored ? grads[3 * i + 1].data<T>() : nullptr;
     p.b = factored ? grads[3 * i + 2].data<T>() : nullptr;
     p.rows = factored ? ctx.outputs[3 * i].shape()[0] : 0;
@@ -169,6 +198,10 @@ void adam_multi_loop(const KernelContext& ctx) {
       if (p.g) {
         adam_span<T>(p.w, p.m, p.v, p.g, p.w, p.m, p.v, p.n * chunk / p.chunks, p.n * (chunk + 1) / p.chunks, alpha,
                      c1, c2, eps);
+      } else if (p.half_g) {
+        if constexpr (std::is_same_v<T, float>)
+          adam_span_half_gradient(p.w, p.m, p.v, p.half_g, p.half_dtype, p.n * chunk / p.chunks,
+                                  p.n * (chunk + 1) / p.chunks, alpha, c1, c2, eps);
       } else {
         adam_factored_span<T>(p.a, p.b, p.w, p.m, p.v, p.k, p.rows, p.cols, p.rows * chunk / p.chunks,
                               p.rows * (chunk + 1) / p.chunks, alpha, c1, c2, eps);

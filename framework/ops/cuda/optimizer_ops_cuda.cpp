@@ -53,7 +53,8 @@ EMBER_REGISTER_KERNEL(apply_adam_factored, CUDA, apply_adam_factored_cuda, DType
 
 // Inputs (w, m, v) per variable, then (g, a, b) per variable, then the step, the condition and the learning rate
 // (dispatch uploaded them if they were host scalars); the outputs are the variables' and slots' own buffers.
-// Gradients given as factors are the CPU's (fold_kernel_gradients hands them only to CPU updates).
+// Gradients given as factors, and half gradients of float32 variables, are the CPU's (fold_kernel_gradients and
+// fold_gradient_casts hand them only to CPU updates).
 void apply_adam_multi_cuda(const KernelContext& ctx) {
   const int dev = cuda::device_of(ctx);
   const size_t count = (ctx.inputs.size() - 3) / 6;
@@ -64,6 +65,9 @@ void apply_adam_multi_cuda(const KernelContext& ctx) {
     const Tensor& gradient = ctx.inputs[3 * count + 3 * k];
     if (!gradient.defined())
       throw make_error<Unimplemented>("apply_adam_multi: a gradient given as factors is not implemented on CUDA");
+    if (gradient.dtype() != ctx.outputs[3 * k].dtype())
+      throw make_error<Unimplemented>("apply_adam_multi: a ", gradient.dtype(), " gradient of a ",
+                                      ctx.outputs[3 * k].dtype(), " variable is not implemented on CUDA");
     w[k] = ctx.outputs[3 * k].raw_data();
     m[k] = ctx.outputs[3 * k + 1].raw_data();
     v[k] = ctx.outputs[3 * k + 2].raw_data();

@@ -12,6 +12,7 @@
 #include "tests/support/tensor_testing.h"
 #include "framework/graph/executor.h"
 #include "framework/graph/passes.h"
+#include "framework/ops/half_products.h"
 
 using namespace ember;
 using ember::testing::same_bits;
@@ -299,6 +300,56 @@ TEST_CASE("a cast back to a half type after an exact widening reads the first ca
       [](const Tensor& in) { return ops::cast(ops::cast(in, DType::Float32), DType::BFloat16) * 2.0f; });
   uncast(ops::cast(x, DType::BFloat16));
   CHECK(graph_of(uncast).count(OpId::cast) == 2);
+}
+
+TEST_CASE("Adam's update reads half gradients without their cast to float32, with eager's bits", "[function][passes]") {
+  // A mixed-precision step: each float32 weight's gradient is a half value cast to float32. On the CPU, where the
+  // update is one op, it widens a half gradient itself, so the cast goes, unless the half products compute as
+  // float32's (float16 always; bfloat16 where its native kernels do not pay), where store_half_in_float32 keeps
+  // them in float32 buffers and drops the cast itself.
+  for (const char* policy : {"mixed_bfloat16", "mixed_float16"}) {
+    INFO("policy " << policy);
+    mixed_precision::set_global_policy(policy);
+    auto make = [] {
+      random::set_seed(6);
+      auto model = std::make_unique<Sequential>();
+      model->add(layers::Input({12}));
+      model->add(layers::Dense(2500, {.activation = "relu"}));  // 30,000 weights: several blocks of the widening
+      model->add(layers::Dense(3, {.dtype = "float32"}));
+      return model;
+    };
+    auto eager_model = make(), traced_model = make();
+    mixed_precision::set_global_policy("float32");
+    optimizers::Adam eager_opt, traced_opt;
+    losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+    auto step_of = [&](Sequential& model, optimizers::Optimizer& opt) {
+      return [&](const Tensor& x, const Tensor& y) {
+        std::vector<Variable> vars = model.trainable_weights();
+        GradientTape tape;
+        Tensor loss = loss_fn(y, model(x, /*training=*/true));
+        opt.apply(tape.gradient(loss, vars), vars);
+        return loss;
+      };
+    };
+    auto eager_step = step_of(*eager_model, eager_opt);
+    auto traced_step = ember::function(step_of(*traced_model, traced_opt));
+    Tensor x = random::normal({16, 12}, {.seed = 7});
+    Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0});
+    for (int i = 0; i < 3; ++i) CHECK(same_bits(traced_step(x, y), eager_step(x, y)));
+    std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
+    for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
+    // The update's gradient inputs: the hidden layer's kernel and bias half-typed where the cast was folded.
+    const graph::Graph& g = graph_of(traced_step);
+    int half_gradients = 0;
+    for (const graph::Node& n : g.nodes)
+      if (n.kind == graph::NodeKind::UpdateVariables)
+        for (int v : n.inputs)
+          if (v >= 0 && is_floating(g.values[static_cast<size_t>(v)].dtype) &&
+              dtype_size(g.values[static_cast<size_t>(v)].dtype) == 2)
+            ++half_gradients;
+    const DType half = std::string(policy) == "mixed_bfloat16" ? DType::BFloat16 : DType::Float16;
+    CHECK(half_gradients == (ops::cpu_matmul_widens_half(half) ? 0 : 2));
+  }
 }
 
 TEST_CASE("a tanh or sigmoid after Dense or Conv2D moves into the op's bias pass, with eager's bits",
