@@ -25,6 +25,31 @@ const graph::Graph& graph_of(auto& f) { return f.concrete_functions().at(0)->gra
 
 using Builder = ember::testing::GraphBuilder;
 
+// Trains two models made by `make` on (x, y) for `steps` Adam steps with a hand-written GradientTape step, one
+// eagerly and one through ember::function, checking each step's loss and then every weight bit for bit; then
+// hands `inspect` the traced step's graph.
+template <class Make, class Inspect>
+void check_traced_step_keeps_eager_bits(Make make, const Tensor& x, const Tensor& y, int steps, Inspect inspect) {
+  std::unique_ptr<Sequential> eager_model = make(), traced_model = make();
+  optimizers::Adam eager_opt, traced_opt;
+  losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+  auto step_of = [&](Sequential& model, optimizers::Optimizer& opt) {
+    return [&](const Tensor& xs, const Tensor& ys) {
+      std::vector<Variable> vars = model.trainable_weights();
+      GradientTape tape;
+      Tensor loss = loss_fn(ys, model(xs, /*training=*/true));
+      opt.apply(tape.gradient(loss, vars), vars);
+      return loss;
+    };
+  };
+  auto eager_step = step_of(*eager_model, eager_opt);
+  auto traced_step = ember::function(step_of(*traced_model, traced_opt));
+  for (int i = 0; i < steps; ++i) CHECK(same_bits(traced_step(x, y), eager_step(x, y)));
+  std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
+  inspect(graph_of(traced_step));
+}
+
 }  // namespace
 
 TEST_CASE("common subexpressions are computed once, with eager's bits", "[function][passes]") {
@@ -318,37 +343,21 @@ TEST_CASE("Adam's update reads half gradients without their cast to float32, wit
       model->add(layers::Dense(3, {.dtype = "float32"}));
       return model;
     };
-    auto eager_model = make(), traced_model = make();
-    mixed_precision::set_global_policy("float32");
-    optimizers::Adam eager_opt, traced_opt;
-    losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
-    auto step_of = [&](Sequential& model, optimizers::Optimizer& opt) {
-      return [&](const Tensor& x, const Tensor& y) {
-        std::vector<Variable> vars = model.trainable_weights();
-        GradientTape tape;
-        Tensor loss = loss_fn(y, model(x, /*training=*/true));
-        opt.apply(tape.gradient(loss, vars), vars);
-        return loss;
-      };
-    };
-    auto eager_step = step_of(*eager_model, eager_opt);
-    auto traced_step = ember::function(step_of(*traced_model, traced_opt));
+    const DType half = std::string(policy) == "mixed_bfloat16" ? DType::BFloat16 : DType::Float16;
     Tensor x = random::normal({16, 12}, {.seed = 7});
     Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0});
-    for (int i = 0; i < 3; ++i) CHECK(same_bits(traced_step(x, y), eager_step(x, y)));
-    std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
-    for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
-    // The update's gradient inputs: the hidden layer's kernel and bias half-typed where the cast was folded.
-    const graph::Graph& g = graph_of(traced_step);
-    int half_gradients = 0;
-    for (const graph::Node& n : g.nodes)
-      if (n.kind == graph::NodeKind::UpdateVariables)
-        for (int v : n.inputs)
-          if (v >= 0 && is_floating(g.values[static_cast<size_t>(v)].dtype) &&
-              dtype_size(g.values[static_cast<size_t>(v)].dtype) == 2)
-            ++half_gradients;
-    const DType half = std::string(policy) == "mixed_bfloat16" ? DType::BFloat16 : DType::Float16;
-    CHECK(half_gradients == (ops::cpu_matmul_widens_half(half) ? 0 : 2));
+    check_traced_step_keeps_eager_bits(make, x, y, 3, [&](const graph::Graph& g) {
+      // The update's gradient inputs: the hidden layer's kernel and bias half-typed where the cast was folded.
+      int half_gradients = 0;
+      for (const graph::Node& n : g.nodes)
+        if (n.kind == graph::NodeKind::UpdateVariables)
+          for (int v : n.inputs)
+            if (v >= 0 && is_floating(g.values[static_cast<size_t>(v)].dtype) &&
+                dtype_size(g.values[static_cast<size_t>(v)].dtype) == 2)
+              ++half_gradients;
+      CHECK(half_gradients == (ops::cpu_matmul_widens_half(half) ? 0 : 2));
+    });
+    mixed_precision::set_global_policy("float32");
   }
 }
 
@@ -364,31 +373,15 @@ TEST_CASE("a tanh or sigmoid after Dense or Conv2D moves into the op's bias pass
     model->add(layers::Dense(3));
     return model;
   };
-  auto eager_model = make(), traced_model = make();
-  optimizers::Adam eager_opt, traced_opt;
-  losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
-  auto step_of = [&](Sequential& model, optimizers::Optimizer& opt) {
-    return [&](const Tensor& x, const Tensor& y) {
-      std::vector<Variable> vars = model.trainable_weights();
-      GradientTape tape;
-      Tensor loss = loss_fn(y, model(x, /*training=*/true));
-      opt.apply(tape.gradient(loss, vars), vars);
-      return loss;
-    };
-  };
-  auto eager_step = step_of(*eager_model, eager_opt);
-  auto traced_step = ember::function(step_of(*traced_model, traced_opt));
   Tensor x = random::uniform({16, 8, 8, 1}, {.seed = 5});
   Tensor y = Tensor::from_vector<int32_t>({0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0});
-  for (int i = 0; i < 4; ++i) CHECK(same_bits(traced_step(x, y), eager_step(x, y)));
-  std::vector<Variable> a = eager_model->weights(), b = traced_model->weights();
-  for (size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i].value(), b[i].value()));
-  const graph::Graph& g = graph_of(traced_step);
-  CHECK(g.count(OpId::tanh) == 0);
-  CHECK(g.count(OpId::sigmoid) == 0);
-  std::ostringstream printed;
-  printed << g;
-  CHECK_THAT(printed.str(), Catch::Contains("matmul_bias[tanh]") && Catch::Contains("conv2d_bias[sigmoid]"));
+  check_traced_step_keeps_eager_bits(make, x, y, 4, [](const graph::Graph& g) {
+    CHECK(g.count(OpId::tanh) == 0);
+    CHECK(g.count(OpId::sigmoid) == 0);
+    std::ostringstream printed;
+    printed << g;
+    CHECK_THAT(printed.str(), Catch::Contains("matmul_bias[tanh]") && Catch::Contains("conv2d_bias[sigmoid]"));
+  });
 }
 
 TEST_CASE("a fused activation keeps its gradient under a tape, and stays apart where its input is read elsewhere",
