@@ -35,6 +35,10 @@ const Node* cast_making(const Graph& g, int v) {
 }  // namespace
 
 void fold_round_trip_casts(Graph& g) {
+  // An op writing into an input could change the first cast's buffer before a reader of the last: then the two
+  // differ, and the graph is left as it is (as common-subexpression elimination starts over there).
+  for (const Node& n : g.nodes)
+    if (n.writes_input()) return;
   std::vector<int> same(g.values.size());
   for (size_t v = 0; v < same.size(); ++v) same[v] = static_cast<int>(v);
   std::vector<char> returned(g.values.size(), 0);

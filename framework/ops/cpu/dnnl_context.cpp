@@ -44,11 +44,11 @@ void set_bf16_enabled(bool enabled) { bf16_primitives_enabled.store(enabled, std
      " %%zmm12, %%zmm13, %%zmm9\n" op " %%zmm12, %%zmm13, %%zmm10\n" op " %%zmm12, %%zmm13, %%zmm11\n"
 #define EMBER_PEAK_LOOP(op)                                                                                   \
   __asm__ volatile("vpxord %%zmm12, %%zmm12, %%zmm12\n vpxord %%zmm13, %%zmm13, %%zmm13\n mov %0, %%rcx\n" \
-                   "1:\n" EMBER_PEAK_BODY(op) "dec %%rcx\n jnz 1b\n"                                        \
+                   "1:\n" EMBER_PEAK_BODY(op) "dec %%rcx\n jnz 1b\n vzeroupper\n"                          \
                    :                                                                                        \
                    : "r"(iterations)                                                                        \
                    : "rcx", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",   \
-                     "xmm10", "xmm11", "xmm12", "xmm13")
+                     "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15")  // (vzeroupper: every upper half)
 
 PeakRates peak_rates(long iterations, int rounds) {
   __builtin_cpu_init();
