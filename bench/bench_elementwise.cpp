@@ -11,6 +11,8 @@
 // Also Keras's MaxPooling2D(2) on the example CNN's first convolution output at batch 128 (128 x 26 x 26 x 32),
 // forward and gradient, float32 and bfloat16, in GB/s of the bytes the kernel must move (forward: x read, y
 // written; gradient: x and dy read, dx written) beside memcpy moving as many bytes.
+// Also random::uniform over a dropout mask of the example CNN (128 x 1600 float32) on one intra-op thread, in ns an
+// element, beside a loop calling philox::block block by block (what the op computes, one chain at a time).
 // Usage: bench_elementwise [--json]
 #include <algorithm>
 #include <chrono>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "framework/core/philox.h"
 #include "framework/ember.h"
 
 using namespace ember;
@@ -104,6 +107,29 @@ Row activation_row(const std::string& name, Op op, Ref reference) {
   return {name, "us", "C library", ember_s * 1e6, ref_s * 1e6, ref_s / ember_s};
 }
 
+// random::uniform on one thread against philox::block per block (same words, the uniform floats as TF makes them).
+Row random_uniform_row() {
+  constexpr int64_t kRows = 128, kCols = 1600, n = kRows * kCols;
+  const int threads = config::get_intra_op_parallelism_threads();
+  config::set_intra_op_parallelism_threads(1);
+  Tensor u;
+  const double ember_s = warm_best_seconds(50, [&] {
+    u = random::uniform({kRows, kCols}, {.seed = 11});
+    keep_alive(u.raw_data());
+  });
+  config::set_intra_op_parallelism_threads(threads);
+  std::vector<float> out(static_cast<size_t>(n));
+  const double ref_s = warm_best_seconds(50, [&] {
+    for (int64_t b = 0; b < n / 4; ++b) {
+      const philox::Uint4 w = philox::block(11, static_cast<uint64_t>(b));
+      for (int j = 0; j < 4; ++j) out[static_cast<size_t>(4 * b + j)] = philox::uint32_to_float(w.v[j]);
+    }
+    keep_alive(out.data());
+  });
+  return {"random_uniform_128x1600", "ns/element", "philox::block per block", ember_s / n * 1e9, ref_s / n * 1e9,
+          ref_s / ember_s};
+}
+
 // MaxPooling2D(2) forward and gradient on a conv output of the example CNN, dtype dt.
 std::vector<Row> pool_rows(DType dt, const std::string& suffix) {
   const Tensor x = ops::cast(random::normal({128, 26, 26, 32}, {.seed = 5}), dt);
@@ -167,6 +193,7 @@ int main(int argc, char** argv) {
   print(activation_row("activation_gelu", [](const Tensor& t) { return ops::gelu(t); },
                        [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f)); }),
         json);
+  print(random_uniform_row(), json);
   for (const Row& r : pool_rows(DType::Float32, "f32")) print(r, json);
   for (const Row& r : pool_rows(DType::BFloat16, "bf16")) print(r, json);
   return 0;

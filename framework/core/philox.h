@@ -66,6 +66,46 @@ EMBER_HOST_DEVICE Uint4 block(uint64_t key, uint64_t counter_lo, uint64_t counte
   return philox4x32_10(make_counter(counter_lo, counter_hi), make_key(key));
 }
 
+// The blocks at counters (first + i, 0) for i in [0, n), n <= kBatchBlocks, under a 64-bit key: block()'s words,
+// block i's at words[4 i .. 4 i + 3], computed a round at a time for all of them (the host's batch form: the
+// compiler vectorises each round's loop, its 32x32->64-bit products included, where block() by block runs one
+// chain at a time).
+constexpr int kBatchBlocks = 64;
+inline void blocks(uint64_t key, uint64_t first, int n, uint32_t* words) {
+  uint32_t c0[kBatchBlocks], c1[kBatchBlocks], c2[kBatchBlocks], c3[kBatchBlocks];
+  for (int i = 0; i < n; ++i) {
+    const uint64_t lo = first + static_cast<uint64_t>(i);
+    c0[i] = static_cast<uint32_t>(lo);
+    c1[i] = static_cast<uint32_t>(lo >> 32);
+    c2[i] = 0;
+    c3[i] = 0;
+  }
+  Key2 k = make_key(key);
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) {
+      k.v[0] += 0x9E3779B9u;
+      k.v[1] += 0xBB67AE85u;
+    }
+    const uint32_t k0 = k.v[0], k1 = k.v[1];
+    for (int i = 0; i < n; ++i) {  // single_round, lane by lane
+      const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0[i];
+      const uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2[i];
+      const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1[i] ^ k0;
+      const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3[i] ^ k1;
+      c1[i] = static_cast<uint32_t>(p1);
+      c3[i] = static_cast<uint32_t>(p0);
+      c0[i] = n0;
+      c2[i] = n2;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    words[4 * i] = c0[i];
+    words[4 * i + 1] = c1[i];
+    words[4 * i + 2] = c2[i];
+    words[4 * i + 3] = c3[i];
+  }
+}
+
 // TF's Uint32ToFloat: 23 random mantissa bits under exponent 0 give [1, 2); minus 1 gives [0, 1).
 // (1 + m 2^-23) - 1 is exact, so it equals m 2^-23.
 EMBER_HOST_DEVICE float uint32_to_float(uint32_t x) { return static_cast<float>(x & 0x7fffffu) * (1.0f / 8388608.0f); }

@@ -39,12 +39,32 @@ void for_each_block(int64_t n, uint64_t counter, uint64_t key, F&& fill) {
   parallel_for(blocks, kParallelGrain / k / 8, [&](int64_t b0, int64_t b1) {
     // Blocks are made a batch at a time, apart from their use: the batch's independent chains of rounds
     // overlap in the CPU, which one block then its fill, in turn, kept apart (4x slower).
-    constexpr int64_t kBatch = 64;
-    philox::Uint4 batch[kBatch];
+    constexpr int64_t kBatch = philox::kBatchBlocks;
+    uint32_t words[4 * kBatch];
     for (int64_t b = b0; b < b1; b += kBatch) {
       const int64_t m = std::min(kBatch, b1 - b);
-      for (int64_t i = 0; i < m; ++i) batch[i] = philox::block(key, counter + static_cast<uint64_t>(b + i));
-      for (int64_t i = 0; i < m; ++i) fill(batch[i], (b + i) * k, std::min<int64_t>(k, n - (b + i) * k));
+      philox::blocks(key, counter + static_cast<uint64_t>(b), static_cast<int>(m), words);
+      for (int64_t i = 0; i < m; ++i) {
+        const philox::Uint4 block{{words[4 * i], words[4 * i + 1], words[4 * i + 2], words[4 * i + 3]}};
+        fill(block, (b + i) * k, std::min<int64_t>(k, n - (b + i) * k));
+      }
+    }
+  });
+}
+
+// Runs fill(words, first_element, count) over an n-element output of a type taking one word an element, in
+// parallel, a batch of blocks at a time: words[j] is element first_element + j's word, as for_each_block hands
+// them out, so one loop fills the batch.
+template <class F>
+void for_each_word_batch(int64_t n, uint64_t counter, uint64_t key, F&& fill) {
+  const int64_t blocks = (n + 3) / 4;
+  parallel_for(blocks, kParallelGrain / 4 / 8, [&](int64_t b0, int64_t b1) {
+    constexpr int64_t kBatch = philox::kBatchBlocks;
+    uint32_t words[4 * kBatch];
+    for (int64_t b = b0; b < b1; b += kBatch) {
+      const int64_t m = std::min(kBatch, b1 - b);
+      philox::blocks(key, counter + static_cast<uint64_t>(b), static_cast<int>(m), words);
+      fill(static_cast<const uint32_t*>(words), 4 * b, std::min<int64_t>(4 * m, n - 4 * b));
     }
   });
 }
@@ -71,20 +91,26 @@ void uniform_fill(T* out, int64_t n, const RandomAttrs& a) {
     // minval and maxval take the output dtype first, as TF converts them to tensors of it.
     const C lo = static_cast<C>(static_cast<T>(a.a));
     const C range = static_cast<C>(static_cast<T>(a.b)) - lo;
-    for_each_block<T>(n, a.counter, a.key, [&](const philox::Uint4& b, int64_t i0, int64_t count) {
-      for (int64_t j = 0; j < count; ++j) {
-        C u;
-        if constexpr (std::is_same_v<T, double>)
-          u = philox::uint64_to_double(b.v[2 * j], b.v[2 * j + 1]);
-        else if constexpr (std::is_same_v<T, half>)
-          u = philox::uint32_to_half_uniform(b.v[j]);
-        else if constexpr (std::is_same_v<T, bfloat16>)
-          u = philox::uint32_to_bfloat16_uniform(b.v[j]);
-        else
-          u = philox::uint32_to_float(b.v[j]);
-        out[i0 + j] = static_cast<T>(std::fma(u, range, lo));
-      }
-    });
+    if constexpr (std::is_same_v<T, double>) {
+      for_each_block<T>(n, a.counter, a.key, [&](const philox::Uint4& b, int64_t i0, int64_t count) {
+        for (int64_t j = 0; j < count; ++j)
+          out[i0 + j] = std::fma(philox::uint64_to_double(b.v[2 * j], b.v[2 * j + 1]), range, lo);
+      });
+    } else {
+      for_each_word_batch(n, a.counter, a.key, [&](const uint32_t* w, int64_t i0, int64_t count) {
+        T* o = out + i0;
+        for (int64_t j = 0; j < count; ++j) {
+          C u;
+          if constexpr (std::is_same_v<T, half>)
+            u = philox::uint32_to_half_uniform(w[j]);
+          else if constexpr (std::is_same_v<T, bfloat16>)
+            u = philox::uint32_to_bfloat16_uniform(w[j]);
+          else
+            u = philox::uint32_to_float(w[j]);
+          o[j] = static_cast<T>(std::fma(u, range, lo));
+        }
+      });
+    }
   }
 }
 

@@ -80,6 +80,28 @@ TEST_CASE("philox4x32-10 matches Random123's known answers", "[ops][random]") {
         {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1});
 }
 
+TEST_CASE("philox::blocks computes block()'s words for a batch, across a carry into the counter's high word",
+          "[ops][random]") {
+  for (uint64_t first : {uint64_t{0}, (uint64_t{1} << 32) - 5, ~uint64_t{0} - 3}) {
+    for (int n : {1, 7, 16, 17, philox::kBatchBlocks}) {
+      uint32_t words[4 * philox::kBatchBlocks];
+      philox::blocks(0x299f31d0a4093822ull, first, n, words);
+      for (int i = 0; i < n; ++i) {
+        const philox::Uint4 want = philox::block(0x299f31d0a4093822ull, first + static_cast<uint64_t>(i));
+        for (int j = 0; j < 4; ++j) CHECK(words[4 * i + j] == want.v[j]);
+      }
+    }
+  }
+  // A uniform float output longer than a batch, from an odd offset of the stream: element i is word i % 4 of
+  // block counter + i / 4, scaled by one fused multiply-add (so its values are TF's).
+  random::set_seed(1);
+  const std::vector<float> u = random::uniform({1001}, {.minval = -2, .maxval = 3, .seed = 9}).to_vector<float>();
+  const philox::Uint4 last = philox::block(key_of(1, 9), 1000 / 4);
+  CHECK(u[1000] == std::fma(philox::uint32_to_float(last.v[0]), 5.0f, -2.0f));
+  const philox::Uint4 mid = philox::block(key_of(1, 9), 517 / 4);
+  CHECK(u[517] == std::fma(philox::uint32_to_float(mid.v[1]), 5.0f, -2.0f));
+}
+
 TEST_CASE("philox word conversions follow TF", "[ops][random]") {
   CHECK(philox::uint32_to_float(0) == 0.0f);
   CHECK(philox::uint32_to_float(0x7fffff) == 1.0f - std::ldexp(1.0f, -23));
