@@ -17,15 +17,10 @@ namespace {
 
 // The half value v is a cast to float32 of, where v's producer is such a cast; -1 otherwise.
 int half_before_cast(const Graph& g, int v) {
-  const int producer = g.values[static_cast<size_t>(v)].producer;
-  if (producer < 0) return -1;
-  const Node& p = g.nodes[static_cast<size_t>(producer)];
-  const auto* cast = std::get_if<CastAttrs>(&p.attrs);
-  if (p.kind != NodeKind::Op || p.op != OpId::cast || !cast || cast->dtype != DType::Float32 || p.inputs.size() != 1 ||
-      p.inputs[0] < 0)
-    return -1;
-  const DType from = g.values[static_cast<size_t>(p.inputs[0])].dtype;
-  return from == DType::Float16 || from == DType::BFloat16 ? p.inputs[0] : -1;
+  const Node* p = cast_producing(g, v);
+  if (p == nullptr || g.values[static_cast<size_t>(v)].dtype != DType::Float32) return -1;
+  const DType from = g.values[static_cast<size_t>(p->inputs[0])].dtype;
+  return from == DType::Float16 || from == DType::BFloat16 ? p->inputs[0] : -1;
 }
 
 }  // namespace

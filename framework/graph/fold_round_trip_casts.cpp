@@ -22,16 +22,6 @@ bool widens_exactly(DType from, DType to) {
   }
 }
 
-// The cast op making value v (its node), or null.
-const Node* cast_making(const Graph& g, int v) {
-  if (v < 0) return nullptr;
-  const int producer = g.values[static_cast<size_t>(v)].producer;
-  if (producer < 0) return nullptr;
-  const Node& n = g.nodes[static_cast<size_t>(producer)];
-  if (n.kind != NodeKind::Op || n.op != OpId::cast || n.inputs.size() != 1 || n.inputs[0] < 0) return nullptr;
-  return &n;
-}
-
 }  // namespace
 
 void fold_round_trip_casts(Graph& g) {
@@ -46,10 +36,11 @@ void fold_round_trip_casts(Graph& g) {
   for (Node& n : g.nodes) {
     for (int& v : n.inputs)
       if (v >= 0) v = same[static_cast<size_t>(v)];
-    const Node* last = n.outputs.size() == 1 && n.outputs[0] >= 0 ? cast_making(g, n.outputs[0]) : nullptr;
-    if (last == nullptr || returned[static_cast<size_t>(n.outputs[0])]) continue;
-    const Node* middle = cast_making(g, n.inputs[0]);
-    if (middle == nullptr || cast_making(g, middle->inputs[0]) == nullptr) continue;
+    const bool cast = n.kind == NodeKind::Op && n.op == OpId::cast && n.inputs.size() == 1 && n.inputs[0] >= 0 &&
+                      n.outputs.size() == 1 && n.outputs[0] >= 0;
+    if (!cast || returned[static_cast<size_t>(n.outputs[0])]) continue;
+    const Node* middle = cast_producing(g, n.inputs[0]);
+    if (middle == nullptr || cast_producing(g, middle->inputs[0]) == nullptr) continue;
     const Value& out = g.values[static_cast<size_t>(n.outputs[0])];
     const Value& wide = g.values[static_cast<size_t>(n.inputs[0])];
     const Value& first = g.values[static_cast<size_t>(middle->inputs[0])];

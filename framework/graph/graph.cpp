@@ -14,6 +14,21 @@ bool Node::writes_input() const {
   return false;
 }
 
+FusedActivation Node::fused_activation() const {
+  if (kind != NodeKind::Op) return FusedActivation::None;
+  if (const auto* m = std::get_if<MatMulAttrs>(&attrs)) return m->activation;
+  if (const auto* c = std::get_if<Conv2DAttrs>(&attrs)) return c->activation;
+  return FusedActivation::None;
+}
+
+const Node* cast_producing(const Graph& g, int v) {
+  const int producer = g.values[static_cast<size_t>(v)].producer;
+  if (producer < 0) return nullptr;
+  const Node& n = g.nodes[static_cast<size_t>(producer)];
+  if (n.kind != NodeKind::Op || n.op != OpId::cast || n.inputs.size() != 1 || n.inputs[0] < 0) return nullptr;
+  return &n;
+}
+
 bool Node::has_effects() const {
   if (kind == NodeKind::AssignVariable || kind == NodeKind::UpdateVariables || kind == NodeKind::HostCall ||
       writes_input())
@@ -61,9 +76,7 @@ std::string node_label(const Node& n) {
   switch (n.kind) {
     case NodeKind::Op: {
       // matmul_bias and conv2d_bias name their fused activation: "matmul_bias[tanh]".
-      FusedActivation a = FusedActivation::None;
-      if (const auto* m = std::get_if<MatMulAttrs>(&n.attrs)) a = m->activation;
-      if (const auto* c = std::get_if<Conv2DAttrs>(&n.attrs)) a = c->activation;
+      const FusedActivation a = n.fused_activation();
       const std::string name = op_name(n.op, n.attrs);
       return a == FusedActivation::None ? name : name + "[" + fused_activation_name(a) + "]";
     }

@@ -98,6 +98,8 @@ struct Node {
   bool has_effects() const;
   // Whether it is an op writing into one of its inputs' buffers (an update in place; a reshape only views).
   bool writes_input() const;
+  // The activation a matmul_bias or conv2d_bias applies to its biased output (None for other nodes).
+  FusedActivation fused_activation() const;
 };
 
 class Graph {
@@ -116,6 +118,9 @@ class Graph {
   // GraphViz DOT: one box per node, an edge per value read.
   std::string to_dot() const;
 };
+
+// The cast op that makes value v (v >= 0), or null.
+const Node* cast_producing(const Graph& g, int v);
 
 // One line per node, in program order: `%3:float32[8, 10] = matmul(%1, %2)`.
 std::ostream& operator<<(std::ostream& os, const Graph& g);

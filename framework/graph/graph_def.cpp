@@ -132,9 +132,7 @@ std::string kind_op(const Node& n) {
 // nodes.
 std::vector<std::string> fused_ops(const Node& n) {
   if (n.kind != NodeKind::Op || (n.op != OpId::matmul_bias && n.op != OpId::conv2d_bias)) return {};
-  FusedActivation a = FusedActivation::None;
-  if (const auto* m = std::get_if<MatMulAttrs>(&n.attrs)) a = m->activation;
-  if (const auto* c = std::get_if<Conv2DAttrs>(&n.attrs)) a = c->activation;
+  const FusedActivation a = n.fused_activation();
   std::vector<std::string> ops = {"BiasAdd"};
   if (a != FusedActivation::None) {
     std::string name = fused_activation_name(a);

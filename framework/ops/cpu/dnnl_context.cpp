@@ -86,6 +86,7 @@ bool has_isa(unsigned effective, dnnl::cpu_isa isa) {
   const auto need = static_cast<unsigned>(isa);  // the ISA values are bit sets
   return (effective & need) == need;
 }
+}  // namespace
 
 // Whether oneDNN's bf16 kernels beat widening to float32 here: with AMX, or where the CPU's bfloat16
 // dot product (vdpbf16ps, what oneDNN's AVX512-BF16 kernels compute with) runs at least 1.5 times float32's
@@ -96,8 +97,6 @@ bool has_isa(unsigned effective, dnnl::cpu_isa isa) {
 // 29.6 ms, slower than float32; on an AMD EPYC (Zen 4) it runs at twice float32's rate and the CNN's
 // 13x13x32->64 convolution took 1.3 / 1.4 / 1.8 ms against float32's 2.6 / 2.6 / 2.8. Plain AVX-512 only
 // emulates bf16 (4-5x slower still); below AVX-512 oneDNN has no bf16.
-}  // namespace
-
 Bf16Kernels native_bf16_kernels() {
   static const Bf16Kernels kind = [] {
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
@@ -115,10 +114,6 @@ Bf16Kernels native_bf16_kernels() {
   return kind;
 }
 
-namespace {
-bool native_bf16_isa() { return native_bf16_kernels() != Bf16Kernels::kNone; }
-}  // namespace
-
 bool fast_bf16_kernel(const dnnl::primitive_desc_base& pd) {
   switch (native_bf16_kernels()) {
     case Bf16Kernels::kAmx: return is_amx(pd);
@@ -134,11 +129,12 @@ bool fast_bf16_kernel(const dnnl::primitive_desc_base& pd) {
 // convolution beats float32 (2 threads: forward 0.53 ms against 0.66, filter gradient 0.38 against 0.44).
 int64_t min_bf16_conv_channels() { return native_bf16_kernels() == Bf16Kernels::kAmx ? 16 : 1; }
 
-bool bf16_primitives_usable() { return bf16_enabled() && native_bf16_isa(); }
+bool bf16_primitives_usable() { return bf16_enabled() && native_bf16_kernels() != Bf16Kernels::kNone; }
 
 void check_bf16_enabled() {
   if (!bf16_enabled()) throw dnnl::error(dnnl_unimplemented, "bf16 primitives are switched off");
-  if (!native_bf16_isa()) throw dnnl::error(dnnl_unimplemented, "oneDNN's bf16 kernels are slower than float32 here");
+  if (native_bf16_kernels() == Bf16Kernels::kNone)
+    throw dnnl::error(dnnl_unimplemented, "oneDNN's bf16 kernels are slower than float32 here");
 }
 
 }  // namespace ember::dnnl_ctx

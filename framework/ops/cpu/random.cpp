@@ -31,41 +31,42 @@ void normals_of(const philox::Uint4& b, compute_t<T>* z) {
   }
 }
 
-// Runs fill(block, first_element, count) over the blocks of an n-element output in parallel.
-template <class T, class F>
-void for_each_block(int64_t n, uint64_t counter, uint64_t key, F&& fill) {
-  constexpr int64_t k = per_block<T>();
-  const int64_t blocks = (n + k - 1) / k;
-  parallel_for(blocks, kParallelGrain / k / 8, [&](int64_t b0, int64_t b1) {
-    // Blocks are made a batch at a time, apart from their use: the batch's independent chains of rounds
-    // overlap in the CPU, which one block then its fill, in turn, kept apart (4x slower).
+// Runs fill(words, first_block, blocks) over the Philox blocks counter + [0, total) in parallel, a batch of
+// philox::kBatchBlocks at a time: words[4 i .. 4 i + 3] are block first_block + i's. A batch's blocks are made
+// together, apart from their use: their independent chains of rounds overlap in the CPU (philox::blocks
+// vectorises them), which one block then its fill, in turn, kept apart (4x slower).
+template <class F>
+void for_each_batch(int64_t total, int64_t grain, uint64_t counter, uint64_t key, F&& fill) {
+  parallel_for(total, grain, [&](int64_t b0, int64_t b1) {
     constexpr int64_t kBatch = philox::kBatchBlocks;
     uint32_t words[4 * kBatch];
     for (int64_t b = b0; b < b1; b += kBatch) {
       const int64_t m = std::min(kBatch, b1 - b);
       philox::blocks(key, counter + static_cast<uint64_t>(b), static_cast<int>(m), words);
-      for (int64_t i = 0; i < m; ++i) {
-        const philox::Uint4 block{{words[4 * i], words[4 * i + 1], words[4 * i + 2], words[4 * i + 3]}};
-        fill(block, (b + i) * k, std::min<int64_t>(k, n - (b + i) * k));
-      }
+      fill(static_cast<const uint32_t*>(words), b, m);
     }
   });
 }
 
-// Runs fill(words, first_element, count) over an n-element output of a type taking one word an element, in
-// parallel, a batch of blocks at a time: words[j] is element first_element + j's word, as for_each_block hands
-// them out, so one loop fills the batch.
+// Runs fill(block, first_element, count) over the blocks of an n-element output in parallel.
+template <class T, class F>
+void for_each_block(int64_t n, uint64_t counter, uint64_t key, F&& fill) {
+  constexpr int64_t k = per_block<T>();
+  for_each_batch((n + k - 1) / k, kParallelGrain / k / 8, counter, key,
+                 [&](const uint32_t* words, int64_t b, int64_t m) {
+                   for (int64_t i = 0; i < m; ++i) {
+                     const philox::Uint4 block{{words[4 * i], words[4 * i + 1], words[4 * i + 2], words[4 * i + 3]}};
+                     fill(block, (b + i) * k, std::min<int64_t>(k, n - (b + i) * k));
+                   }
+                 });
+}
+
+// Runs fill(words, first_element, count) over an n-element output of a type taking one word an element:
+// words[j] is element first_element + j's word, as for_each_block hands them out, so one loop fills a batch.
 template <class F>
 void for_each_word_batch(int64_t n, uint64_t counter, uint64_t key, F&& fill) {
-  const int64_t blocks = (n + 3) / 4;
-  parallel_for(blocks, kParallelGrain / 4 / 8, [&](int64_t b0, int64_t b1) {
-    constexpr int64_t kBatch = philox::kBatchBlocks;
-    uint32_t words[4 * kBatch];
-    for (int64_t b = b0; b < b1; b += kBatch) {
-      const int64_t m = std::min(kBatch, b1 - b);
-      philox::blocks(key, counter + static_cast<uint64_t>(b), static_cast<int>(m), words);
-      fill(static_cast<const uint32_t*>(words), 4 * b, std::min<int64_t>(4 * m, n - 4 * b));
-    }
+  for_each_batch((n + 3) / 4, kParallelGrain / 4 / 8, counter, key, [&](const uint32_t* words, int64_t b, int64_t m) {
+    fill(words, 4 * b, std::min<int64_t>(4 * m, n - 4 * b));
   });
 }
 
