@@ -2,6 +2,10 @@
 // every element of the chain in one pass over the data (ops::FusedElementwise), the intermediate values staying
 // in the core's cache. Values read outside the chain are the node's outputs; its inputs are those the chain
 // reads from outside, whole or broadcast (a scalar, a bias over the rows, a column over the columns).
+// A chain reading a CPU matmul_bias's or conv2d_bias's output whole also takes that product into the node, as XLA
+// fuses a dot's elementwise consumers into its output fusion: the product's kernel runs the chain on its rows in the
+// pass that adds the bias and activation (FusedElementwise::Product), so a Dense layer with silu (z * sigmoid(z))
+// or gelu makes its output in one pass after the product. Then even one op is worth a node.
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -103,11 +107,40 @@ void fuse_elementwise(Graph& g) {
     group_of[k] = join;
   }
 
-  // Each chain of two ops or more becomes one node, where its last op was.
+  // The product a chain takes into its epilogue, or -1: a CPU matmul_bias or conv2d_bias making a value the chain
+  // reads whole, with no effect between the two (the product moves to where the chain's last op is), which nothing
+  // outside the chain reads before that, and not taken by another chain.
+  std::vector<char> taken(nn, 0);
+  auto epilogue_product = [&](int gid) {
+    const Group& grp = groups[static_cast<size_t>(gid)];
+    const int last = grp.members.back();
+    for (int m : grp.members)
+      for (int v : g.nodes[static_cast<size_t>(m)].inputs) {
+        const int p = g.values[static_cast<size_t>(v)].producer;
+        if (p < 0 || group_of[static_cast<size_t>(p)] == gid || taken[static_cast<size_t>(p)]) continue;
+        const Node& product = g.nodes[static_cast<size_t>(p)];
+        if (product.kind != NodeKind::Op || (product.op != OpId::matmul_bias && product.op != OpId::conv2d_bias) ||
+            !product.device.is_cpu() || product.outputs.size() != 1 || product.cast_cache ||
+            product.specs[0].alias_input >= 0)
+          continue;
+        ops::FusedElementwise::Input in;
+        if (!ops::fused_broadcast(g.values[static_cast<size_t>(v)].shape, grp.shape, in) ||
+            in.broadcast != ops::FusedElementwise::Broadcast::Full)
+          continue;
+        bool ok = true;
+        for (int k = p + 1; ok && k < last; ++k) ok = !g.nodes[static_cast<size_t>(k)].has_effects();
+        for (int r : read_by[static_cast<size_t>(v)]) ok = ok && (r >= last || group_of[static_cast<size_t>(r)] == gid);
+        if (ok) return p;
+      }
+    return -1;
+  };
+
+  // Each chain of two ops or more, or of one reading a product it takes, becomes one node, where its last op was.
   std::vector<char> removed(nn, 0);
   for (size_t gid = 0; gid < groups.size(); ++gid) {
     const Group& grp = groups[gid];
-    if (grp.members.size() < 2) {
+    const int product = epilogue_product(static_cast<int>(gid));
+    if (grp.members.size() < 2 && product < 0) {
       group_of[static_cast<size_t>(grp.members[0])] = -1;
       continue;
     }
@@ -154,10 +187,27 @@ void fuse_elementwise(Graph& g) {
         outputs.push_back(out);
       }
     }
+    std::vector<int> node_inputs = external;
+    if (product >= 0) {
+      // The product's inputs come first, its output is no input of the node: the node makes it.
+      const Node& p = g.nodes[static_cast<size_t>(product)];
+      const int z = p.outputs[0];
+      const auto j = std::find(external.begin(), external.end(), z) - external.begin();
+      bool read_outside = returned[static_cast<size_t>(z)];
+      for (int r : read_by[static_cast<size_t>(z)]) read_outside = read_outside || group_of[static_cast<size_t>(r)] != static_cast<int>(gid);
+      f->product = ops::FusedElementwise::Product{p.op, p.attrs, p.specs[0], static_cast<int>(p.inputs.size()),
+                                                  static_cast<int>(j), read_outside};
+      node_inputs = p.inputs;
+      for (size_t e = 0; e < external.size(); ++e)
+        if (static_cast<std::ptrdiff_t>(e) != j) node_inputs.push_back(external[e]);
+      if (read_outside) outputs.insert(outputs.begin(), z);
+      taken[static_cast<size_t>(product)] = 1;
+      removed[static_cast<size_t>(product)] = 1;
+    }
     for (int m : grp.members) removed[static_cast<size_t>(m)] = 1;
     Node fused;
     fused.kind = NodeKind::Fused;
-    fused.inputs = external;
+    fused.inputs = std::move(node_inputs);
     fused.outputs = outputs;
     fused.device = f->device;
     fused.name = f->name();

@@ -15,10 +15,7 @@ bool Node::writes_input() const {
 }
 
 FusedActivation Node::fused_activation() const {
-  if (kind != NodeKind::Op) return FusedActivation::None;
-  if (const auto* m = std::get_if<MatMulAttrs>(&attrs)) return m->activation;
-  if (const auto* c = std::get_if<Conv2DAttrs>(&attrs)) return c->activation;
-  return FusedActivation::None;
+  return kind == NodeKind::Op ? fused_activation_of(attrs) : FusedActivation::None;
 }
 
 const Node* cast_producing(const Graph& g, int v) {

@@ -65,7 +65,8 @@ void write_in_place(Graph& g);
 
 // jit_compile's loop fusion: chains of elementwise ops (float32, float16, bfloat16 and bool, on a device with a
 // fused kernel: the CPU, CUDA) over one shape become one Fused node that makes them in one pass over the data, with
-// the unfused ops' bits.
+// the unfused ops' bits; a chain reading a CPU matmul_bias's or conv2d_bias's output takes the product into its node,
+// which runs the chain in the product's bias pass.
 void fuse_elementwise(Graph& g);
 
 struct OptimizeOptions {

@@ -251,4 +251,11 @@ using Attrs = std::variant<std::monostate, GeluAttrs, CastAttrs, ReduceAttrs, Ar
 // The name users know an op by, in messages and the profiler: a custom op's registered name, else the table's.
 const char* op_name(OpId op, const Attrs& attrs);
 
+// The activation a matmul_bias's or conv2d_bias's attrs carry (None for any other attrs).
+inline FusedActivation fused_activation_of(const Attrs& attrs) {
+  if (const auto* m = std::get_if<MatMulAttrs>(&attrs)) return m->activation;
+  if (const auto* c = std::get_if<Conv2DAttrs>(&attrs)) return c->activation;
+  return FusedActivation::None;
+}
+
 }  // namespace ember

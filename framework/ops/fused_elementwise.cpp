@@ -28,7 +28,13 @@ bool fused_elementwise_runs_on(DeviceType device) {
 
 std::string FusedElementwise::name() const {
   std::string out = "fused[";
-  for (size_t s = 0; s < steps.size(); ++s) out += (s ? ", " : "") + std::string(op_name(steps[s].op));
+  if (product) {
+    out += op_name(product->op);
+    const FusedActivation a = fused_activation_of(product->attrs);
+    if (a != FusedActivation::None) out += std::string("[") + fused_activation_name(a) + "]";
+  }
+  for (size_t s = 0; s < steps.size(); ++s)
+    out += (s || product ? ", " : "") + std::string(op_name(steps[s].op));
   return out + "]";
 }
 
@@ -91,11 +97,18 @@ bool fused_broadcast(const Shape& input, const Shape& shape, FusedElementwise::I
 }
 
 std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs, bool op_by_op) {
-  EMBER_CHECK(inputs.size() == f.inputs.size(), Internal)
-      << f.name() << ": got " << inputs.size() << " inputs, expected " << f.inputs.size();
+  const size_t arity = f.product ? static_cast<size_t>(f.product->arity) : 0;
+  const size_t expected = arity + f.inputs.size() - (f.product ? 1 : 0);
+  EMBER_CHECK(inputs.size() == expected, Internal)
+      << f.name() << ": got " << inputs.size() << " inputs, expected " << expected;
+  EMBER_CHECK(!f.product || f.device.is_cpu(), Internal) << f.name() << ": a product's epilogue runs on the CPU only";
   const detail::FusedElementwiseKernel kernel = g_kernels[static_cast<int>(f.device.type())];
   if (op_by_op || !kernel) {
-    std::vector<Tensor> regs(inputs.begin(), inputs.end());
+    // The product as its own op, its output the chain's input it makes; then each step as its own op.
+    std::vector<Tensor> regs(inputs.begin() + static_cast<std::ptrdiff_t>(arity), inputs.end());
+    if (f.product)
+      regs.insert(regs.begin() + f.product->input,
+                  run_op(f.product->op, inputs.first(arity), f.product->spec, f.product->attrs, f.device));
     std::vector<Tensor> args;
     for (const FusedElementwise::Step& s : f.steps) {
       args.clear();
@@ -103,10 +116,12 @@ std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<c
       regs.push_back(run_op(s.op, args, s.spec, s.attrs, f.device));
     }
     std::vector<Tensor> out;
+    if (f.product && f.product->output) out.push_back(regs[static_cast<size_t>(f.product->input)]);
     for (int r : f.outputs) out.push_back(regs[static_cast<size_t>(r)]);
     return out;
   }
   std::vector<Tensor> out;
+  if (f.product && f.product->output) out.push_back(Tensor::empty(f.product->spec.shape, f.product->spec.dtype, f.device));
   for (int r : f.outputs) out.push_back(Tensor::empty(f.shape, f.dtype_of(r), f.device));
   kernel(f, inputs, out);
   return out;

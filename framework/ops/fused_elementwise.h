@@ -5,6 +5,7 @@
 // ops' own kernels use, so that the values are the unfused ops' to the bit. The CUDA backend compiles one kernel
 // per chain with NVRTC from the same functors (framework/ops/cuda/fused_elementwise_cuda.cpp).
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -32,11 +33,24 @@ struct FusedElementwise {
     DType dtype = DType::Float32;  // of its result
     OutputSpec spec;               // the op's own output spec, for running it alone
   };
+  // A product the chain reads (jit_compile's epilogue fusion, fuse_product_epilogues): a CPU matmul_bias or
+  // conv2d_bias made first from the fused node's first `arity` inputs, whose output is the chain's input `input`.
+  // Its kernel runs the chain on each range of the output's rows right after adding the bias and the activation to
+  // them, while they are in cache: one pass over the product's output for the bias, activation and chain.
+  struct Product {
+    OpId op{};
+    Attrs attrs{};
+    OutputSpec spec;  // the product's output
+    int arity = 0;        // its inputs: the fused node's first `arity`
+    int input = 0;        // the chain input it makes (Broadcast::Full), not among the fused node's inputs
+    bool output = false;  // whether it is also the fused node's first output (something else reads it)
+  };
   Shape shape;  // every step's result has this shape
   Device device = Device::cpu();
   std::vector<Input> inputs;
   std::vector<Step> steps;
   std::vector<int> outputs;  // the registers written out, in the fused node's output order
+  std::optional<Product> product;
 
   int num_registers() const { return static_cast<int>(inputs.size() + steps.size()); }
   // The dtype of register r: its input's or its step's.
@@ -44,7 +58,7 @@ struct FusedElementwise {
     const size_t k = static_cast<size_t>(r);
     return k < inputs.size() ? inputs[k].dtype : steps[k - inputs.size()].dtype;
   }
-  // A printable summary: "fused[mul, add, relu]".
+  // A printable summary: "fused[mul, add, relu]", "fused[matmul_bias, sigmoid, mul]" with a product.
   std::string name() const;
 };
 
@@ -67,14 +81,16 @@ bool fused_broadcast(const Shape& input, const Shape& shape, FusedElementwise::I
 // graph compiler fuses chains only there.
 bool fused_elementwise_runs_on(DeviceType device);
 
-// Runs the chain on `inputs` (one per FusedElementwise::inputs) into new tensors, one per output register: in one
+// Runs the chain on `inputs` (the product's, then one per FusedElementwise::inputs but the product's) into new tensors,
+// the product's output first where Product::output, then one per output register: in one
 // pass on a device fused_elementwise_runs_on; with op_by_op (a tape records the inputs and must see each op) or on
 // another device, each op alone through the dispatch point.
 std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs,
                                           bool op_by_op = false);
 
 namespace detail {
-// A device's kernel for a chain: outputs are allocated, one per FusedElementwise::outputs, on f.device. Set by the
+// A device's kernel for a chain (inputs as run_fused_elementwise's): outputs are allocated, one per
+// FusedElementwise::outputs, on f.device. Only the CPU's takes a chain with a product. Set by the
 // device's backend when it loads.
 using FusedElementwiseKernel = void (*)(const FusedElementwise& f, std::span<const Tensor> inputs,
                                         std::span<Tensor> outputs);

@@ -9,6 +9,7 @@
 #include "framework/ops/cpu/elementwise_loops.h"
 #include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/cpu/post_ops.h"
+#include "framework/ops/cpu/product_epilogue.h"
 #include "framework/ops/functors.h"
 
 namespace ember::cpu {
@@ -16,8 +17,11 @@ namespace ember::cpu {
 // y (rows x channels, row-major) += bias, rounded once into T as add rounds the unfused op's output, then the
 // activation applied as its op would (on the rounded sums): one pass while the rows are in cache. Half types add
 // in float32 blocks (float16's element conversions would keep the loop scalar).
+// Rows here is the product's: `epilogue`, when given, then runs on each range of rows the pass finished (a fused
+// chain reading them: product_epilogue.h).
 template <class T>
-void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels, FusedActivation activation) {
+void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels, FusedActivation activation,
+                   const RowEpilogue* epilogue = nullptr) {
   using C = compute_t<T>;
   std::vector<C> widened;
   if constexpr (!std::is_same_v<C, T>) {
@@ -40,6 +44,7 @@ void add_bias_rows(T* y, const T* bias, int64_t rows, int64_t channels, FusedAct
       }
       activation_in_place(yr, channels, activation);
     }
+    if (epilogue) (*epilogue)(begin, end);
   });
 }
 

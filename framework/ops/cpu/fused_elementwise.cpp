@@ -11,6 +11,7 @@
 #include "framework/ops/cpu/elementwise_loops.h"
 #include "framework/ops/cpu/half_convert.h"
 #include "framework/ops/cpu/half_round.h"
+#include "framework/ops/cpu/product_epilogue.h"
 #include "framework/ops/functors.h"
 #include "framework/ops/fused_elementwise.h"
 
@@ -141,44 +142,76 @@ bool round_trip(const FusedElementwise& f) {
          widen.op == OpId::cast && widen.dtype == DType::Float32 && widen.args == std::vector<int>{1};
 }
 
+// The chain over elements [begin, end) of its shape, a block at a time, on the calling thread: inputs one per
+// f.inputs, outputs one per f.outputs.
+class ChainRun {
+ public:
+  ChainRun(const FusedElementwise& f, std::span<const Tensor> inputs, std::span<Tensor> outputs)
+      : f_(f), inputs_(inputs), outputs_(outputs), direct_(f.steps.size(), nullptr) {
+    // A step whose result is a float32 output writes it in place in the output; the others into their registers.
+    const size_t ni = f.inputs.size();
+    for (size_t o = 0; o < f.outputs.size(); ++o) {
+      const size_t r = static_cast<size_t>(f.outputs[o]);
+      if (r >= ni && outputs[o].dtype() == DType::Float32 && !direct_[r - ni])
+        direct_[r - ni] = static_cast<float*>(outputs[o].raw_data());
+    }
+  }
+
+  void operator()(int64_t begin, int64_t end) const {
+    const size_t ni = f_.inputs.size(), ns = f_.steps.size();
+    std::vector<float> buffers(static_cast<size_t>(f_.num_registers()) * kBlock);
+    std::vector<const float*> regs(static_cast<size_t>(f_.num_registers()));
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t k = std::min(kBlock, end - i);
+      for (size_t in = 0; in < ni; ++in)
+        regs[in] = load(f_.inputs[in], inputs_[in], i, k, buffers.data() + in * kBlock);
+      for (size_t s = 0; s < ns; ++s) {
+        float* o = direct_[s] ? direct_[s] + i : buffers.data() + (ni + s) * kBlock;
+        step(f_.steps[s], regs.data(), o, k);
+        // A half-type step's block rounded to its type: the values its op's kernel stores and the next op loads.
+        if (fused_rounds_to_half(f_.steps[s].dtype)) cpu::round_through_serial(o, o, k, f_.steps[s].dtype);
+        regs[ni + s] = o;
+      }
+      for (size_t o = 0; o < f_.outputs.size(); ++o) {
+        const size_t r = static_cast<size_t>(f_.outputs[o]);
+        if (r >= ni && direct_[r - ni] == static_cast<float*>(outputs_[o].raw_data())) continue;
+        store(regs[r], outputs_[o], i, k);
+      }
+    }
+  }
+
+ private:
+  const FusedElementwise& f_;
+  std::span<const Tensor> inputs_;
+  std::span<Tensor> outputs_;
+  std::vector<float*> direct_;
+};
+
+// A chain with a product: the product into its output (or a buffer of its own), the chain on each range of its rows
+// as the product's epilogue finishes them.
+void chain_after_product(const FusedElementwise& f, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
+  const FusedElementwise::Product& p = *f.product;
+  const size_t arity = static_cast<size_t>(p.arity);
+  Tensor made = p.output ? outputs[0] : Tensor::empty(p.spec.shape, p.spec.dtype, Device::cpu());
+  std::vector<Tensor> chain_inputs(inputs.begin() + static_cast<std::ptrdiff_t>(arity), inputs.end());
+  chain_inputs.insert(chain_inputs.begin() + p.input, made);
+  const ChainRun run(f, chain_inputs, p.output ? outputs.subspan(1) : outputs);
+  const int64_t channels = made.rank() == 0 ? 1 : made.shape()[made.rank() - 1];
+  cpu::product_with_epilogue(p.op, inputs.first(arity), made, p.attrs,
+                             [&](int64_t begin, int64_t end) { run(begin * channels, end * channels); });
+}
+
 }  // namespace
 
 void fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
+  if (f.product) return chain_after_product(f, inputs, outputs);
   const int64_t n = f.shape.num_elements();
   // A round trip is one vectorised pass (the casts' own conversions, with their bits).
   if (round_trip(f))
     return cpu::round_through(static_cast<const float*>(inputs[0].raw_data()),
                               static_cast<float*>(outputs[0].raw_data()), n, f.steps[0].dtype);
-  const size_t ni = f.inputs.size(), ns = f.steps.size();
-  // A step whose result is a float32 output writes it in place in the output; the others into their registers.
-  std::vector<float*> direct(ns, nullptr);
-  for (size_t o = 0; o < f.outputs.size(); ++o) {
-    const size_t r = static_cast<size_t>(f.outputs[o]);
-    if (r >= ni && outputs[o].dtype() == DType::Float32 && !direct[r - ni])
-      direct[r - ni] = static_cast<float*>(outputs[o].raw_data());
-  }
   // Where a chain's element ops cost more, fewer elements make a chunk worth a thread.
-  cpu::run_range(n, grain_for(static_cast<int64_t>(ns)), [&](int64_t begin, int64_t end) {
-    std::vector<float> buffers(static_cast<size_t>(f.num_registers()) * kBlock);
-    std::vector<const float*> regs(static_cast<size_t>(f.num_registers()));
-    for (int64_t i = begin; i < end; i += kBlock) {
-      const int64_t k = std::min(kBlock, end - i);
-      for (size_t in = 0; in < ni; ++in)
-        regs[in] = load(f.inputs[in], inputs[in], i, k, buffers.data() + in * kBlock);
-      for (size_t s = 0; s < ns; ++s) {
-        float* o = direct[s] ? direct[s] + i : buffers.data() + (ni + s) * kBlock;
-        step(f.steps[s], regs.data(), o, k);
-        // A half-type step's block rounded to its type: the values its op's kernel stores and the next op loads.
-        if (fused_rounds_to_half(f.steps[s].dtype)) cpu::round_through_serial(o, o, k, f.steps[s].dtype);
-        regs[ni + s] = o;
-      }
-      for (size_t o = 0; o < f.outputs.size(); ++o) {
-        const size_t r = static_cast<size_t>(f.outputs[o]);
-        if (r >= ni && direct[r - ni] == static_cast<float*>(outputs[o].raw_data())) continue;
-        store(regs[r], outputs[o], i, k);
-      }
-    }
-  });
+  cpu::run_range(n, grain_for(static_cast<int64_t>(f.steps.size())), ChainRun(f, inputs, outputs));
 }
 
 }  // namespace ember::ops::cpu_detail

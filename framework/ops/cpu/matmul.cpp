@@ -24,6 +24,7 @@
 #include "framework/ops/cpu/post_ops.h"
 #include "framework/ops/matmul_geometry.h"
 #include "framework/ops/cpu/small_batch.h"
+#include "framework/ops/direct_kernel.h"
 #include "framework/ops/dispatch.h"
 #include "framework/ops/half_products.h"
 
@@ -322,7 +323,8 @@ void matmul_cpu(const KernelContext& ctx) {
 // pass after it; otherwise the product as matmul computes it (inputs 0 and 1, output 0 are matmul's), then the
 // bias and the fused activation in one pass over the output. (Without native bf16 kernels relu_post_op_exact's
 // passes over the operands would be wasted: they are skipped.)
-void matmul_bias_cpu(const KernelContext& ctx) {
+// (`epilogue`, when given: product_with_epilogue's, on the rows the bias pass finished or after the primitive.)
+void matmul_bias_run(const KernelContext& ctx, const cpu::RowEpilogue* epilogue) {
   const Tensor& bias = ctx.inputs[2];
   Tensor& out = ctx.outputs[0];
   if (out.dtype() == DType::BFloat16 && out.num_elements() > 0 && dnnl_ctx::bf16_primitives_usable()) {
@@ -335,6 +337,7 @@ void matmul_bias_cpu(const KernelContext& ctx) {
       if (gemm_bf16_native(a.data<bfloat16>(), b.data<bfloat16>(), out.data<bfloat16>(), g, bias.data<bfloat16>(),
                            fused_relu)) {
         if (!fused_relu) cpu::activation_in_place(out.data<bfloat16>(), out.num_elements(), attrs.activation);
+        if (epilogue) cpu::run_range(out.num_elements() / bias.num_elements(), grain_for(bias.num_elements()), *epilogue);
         return;
       }
     }
@@ -343,9 +346,11 @@ void matmul_bias_cpu(const KernelContext& ctx) {
   const int64_t n = bias.num_elements(), rows = n == 0 ? 0 : out.num_elements() / n;
   const FusedActivation activation = std::get<MatMulAttrs>(ctx.attrs).activation;
   EMBER_DISPATCH_FLOAT(out.dtype(), "matmul_bias", {
-    cpu::add_bias_rows<scalar_t>(out.data<scalar_t>(), bias.data<scalar_t>(), rows, n, activation);
+    cpu::add_bias_rows<scalar_t>(out.data<scalar_t>(), bias.data<scalar_t>(), rows, n, activation, epilogue);
   });
 }
+
+void matmul_bias_cpu(const KernelContext& ctx) { matmul_bias_run(ctx, nullptr); }
 
 }  // namespace
 
@@ -354,6 +359,21 @@ bool cpu_matmul_widens_half(DType dtype) {
   return dtype == DType::Float16 || (dtype == DType::BFloat16 && !dnnl_ctx::bf16_primitives_usable());
 }
 }  // namespace ops
+
+namespace cpu {
+void product_with_epilogue(OpId op, std::span<const Tensor> inputs, Tensor& out, const Attrs& attrs,
+                           const RowEpilogue& epilogue) {
+  const KernelContext ctx{op, inputs, std::span<Tensor>(&out, 1), attrs};
+  if (out.num_elements() == 0) return;
+  if (op == OpId::matmul_bias) return matmul_bias_run(ctx, &epilogue);
+  const KernelFn kernel = find_kernel(op, DeviceType::CPU, inputs[0].dtype());
+  EMBER_CHECK(kernel && op == OpId::conv2d_bias, Internal)
+      << "product_with_epilogue: no CPU epilogue for " << op_name(op) << " on " << inputs[0].dtype();
+  kernel(ctx);
+  const int64_t channels = out.shape()[out.rank() - 1];
+  run_range(out.num_elements() / channels, grain_for(channels), epilogue);
+}
+}  // namespace cpu
 
 EMBER_REGISTER_KERNEL(matmul, CPU, matmul_cpu, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
                       DType::Int32, DType::Int64);

@@ -166,6 +166,79 @@ TEST_CASE("under a tape a fused node runs op by op, so gradients flow", "[functi
   CHECK(fused_nodes(jit) == 1);
 }
 
+TEST_CASE("jit_compile runs a chain reading a matmul_bias or conv2d_bias in the product's bias pass",
+          "[function][jit]") {
+  // A Dense with mish (a chain of three ops), one with gelu (one op) whose product is also returned, and a Conv2D
+  // with relu then a chain: each product and its chain one node, with the unfused ops' bits.
+  auto body = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& images, const Tensor& filters,
+                 const Tensor& fb) {
+    Tensor y = ops::matmul_bias(x, w, b);
+    Tensor mish = y * ops::tanh(ops::softplus(y));
+    Tensor z = ops::matmul_bias(x, ops::slice(w, {0, 0}, {40, 64}), ops::slice(b, {0}, {64}));
+    Tensor gelu = ops::gelu(z);
+    Tensor conv = ops::conv2d_bias_relu(images, filters, fb, {.padding = "same"}) * 0.5f - 0.125f;
+    return std::make_tuple(mish, gelu, z, ops::tanh(conv));
+  };
+  auto plain = ember::function(body);
+  auto jit = ember::function(body, {.jit_compile = true});
+  for (int64_t rows : {3, 257, 1000}) {
+    INFO(rows << " rows");
+    const Tensor x = edge_values(rows, 40, 1), w = sample({40, 130}, 2), b = sample({130}, 3);
+    const Tensor images = sample({rows / 50 + 1, 9, 7, 3}, 4), filters = sample({3, 3, 3, 5}, 5), fb = sample({5}, 6);
+    auto [e0, e1, e2, e3] = body(x, w, b, images, filters, fb);
+    plain(x, w, b, images, filters, fb);
+    jit(x, w, b, images, filters, fb);
+    auto [j0, j1, j2, j3] = jit(x, w, b, images, filters, fb);
+    CHECK(same_bits(j0, e0));
+    CHECK(same_bits(j1, e1));
+    CHECK(same_bits(j2, e2));
+    CHECK(same_bits(j3, e3));
+  }
+  const graph::Graph& g = jit.concrete_functions().at(0)->graph();
+  std::ostringstream printed;
+  printed << g;
+  INFO(printed.str());
+  CHECK(g.count(OpId::matmul_bias) == 0);
+  CHECK(g.count(OpId::conv2d_bias) == 0);
+  CHECK(printed.str().find("fused[matmul_bias, softplus, tanh, mul]") != std::string::npos);
+  CHECK(printed.str().find("fused[matmul_bias, gelu]") != std::string::npos);
+  CHECK(printed.str().find("fused[conv2d_bias[relu], mul, sub, tanh]") != std::string::npos);
+  // The gelu's product is also returned: that node makes it as its first output.
+  size_t with_product_output = 0;
+  for (const graph::Node& n : g.nodes)
+    if (n.kind == graph::NodeKind::Fused && n.fused->product && n.fused->product->output) ++with_product_output;
+  CHECK(with_product_output == 1);
+  CHECK(plain.concrete_functions().at(0)->graph().count(OpId::matmul_bias) == 2);
+}
+
+TEST_CASE("a product's epilogue chain keeps the unfused bits in float16 and bfloat16, and under a tape",
+          "[function][jit][mixed_precision]") {
+  auto body = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return ops::reduce_sum(ops::silu(ops::matmul_bias(x, w, b)) * 3.0f);
+  };
+  for (DType dtype : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    INFO(dtype);
+    auto jit = ember::function(body, {.jit_compile = true});
+    const Tensor x = ops::cast(sample({67, 33}, 11), dtype), w = ops::cast(sample({33, 48}, 12), dtype),
+                 b = ops::cast(sample({48}, 13), dtype);
+    jit(x, w, b);
+    CHECK(same_bits(jit(x, w, b), body(x, w, b)));
+    const graph::Graph& g = jit.concrete_functions().at(0)->graph();
+    CHECK(g.count(OpId::matmul_bias) == 0);
+    // Recorded by a tape, the node runs the product and the chain op by op: the tape differentiates each.
+    GradientTape tape;
+    tape.watch(x);
+    tape.watch(w);
+    std::vector<Tensor> grads = tape.gradient(jit(x, w, b), std::vector<Tensor>{x, w});
+    GradientTape eager_tape;
+    eager_tape.watch(x);
+    eager_tape.watch(w);
+    std::vector<Tensor> eager_grads = eager_tape.gradient(body(x, w, b), std::vector<Tensor>{x, w});
+    CHECK(same_bits(grads[0], eager_grads[0]));
+    CHECK(same_bits(grads[1], eager_grads[1]));
+  }
+}
+
 namespace {
 // The model `make` builds, trained 5 steps with Adam by a plain ember::function and by one with jit_compile, from the
 // same seeds: the same losses and weights. `check` then looks at the two functions' graphs.
