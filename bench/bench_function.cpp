@@ -10,6 +10,7 @@
 // function's memory plan keeps its arena between calls), with one model alive at a time.
 // Plan: the function's static memory plan (values planned, the arena against one buffer each) and the CPU
 // allocations a step makes, eager and replayed.
+// Epilogue: jit_compile's chain in a product's node (a Dense forward with gelu or mish) against the chain apart.
 // Profiler: the eager MLP step at batch 1 (the most ops per second: the profiler's worst case) and the CNN step,
 // recorded by the profiler against not, in interleaved rounds; overhead = on / off - 1.
 // On a machine other programs keep busy, --threads 1 --cpu-time times the rounds by the process's CPU time
@@ -17,7 +18,7 @@
 // With --profile DIR, the cases' steps (or --only's) are recorded by the profiler instead of timed: each of eager,
 // function and jit after warm-up, its op table printed and its trace written under DIR.
 // Usage: bench_function [--json] [--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|mlp_b128_mixed_bf16|cnn_b128_mixed_bf16|
-//                                      memory|plan|profiler] [--rounds N]
+//                                      memory|plan|profiler|epilogue] [--rounds N]
 //                       [--threads N] [--cpu-time] [--profile DIR]
 #include <algorithm>
 #include <chrono>
@@ -321,10 +322,55 @@ void profiler_rows(int rounds, bool json) {
   std::filesystem::remove_all(dir);
 }
 
+// jit_compile's epilogue fusion: a Dense layer's forward (matmul_bias, then gelu scaled by 2, or mish) compiled with
+// jit, the chain in the product's node against the same chain reading a view of the product (which keeps the product
+// a node of its own), interleaved rounds, best of each.
+void epilogue_rows(int rounds, bool json) {
+  struct Shape3 {
+    int64_t batch, in, out;
+  };
+  if (!json) std::printf("%-34s %14s %14s %9s\n", "jit, Dense forward", "chain apart us", "epilogue us", "speedup");
+  for (const std::string act : {"gelu", "mish"})
+    for (const Shape3 c : {Shape3{128, 784, 1024}, Shape3{4096, 16, 512}, Shape3{1024, 64, 1024}}) {
+      auto forward = [act](bool apart) {
+        return [act, apart](const Tensor& x, const Tensor& w, const Tensor& b) {
+          Tensor z = ops::matmul_bias(x, w, b);
+          if (apart) z = ops::reshape(z, z.shape());
+          return act == "gelu" ? ops::gelu(z) * 2.0f : z * ops::tanh(ops::softplus(z));
+        };
+      };
+      const Tensor x = random::normal({c.batch, c.in}, {.seed = 1}), w = random::normal({c.in, c.out}, {.seed = 2}),
+                   b = random::normal({c.out}, {.seed = 3});
+      auto apart = ember::function(forward(true), {.jit_compile = true});
+      auto fused = ember::function(forward(false), {.jit_compile = true});
+      constexpr int kCalls = 50;
+      std::vector<double> us[2];
+      for (int r = 0; r < rounds; ++r)
+        for (int k = 0; k < 2; ++k) {
+          auto& f = (r + k) % 2 ? fused : apart;
+          const int which = (r + k) % 2;
+          f(x, w, b);
+          const double t0 = seconds_now();
+          for (int i = 0; i < kCalls; ++i) f(x, w, b);
+          us[which].push_back((seconds_now() - t0) / kCalls * 1e6);
+        }
+      const double apart_us = *std::min_element(us[0].begin(), us[0].end());
+      const double fused_us = *std::min_element(us[1].begin(), us[1].end());
+      const std::string name = "jit_epilogue_" + act + "_" + std::to_string(c.batch) + "x" + std::to_string(c.in) +
+                               "x" + std::to_string(c.out);
+      if (json) {
+        print({name, "us/call", "chain apart", fused_us, apart_us, apart_us / fused_us}, json);
+      } else {
+        std::printf("%-34s %14.1f %14.1f %8.3fx\n", name.c_str(), apart_us, fused_us, apart_us / fused_us);
+        std::fflush(stdout);
+      }
+    }
+}
+
 int usage(const char* problem) {
   std::fprintf(stderr,
                "bench_function: %s\nusage: bench_function [--json] "
-               "[--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|plan|profiler] [--rounds N] [--threads N] "
+               "[--only mlp_b1|mlp_b8|mlp_b128|cnn_b128|memory|plan|profiler|epilogue] [--rounds N] [--threads N] "
                "[--cpu-time] [--profile DIR]\n",
                problem);
   return 2;
@@ -341,9 +387,9 @@ int main(int argc, char** argv) {
       json = true;
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
-      bool known = only == "memory" || only == "plan" || only == "profiler";
+      bool known = only == "memory" || only == "plan" || only == "profiler" || only == "epilogue";
       for (const Case& c : kCases) known = known || only == c.name;
-      if (!known) return usage(("--only got '" + only + "', expected a case, memory, plan or profiler").c_str());
+      if (!known) return usage(("--only got '" + only + "', expected a case, memory, plan, profiler or epilogue").c_str());
     } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       rounds = std::atoi(argv[++i]);
       if (rounds < 1) return usage("--rounds takes a count of at least 1");
@@ -378,6 +424,7 @@ int main(int argc, char** argv) {
     if (only.empty() || only == "memory") memory_rows(json);
     if (only.empty() || only == "plan") plan_rows(json);
     if (only.empty() || only == "profiler") profiler_rows(rounds, json);
+    if (only.empty() || only == "epilogue") epilogue_rows(rounds, json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_function: %s\n", e.what());
     return 1;

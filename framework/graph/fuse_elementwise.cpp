@@ -5,7 +5,7 @@
 // A chain reading a CPU matmul_bias's or conv2d_bias's output whole also takes that product into the node, as XLA
 // fuses a dot's elementwise consumers into its output fusion: the product's kernel runs the chain on its rows in the
 // pass that adds the bias and activation (FusedElementwise::Product), so a Dense layer with silu (z * sigmoid(z))
-// or gelu makes its output in one pass after the product. Then even one op is worth a node.
+// makes its output in one pass after the product.
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -135,15 +135,17 @@ void fuse_elementwise(Graph& g) {
     return -1;
   };
 
-  // Each chain of two ops or more, or of one reading a product it takes, becomes one node, where its last op was.
+  // Each chain of two ops or more becomes one node, where its last op was, with the product it takes. (One op after a
+  // product stays apart: its own kernel was as fast as the chain's in the product's node, bench_function --only
+  // epilogue.)
   std::vector<char> removed(nn, 0);
   for (size_t gid = 0; gid < groups.size(); ++gid) {
     const Group& grp = groups[gid];
-    const int product = epilogue_product(static_cast<int>(gid));
-    if (grp.members.size() < 2 && product < 0) {
+    if (grp.members.size() < 2) {
       group_of[static_cast<size_t>(grp.members[0])] = -1;
       continue;
     }
+    const int product = epilogue_product(static_cast<int>(gid));
     auto f = std::make_shared<ops::FusedElementwise>();
     f->shape = grp.shape;
     f->device = g.nodes[static_cast<size_t>(grp.members[0])].device;
@@ -189,18 +191,17 @@ void fuse_elementwise(Graph& g) {
     }
     std::vector<int> node_inputs = external;
     if (product >= 0) {
-      // The product's inputs come first, its output is no input of the node: the node makes it.
+      // The product's inputs come first; its output is no input of the node but its first output (a value like
+      // any other: planned, and released where nothing reads it).
       const Node& p = g.nodes[static_cast<size_t>(product)];
       const int z = p.outputs[0];
       const auto j = std::find(external.begin(), external.end(), z) - external.begin();
-      bool read_outside = returned[static_cast<size_t>(z)];
-      for (int r : read_by[static_cast<size_t>(z)]) read_outside = read_outside || group_of[static_cast<size_t>(r)] != static_cast<int>(gid);
       f->product = ops::FusedElementwise::Product{p.op, p.attrs, p.specs[0], static_cast<int>(p.inputs.size()),
-                                                  static_cast<int>(j), read_outside};
+                                                  static_cast<int>(j)};
       node_inputs = p.inputs;
       for (size_t e = 0; e < external.size(); ++e)
         if (static_cast<std::ptrdiff_t>(e) != j) node_inputs.push_back(external[e]);
-      if (read_outside) outputs.insert(outputs.begin(), z);
+      outputs.insert(outputs.begin(), z);
       taken[static_cast<size_t>(product)] = 1;
       removed[static_cast<size_t>(product)] = 1;
     }

@@ -116,12 +116,12 @@ std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<c
       regs.push_back(run_op(s.op, args, s.spec, s.attrs, f.device));
     }
     std::vector<Tensor> out;
-    if (f.product && f.product->output) out.push_back(regs[static_cast<size_t>(f.product->input)]);
+    if (f.product) out.push_back(regs[static_cast<size_t>(f.product->input)]);
     for (int r : f.outputs) out.push_back(regs[static_cast<size_t>(r)]);
     return out;
   }
   std::vector<Tensor> out;
-  if (f.product && f.product->output) out.push_back(Tensor::empty(f.product->spec.shape, f.product->spec.dtype, f.device));
+  if (f.product) out.push_back(Tensor::empty(f.product->spec.shape, f.product->spec.dtype, f.device));
   for (int r : f.outputs) out.push_back(Tensor::empty(f.shape, f.dtype_of(r), f.device));
   kernel(f, inputs, out);
   return out;

@@ -33,17 +33,16 @@ struct FusedElementwise {
     DType dtype = DType::Float32;  // of its result
     OutputSpec spec;               // the op's own output spec, for running it alone
   };
-  // A product the chain reads (jit_compile's epilogue fusion, fuse_product_epilogues): a CPU matmul_bias or
-  // conv2d_bias made first from the fused node's first `arity` inputs, whose output is the chain's input `input`.
-  // Its kernel runs the chain on each range of the output's rows right after adding the bias and the activation to
-  // them, while they are in cache: one pass over the product's output for the bias, activation and chain.
+  // A product the chain reads (jit_compile's epilogue fusion, in fuse_elementwise): a CPU matmul_bias or conv2d_bias
+  // made first from the fused node's first `arity` inputs, whose output is the chain's input `input` and the fused
+  // node's first output. Its kernel runs the chain on each range of the output's rows right after adding the bias
+  // and the activation to them, while they are in cache: one pass over the product's output for all three.
   struct Product {
     OpId op{};
     Attrs attrs{};
     OutputSpec spec;  // the product's output
-    int arity = 0;        // its inputs: the fused node's first `arity`
-    int input = 0;        // the chain input it makes (Broadcast::Full), not among the fused node's inputs
-    bool output = false;  // whether it is also the fused node's first output (something else reads it)
+    int arity = 0;  // its inputs: the fused node's first `arity`
+    int input = 0;  // the chain input it makes (Broadcast::Full), not among the fused node's inputs
   };
   Shape shape;  // every step's result has this shape
   Device device = Device::cpu();
@@ -82,7 +81,7 @@ bool fused_broadcast(const Shape& input, const Shape& shape, FusedElementwise::I
 bool fused_elementwise_runs_on(DeviceType device);
 
 // Runs the chain on `inputs` (the product's, then one per FusedElementwise::inputs but the product's) into new tensors,
-// the product's output first where Product::output, then one per output register: in one
+// the product's output first where there is one, then one per output register: in one
 // pass on a device fused_elementwise_runs_on; with op_by_op (a tape records the inputs and must see each op) or on
 // another device, each op alone through the dispatch point.
 std::vector<Tensor> run_fused_elementwise(const FusedElementwise& f, std::span<const Tensor> inputs,

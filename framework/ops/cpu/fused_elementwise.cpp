@@ -187,15 +187,15 @@ class ChainRun {
   std::vector<float*> direct_;
 };
 
-// A chain with a product: the product into its output (or a buffer of its own), the chain on each range of its rows
-// as the product's epilogue finishes them.
+// A chain with a product: the product into the first output, the chain on each range of its rows as the product's
+// epilogue finishes them.
 void chain_after_product(const FusedElementwise& f, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
   const FusedElementwise::Product& p = *f.product;
   const size_t arity = static_cast<size_t>(p.arity);
-  Tensor made = p.output ? outputs[0] : Tensor::empty(p.spec.shape, p.spec.dtype, Device::cpu());
+  Tensor& made = outputs[0];
   std::vector<Tensor> chain_inputs(inputs.begin() + static_cast<std::ptrdiff_t>(arity), inputs.end());
   chain_inputs.insert(chain_inputs.begin() + p.input, made);
-  const ChainRun run(f, chain_inputs, p.output ? outputs.subspan(1) : outputs);
+  const ChainRun run(f, chain_inputs, outputs.subspan(1));
   const int64_t channels = made.rank() == 0 ? 1 : made.shape()[made.rank() - 1];
   cpu::product_with_epilogue(p.op, inputs.first(arity), made, p.attrs,
                              [&](int64_t begin, int64_t end) { run(begin * channels, end * channels); });

@@ -27,6 +27,8 @@ Tensor edge_values(int64_t rows, int64_t cols, uint64_t seed) {
   return Tensor::from_vector(v, {rows, cols});
 }
 
+int64_t rows_of(const Tensor& x) { return x.shape()[0]; }
+
 size_t fused_nodes(const auto& f) { return f.concrete_functions().at(0)->graph().count(graph::NodeKind::Fused); }
 
 }  // namespace
@@ -168,16 +170,19 @@ TEST_CASE("under a tape a fused node runs op by op, so gradients flow", "[functi
 
 TEST_CASE("jit_compile runs a chain reading a matmul_bias or conv2d_bias in the product's bias pass",
           "[function][jit]") {
-  // A Dense with mish (a chain of three ops), one with gelu (one op) whose product is also returned, and a Conv2D
-  // with relu then a chain: each product and its chain one node, with the unfused ops' bits.
+  // A Dense with mish (a chain of three ops), one with gelu and a scaling whose product is also returned, and a
+  // Conv2D with relu then a chain: each product and its chain one node, with the unfused ops' bits. A single op
+  // after a product stays apart.
   auto body = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& images, const Tensor& filters,
                  const Tensor& fb) {
     Tensor y = ops::matmul_bias(x, w, b);
     Tensor mish = y * ops::tanh(ops::softplus(y));
     Tensor z = ops::matmul_bias(x, ops::slice(w, {0, 0}, {40, 64}), ops::slice(b, {0}, {64}));
-    Tensor gelu = ops::gelu(z);
+    Tensor gelu = ops::gelu(z) * 2.0f;
     Tensor conv = ops::conv2d_bias_relu(images, filters, fb, {.padding = "same"}) * 0.5f - 0.125f;
-    return std::make_tuple(mish, gelu, z, ops::tanh(conv));
+    Tensor alone = ops::softplus(ops::matmul_bias(ops::slice(x, {0, 0}, {rows_of(x), 20}), ops::slice(w, {0, 0}, {20, 7}),
+                                                  ops::slice(b, {0}, {7})));
+    return std::make_tuple(mish, gelu, z, ops::tanh(conv), alone);
   };
   auto plain = ember::function(body);
   auto jit = ember::function(body, {.jit_compile = true});
@@ -185,30 +190,35 @@ TEST_CASE("jit_compile runs a chain reading a matmul_bias or conv2d_bias in the 
     INFO(rows << " rows");
     const Tensor x = edge_values(rows, 40, 1), w = sample({40, 130}, 2), b = sample({130}, 3);
     const Tensor images = sample({rows / 50 + 1, 9, 7, 3}, 4), filters = sample({3, 3, 3, 5}, 5), fb = sample({5}, 6);
-    auto [e0, e1, e2, e3] = body(x, w, b, images, filters, fb);
+    auto [e0, e1, e2, e3, e4] = body(x, w, b, images, filters, fb);
     plain(x, w, b, images, filters, fb);
     jit(x, w, b, images, filters, fb);
-    auto [j0, j1, j2, j3] = jit(x, w, b, images, filters, fb);
+    auto [j0, j1, j2, j3, j4] = jit(x, w, b, images, filters, fb);
     CHECK(same_bits(j0, e0));
     CHECK(same_bits(j1, e1));
     CHECK(same_bits(j2, e2));
     CHECK(same_bits(j3, e3));
+    CHECK(same_bits(j4, e4));
   }
   const graph::Graph& g = jit.concrete_functions().at(0)->graph();
   std::ostringstream printed;
   printed << g;
   INFO(printed.str());
-  CHECK(g.count(OpId::matmul_bias) == 0);
+  CHECK(g.count(OpId::matmul_bias) == 1);  // the lone softplus's
+  CHECK(g.count(OpId::softplus) == 1);
   CHECK(g.count(OpId::conv2d_bias) == 0);
   CHECK(printed.str().find("fused[matmul_bias, softplus, tanh, mul]") != std::string::npos);
-  CHECK(printed.str().find("fused[matmul_bias, gelu]") != std::string::npos);
+  CHECK(printed.str().find("fused[matmul_bias, gelu, mul]") != std::string::npos);
   CHECK(printed.str().find("fused[conv2d_bias[relu], mul, sub, tanh]") != std::string::npos);
-  // The gelu's product is also returned: that node makes it as its first output.
-  size_t with_product_output = 0;
+  // Each such node makes its product as its first output.
+  size_t with_product = 0;
   for (const graph::Node& n : g.nodes)
-    if (n.kind == graph::NodeKind::Fused && n.fused->product && n.fused->product->output) ++with_product_output;
-  CHECK(with_product_output == 1);
-  CHECK(plain.concrete_functions().at(0)->graph().count(OpId::matmul_bias) == 2);
+    if (n.kind == graph::NodeKind::Fused && n.fused->product) {
+      ++with_product;
+      CHECK(g.values[static_cast<size_t>(n.outputs[0])].shape == n.fused->product->spec.shape);
+    }
+  CHECK(with_product == 3);
+  CHECK(plain.concrete_functions().at(0)->graph().count(OpId::matmul_bias) == 3);
 }
 
 TEST_CASE("a product's epilogue chain keeps the unfused bits in float16 and bfloat16, and under a tape",
