@@ -193,6 +193,9 @@ int main(int argc, char** argv) {
   print(activation_row("activation_gelu", [](const Tensor& t) { return ops::gelu(t); },
                        [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f)); }),
         json);
+  print(activation_row("activation_softplus", [](const Tensor& t) { return ops::softplus(t); },
+                       [](float v) { return v > 15.0f ? v : std::log1p(std::exp(v)); }),
+        json);
   print(random_uniform_row(), json);
   for (const Row& r : pool_rows(DType::Float32, "f32")) print(r, json);
   for (const Row& r : pool_rows(DType::BFloat16, "bf16")) print(r, json);

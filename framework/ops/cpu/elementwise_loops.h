@@ -40,12 +40,17 @@ inline void run_range(int64_t n, int64_t grain, Body&& body) {
   parallel_for(n, grain, body);
 }
 
+// y[i] = f(x[i]) for i in [b, e): out of line, since inlined into the parallel region's body GCC 12 left the loop of
+// a larger functor scalar (softplus's exp, log1p and selects: 11.7 ns an element over 2 threads instead of 0.6).
+template <class In, class Out, class F>
+__attribute__((noinline)) void unary_span(const In* x, Out* y, int64_t b, int64_t e, F f) {
+  for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
+}
+
 // y[i] = f(x[i]) over n contiguous elements.
 template <class In, class Out, class F>
 void unary_loop(const In* x, Out* y, int64_t n, F f) {
-  run_range(n, kParallelGrain, [=](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
-  });
+  run_range(n, kParallelGrain, [=](int64_t b, int64_t e) { unary_span(x, y, b, e, f); });
 }
 
 // Float16 operands: an element conversion keeps a loop scalar (Eigen's half converts one value at a time), so the
