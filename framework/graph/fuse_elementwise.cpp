@@ -4,7 +4,7 @@
 // reads from outside, whole or broadcast (a scalar, a bias over the rows, a column over the columns).
 // A chain reading a CPU matmul_bias's or conv2d_bias's output whole also takes that product into the node, as XLA
 // fuses a dot's elementwise consumers into its output fusion: the product's kernel runs the chain on its rows in the
-// pass that adds the bias and activation (FusedElementwise::Product), so a Dense layer with silu (z * sigmoid(z))
+// pass that adds the bias and activation (FusedElementwise::Product), so a Dense layer with mish (z * tanh(softplus(z)))
 // makes its output in one pass after the product.
 #include <algorithm>
 #include <memory>
