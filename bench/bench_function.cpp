@@ -347,8 +347,8 @@ void epilogue_rows(int rounds, bool json) {
       std::vector<double> us[2];
       for (int r = 0; r < rounds; ++r)
         for (int k = 0; k < 2; ++k) {
-          auto& f = (r + k) % 2 ? fused : apart;
           const int which = (r + k) % 2;
+          auto& f = which ? fused : apart;
           f(x, w, b);
           const double t0 = seconds_now();
           for (int i = 0; i < kCalls; ++i) f(x, w, b);

@@ -196,7 +196,7 @@ void chain_after_product(const FusedElementwise& f, std::span<const Tensor> inpu
   std::vector<Tensor> chain_inputs(inputs.begin() + static_cast<std::ptrdiff_t>(arity), inputs.end());
   chain_inputs.insert(chain_inputs.begin() + p.input, made);
   const ChainRun run(f, chain_inputs, outputs.subspan(1));
-  const int64_t channels = made.rank() == 0 ? 1 : made.shape()[made.rank() - 1];
+  const int64_t channels = made.shape()[made.rank() - 1];
   cpu::product_with_epilogue(p.op, inputs.first(arity), made, p.attrs,
                              [&](int64_t begin, int64_t end) { run(begin * channels, end * channels); });
 }

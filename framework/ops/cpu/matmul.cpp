@@ -323,6 +323,12 @@ void matmul_cpu(const KernelContext& ctx) {
 // pass after it; otherwise the product as matmul computes it (inputs 0 and 1, output 0 are matmul's), then the
 // bias and the fused activation in one pass over the output. (Without native bf16 kernels relu_post_op_exact's
 // passes over the operands would be wasted: they are skipped.)
+// product_with_epilogue's epilogue as a pass of its own over out's rows (its elements over its last dimension).
+void epilogue_pass(const Tensor& out, const cpu::RowEpilogue& epilogue) {
+  const int64_t channels = out.shape()[out.rank() - 1];
+  cpu::run_range(out.num_elements() / channels, grain_for(channels), epilogue);
+}
+
 // (`epilogue`, when given: product_with_epilogue's, on the rows the bias pass finished or after the primitive.)
 void matmul_bias_run(const KernelContext& ctx, const cpu::RowEpilogue* epilogue) {
   const Tensor& bias = ctx.inputs[2];
@@ -337,7 +343,7 @@ void matmul_bias_run(const KernelContext& ctx, const cpu::RowEpilogue* epilogue)
       if (gemm_bf16_native(a.data<bfloat16>(), b.data<bfloat16>(), out.data<bfloat16>(), g, bias.data<bfloat16>(),
                            fused_relu)) {
         if (!fused_relu) cpu::activation_in_place(out.data<bfloat16>(), out.num_elements(), attrs.activation);
-        if (epilogue) cpu::run_range(out.num_elements() / bias.num_elements(), grain_for(bias.num_elements()), *epilogue);
+        if (epilogue) epilogue_pass(out, *epilogue);
         return;
       }
     }
@@ -370,8 +376,7 @@ void product_with_epilogue(OpId op, std::span<const Tensor> inputs, Tensor& out,
   EMBER_CHECK(kernel && op == OpId::conv2d_bias, Internal)
       << "product_with_epilogue: no CPU epilogue for " << op_name(op) << " on " << inputs[0].dtype();
   kernel(ctx);
-  const int64_t channels = out.shape()[out.rank() - 1];
-  run_range(out.num_elements() / channels, grain_for(channels), epilogue);
+  epilogue_pass(out, epilogue);
 }
 }  // namespace cpu
 
