@@ -86,7 +86,13 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     for (const Tensor& t : inputs) n.inputs.push_back(t.defined() ? value_of(t) : -1);
     const int node = next_node();
     for (const Tensor& t : outputs) n.outputs.push_back(t.defined() ? output_of(t, node) : -1);
+    // A host call may write any variable on a replay, whatever it did while traced (an optimizer that
+    // accumulates updates on every n-th call only), and so may a branch or loop with effects: reads after it
+    // are read again (as CSE keeps them apart).
+    const bool may_write = n.kind == NodeKind::HostCall ||
+                           ((n.kind == NodeKind::Cond || n.kind == NodeKind::While) && n.has_effects());
     graph_.nodes.push_back(std::move(n));
+    if (may_write) versions_.clear();
     return node;
   }
 

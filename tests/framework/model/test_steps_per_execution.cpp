@@ -103,6 +103,32 @@ TEST_CASE("steps_per_execution gives the History, weights, evaluation and predic
   }
 }
 
+TEST_CASE("steps_per_execution with gradient accumulation: each step reads the weights the last one wrote",
+          "[fit][function]") {
+  // The accumulating optimizer writes the weights on every 3rd call only: a step after such a call in the
+  // same execution must read them anew, also where the traced call did not write them.
+  Tensor x = Tensor::from_vector<float>({1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 2, 1, 0}, {7, 3});
+  Tensor y = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7}, {7, 1});
+  std::vector<std::vector<float>> kernels;
+  std::vector<std::vector<double>> losses;
+  for (const auto& [eagerly, spe] : std::vector<std::pair<bool, int>>{{true, 1}, {false, 1}, {false, 2}, {false, 4}}) {
+    Sequential m({layers::Input({3}), layers::Dense(1, {.kernel_initializer = "ones"})});
+    m.compile({.optimizer = optimizers::SGD({.learning_rate = 0.1, .gradient_accumulation_steps = 3}),
+               .loss = "mse",
+               .run_eagerly = eagerly,
+               .steps_per_execution = spe});
+    History h = m.fit(x, y, {.batch_size = 1, .epochs = 2, .verbose = 0, .shuffle = false});
+    kernels.push_back(m.get_weights()[0].to_vector<float>());
+    losses.push_back(h.history.at("loss"));
+  }
+  for (size_t i = 1; i < kernels.size(); ++i) {
+    INFO("run " << i);
+    CHECK(kernels[i] == kernels[0]);
+    CHECK(losses[i] == losses[0]);
+  }
+  CHECK(kernels[0] != std::vector<float>{1, 1, 1});
+}
+
 TEST_CASE("steps_per_execution calls the batch hooks once per execution, as Keras 3 does", "[fit][callbacks]") {
   // 74 samples at batch 8: 10 batches (the last of 2), so executions of steps 0-3, 4-7 and 8-9.
   const Data d = data_of(74);
