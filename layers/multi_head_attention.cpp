@@ -89,11 +89,29 @@ void mha_check_masks(const std::string& who, const AttentionCallOptions& c, int6
 
 }  // namespace
 
+namespace {
+int64_t required_option(const std::optional<int64_t>& value, const char* name) {
+  EMBER_CHECK(value.has_value(), InvalidArgument)
+      << "MultiHeadAttention: " << name << " is required: MultiHeadAttention({.num_heads = H, .key_dim = K}) or "
+      << "MultiHeadAttention(H, K)";
+  return *value;
+}
+}  // namespace
+
+MultiHeadAttention::MultiHeadAttention(MultiHeadAttentionOptions options)
+    : MultiHeadAttention(required_option(options.num_heads, "num_heads"), required_option(options.key_dim, "key_dim"),
+                         options) {}
+
 MultiHeadAttention::MultiHeadAttention(int64_t num_heads, int64_t key_dim, MultiHeadAttentionOptions options)
     : Layer("multi_head_attention", {options.name, options.dtype, options.trainable}),
       num_heads_(num_heads),
       key_dim_(key_dim),
       options_(std::move(options)) {
+  EMBER_CHECK((!options_.num_heads || *options_.num_heads == num_heads_) && (!options_.key_dim || *options_.key_dim == key_dim_),
+              InvalidArgument)
+      << who() << ": num_heads and key_dim given twice: " << num_heads_ << " and " << key_dim_
+      << " as arguments, " << (options_.num_heads ? std::to_string(*options_.num_heads) : "unset") << " and "
+      << (options_.key_dim ? std::to_string(*options_.key_dim) : "unset") << " in the options; give them once";
   EMBER_CHECK(num_heads_ > 0 && key_dim_ > 0, InvalidArgument)
       << who() << ": num_heads and key_dim must be positive, got num_heads=" << num_heads_ << ", key_dim=" << key_dim_;
   EMBER_CHECK(!options_.value_dim || *options_.value_dim > 0, InvalidArgument)

@@ -18,6 +18,9 @@ class EinsumDense;
 }
 
 struct MultiHeadAttentionOptions {
+  // Keras's two required arguments, here or as the constructor's first two (not both ways at once).
+  std::optional<int64_t> num_heads{};
+  std::optional<int64_t> key_dim{};       // per-head size of the query and key projections
   std::optional<int64_t> value_dim{};     // per-head size of the value projection; default key_dim
   double dropout = 0.0;                   // dropout rate on the attention weights (training only)
   bool use_bias = true;
@@ -49,6 +52,8 @@ struct AttentionCallOptions {
 class MultiHeadAttention : public Layer {
   EMBER_LAYER(MultiHeadAttention)
   MultiHeadAttention(int64_t num_heads, int64_t key_dim, MultiHeadAttentionOptions options = {});
+  // Keras's MultiHeadAttention(num_heads=4, key_dim=16): MultiHeadAttention({.num_heads = 4, .key_dim = 16}).
+  explicit MultiHeadAttention(MultiHeadAttentionOptions options);
   MultiHeadAttention(MultiHeadAttention&&) = default;
   static LayerPtr from_config(const nlohmann::json& config);
 

@@ -200,6 +200,30 @@ TEST_CASE("attention layers run the fused attention op unless the weights are re
   remove_op_hook(hook);
 }
 
+TEST_CASE("MultiHeadAttention takes num_heads and key_dim as options too, as Keras's keywords", "[layers][attention]") {
+  const Tensor q = input_of({2, 4, 5}, 43), v = input_of({2, 3, 5}, 44);
+  const auto config_of = [](const layers::MultiHeadAttention& l) {
+    nlohmann::json c = l.get_config();
+    c.erase("name");  // one per layer
+    return c;
+  };
+  layers::MultiHeadAttention by_options({.num_heads = 4, .key_dim = 16, .value_dim = 8});
+  layers::MultiHeadAttention positional(4, 16, {.value_dim = 8});
+  CHECK(config_of(by_options) == config_of(positional));
+  CHECK(by_options.get_config().at("num_heads") == 4);
+  CHECK(by_options.get_config().at("key_dim") == 16);
+  CHECK(by_options.get_config().at("value_dim") == 8);
+  random::set_seed(3);
+  const std::vector<float> a = by_options({q, v}).to_vector<float>();
+  random::set_seed(3);
+  CHECK(positional({q, v}).to_vector<float>() == a);
+  CHECK(config_of(layers::MultiHeadAttention(4, 16, {.num_heads = 4})) == config_of(layers::MultiHeadAttention(4, 16)));
+  CHECK_THAT(message_of<InvalidArgument>([] { layers::MultiHeadAttention({.num_heads = 4}); }),
+             Catch::Contains("key_dim is required"));
+  CHECK_THAT(message_of<InvalidArgument>([] { layers::MultiHeadAttention(4, 16, {.key_dim = 8}); }),
+             Catch::Contains("given twice"));
+}
+
 TEST_CASE("attention layers reject bad inputs and options with clear errors", "[layers][attention]") {
   const Tensor q = input_of({2, 4, 5}, 41), v = input_of({2, 3, 5}, 42);
   CHECK_THAT(message_of<InvalidArgument>([&] { layers::MultiHeadAttention(2, 3)(q); }),
