@@ -173,8 +173,9 @@ std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& xs, bool trai
                          "(or give a single sample a batch axis with ops::expand_dims(x, 0))"
                        : "");
     Tensor x = xs[i];
+    // Keras converts each input to its Input's dtype (uint8 images to float32, int64 ids to int32).
     const DType want_dtype = inputs_[i].dtype();
-    if (x.dtype() != want_dtype && is_floating(x.dtype()) && is_floating(want_dtype)) {
+    if (x.dtype() != want_dtype && x.dtype() != DType::String && want_dtype != DType::String) {
       x = ops::cast(x, want_dtype);
       backend::set_keras_mask(x, backend::get_keras_mask(xs[i]));
     }

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "framework/ember.h"
 #include "tests/support/tensor_testing.h"
 
@@ -62,6 +64,24 @@ TEST_CASE("Sequential from a list with Input builds at once, calls and trains", 
   } catch (const InvalidArgument& e) {
     CHECK_THAT(e.what(), Catch::Contains("(None, 6)") && Catch::Contains("(5, 7)"));
   }
+}
+
+TEST_CASE("a model converts each input to its Input's dtype, as Keras does", "[model]") {
+  // uint8 images into a float32 Conv2D, int64 ids into an int32 Embedding: fit and predict take them as given.
+  random::set_seed(2);
+  Sequential cnn({layers::Input({6, 6, 1}), layers::Conv2D(2, 3, {.activation = "relu"}), layers::Flatten(), layers::Dense(3)});
+  std::vector<uint8_t> pixels(4 * 36);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>((i * 37) % 256);
+  const Tensor images = Tensor::from_vector<uint8_t>(pixels, {4, 6, 6, 1});
+  CHECK(same_bits(cnn.predict(images, {.verbose = 0}), cnn.predict(ops::cast(images, DType::Float32), {.verbose = 0})));
+  cnn.compile({.optimizer = optimizers::SGD(), .loss = losses::SparseCategoricalCrossentropy({.from_logits = true})});
+  const History h = cnn.fit(images, Tensor::from_vector<int32_t>({0, 1, 2, 1}), {.batch_size = 2, .epochs = 1, .verbose = 0});
+  CHECK(std::isfinite(h.history.at("loss")[0]));
+
+  Tensor ids = layers::Input({3}, {.dtype = DType::Int32});
+  Model text(ids, layers::Dense(2)(layers::Flatten()(layers::Embedding(10, 4)(ids))));
+  const Tensor ids64 = Tensor::from_vector<int64_t>({1, 2, 3, 9, 0, 4}, {2, 3});
+  CHECK(same_bits(text.predict(ids64, {.verbose = 0}), text.predict(ops::cast(ids64, DType::Int32), {.verbose = 0})));
 }
 
 TEST_CASE("Sequential without Input builds on the first call; add and pop", "[model]") {
