@@ -73,7 +73,7 @@ Tensor RNNCell::draw_mask(const Shape& shape, double rate) {
       const uint64_t counter = seeded_draws_++ << kRnnDrawShift;
       return std::vector<Tensor>{run_op(OpId::random_uniform, {}, OutputSpec{shape, DType::Float32},
                                         RandomAttrs{shape, DType::Float32, key, counter, 0.0, 1.0})};
-    })[0];
+    }, [this, draws = seeded_draws_] { seeded_draws_ = draws; })[0];
   }
   Tensor keep = ops::greater_equal(u, ops::full({}, rate, DType::Float32));
   return ops::cast(keep, compute_dtype()) * (1.0 / (1.0 - rate));

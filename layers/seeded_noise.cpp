@@ -40,7 +40,8 @@ Tensor SeededNoise::draw(bool normal, const Shape& shape, DType dtype, double a,
                             const OpId op = normal ? OpId::random_normal : OpId::random_uniform;
                             return std::vector<Tensor>{
                                 run_op(op, {}, OutputSpec{shape, dtype}, RandomAttrs{shape, dtype, key, counter, a, b})};
-                          })[0];
+                          },
+                          [this, calls = seeded_calls_] { seeded_calls_ = calls; })[0];
 }
 
 std::optional<uint64_t> seed_from_config(const nlohmann::json& c, const std::string& who) {

@@ -19,6 +19,9 @@ class TensorTracer {
                        std::function<Tensor(const Tensor&)> remake) = 0;
   // A host read of t's values (item, to_vector): throws InvalidArgument when t is a traced value.
   virtual void host_read(const Tensor& t, const char* what) = 0;
+  // A tensor `make` computes on the host from host state that changes from call to call (an unseeded
+  // permutation's draws): runs it now, and a replay runs it again (a host call node named `what`).
+  virtual Tensor host_value(const char* what, std::function<Tensor()> make) = 0;
 };
 
 // The tracer of this thread, or nullptr.

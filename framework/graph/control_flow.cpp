@@ -58,9 +58,13 @@ std::vector<Tensor> merge_captures(std::vector<SubTrace*> subs, size_t num_args)
   return all;
 }
 
-std::shared_ptr<const graph::Executable> compile(graph::Graph g) {
-  graph::optimize(g);
-  return std::make_shared<const graph::Executable>(std::move(g));
+// A branch's or loop's graphs, optimised for the node's runs and as traced for its runs under a tape.
+void set_subgraphs(Node& n, std::vector<graph::Graph> graphs) {
+  for (graph::Graph& g : graphs) {
+    n.tape_subgraphs.push_back(std::make_shared<const graph::Executable>(graph::traced_copy(g)));
+    graph::optimize(g);
+    n.subgraphs.push_back(std::make_shared<const graph::Executable>(std::move(g)));
+  }
 }
 
 // The variables that AssignVariable nodes of n's graphs (and theirs) write.
@@ -142,7 +146,10 @@ std::vector<Tensor> cond(const Tensor& pred, const std::function<std::vector<Ten
   for (Tensor& c : merge_captures({&t, &f}, 0)) inputs.push_back(std::move(c));
   Node n;
   n.kind = NodeKind::Cond;
-  n.subgraphs = {compile(std::move(t.graph)), compile(std::move(f.graph))};
+  std::vector<graph::Graph> graphs;
+  graphs.push_back(std::move(t.graph));
+  graphs.push_back(std::move(f.graph));
+  set_subgraphs(n, std::move(graphs));
   return run_and_record(std::move(n), inputs);
 }
 
@@ -189,7 +196,10 @@ std::vector<Tensor> while_loop(const std::function<Tensor(const std::vector<Tens
   n.kind = NodeKind::While;
   n.num_loop_vars = static_cast<int>(loop_vars.size());
   n.maximum_iterations = options.maximum_iterations.value_or(-1);
-  n.subgraphs = {compile(std::move(c.graph)), compile(std::move(b.graph))};
+  std::vector<graph::Graph> graphs;
+  graphs.push_back(std::move(c.graph));
+  graphs.push_back(std::move(b.graph));
+  set_subgraphs(n, std::move(graphs));
   return run_and_record(std::move(n), inputs);
 }
 

@@ -39,6 +39,17 @@ void eliminate_dead_code(Graph& g) {
     if (!needed[v] && g.values[v].constant.defined()) g.values[v].constant = Tensor();
 }
 
+Graph traced_copy(const Graph& g) {
+  // Only the constants the graph alone holds: one held outside it (a captured tensor, which a tape may watch)
+  // stays that very tensor.
+  std::vector<char> own(g.values.size(), 0);
+  for (size_t v = 0; v < g.values.size(); ++v) own[v] = g.values[v].constant.defined() && g.values[v].constant.is_exclusive();
+  Graph traced = g;
+  for (size_t v = 0; v < traced.values.size(); ++v)
+    if (own[v]) traced.values[v].constant = traced.values[v].constant.clone();
+  return traced;
+}
+
 void optimize(Graph& g, OptimizeOptions options) {
   fold_constants(g);
   eliminate_common_subexpressions(g);

@@ -157,18 +157,19 @@ std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inpu
       tape->sources[i] = in[i];
     }
   }
-  // The predicates' types (0-d bool) were checked when the node was traced.
+  // The predicates' types (0-d bool) were checked when the node was traced. A tape sees the ops as traced.
+  const auto& subgraphs = tape || any_tape_recording() ? n.tape_subgraphs : n.subgraphs;
   std::vector<Tensor> out;
   if (n.kind == NodeKind::Cond) {
     const bool taken = in[0].item<bool>();
-    out = n.subgraphs[taken ? 0 : 1]->run(std::span<const Tensor>(in).subspan(1));
+    out = subgraphs[taken ? 0 : 1]->run(std::span<const Tensor>(in).subspan(1));
   } else {
     EMBER_CHECK(n.kind == NodeKind::While, Internal) << "run_control_flow: not a Cond or While node";
     const size_t nv = static_cast<size_t>(n.num_loop_vars);
     std::vector<Tensor> args = in;
     for (int64_t i = 0; n.maximum_iterations < 0 || i < n.maximum_iterations; ++i) {
-      if (!n.subgraphs[0]->run(args)[0].item<bool>()) break;
-      std::vector<Tensor> next = n.subgraphs[1]->run(args);
+      if (!subgraphs[0]->run(args)[0].item<bool>()) break;
+      std::vector<Tensor> next = subgraphs[1]->run(args);
       std::move(next.begin(), next.end(), args.begin());
     }
     out.assign(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(nv));

@@ -18,6 +18,7 @@ constexpr int kMaxWarnings = 2;
 
 std::string tensor_type(const Tensor& t) { return TensorSpec(t.shape(), t.dtype()).to_string(); }
 
+
 }  // namespace
 
 std::string TensorSpec::to_string() const {
@@ -26,10 +27,12 @@ std::string TensorSpec::to_string() const {
   return out + ")";
 }
 
-ConcreteFunction::ConcreteFunction(std::string name, std::vector<TensorSpec> inputs, graph::Graph graph)
+ConcreteFunction::ConcreteFunction(std::string name, std::vector<TensorSpec> inputs, graph::Graph graph,
+                                   graph::Graph traced)
     : name_(std::move(name)),
       inputs_(std::move(inputs)),
-      executable_(std::move(graph), {.device_graphs = true, .name = name_}) {}
+      executable_(std::move(graph), {.device_graphs = true, .name = name_}),
+      traced_(std::move(traced)) {}
 
 std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inputs) const {
   EMBER_CHECK(inputs.size() == inputs_.size(), InvalidArgument)
@@ -41,6 +44,15 @@ std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inpu
     EMBER_CHECK(inputs[i].shape() == inputs_[i].shape && inputs[i].dtype() == inputs_[i].dtype, InvalidArgument)
         << "ember::function '" << name_ << "': tensor argument " << i << " is " << tensor_type(inputs[i])
         << ", but this concrete function was traced for " << inputs_[i].to_string();
+  }
+  if (any_tape_recording()) {
+    const graph::Executable* as_traced = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(tape_mu_);
+      if (!tape_executable_) tape_executable_ = std::make_unique<const graph::Executable>(traced_, graph::ExecutableOptions{.name = name_});
+      as_traced = tape_executable_.get();
+    }
+    return as_traced->run(inputs);
   }
   return executable_.run(inputs);
 }
@@ -61,8 +73,11 @@ Tensor probe_tensor(const Tensor& like, const std::vector<Shape>& shapes, size_t
 }
 
 std::vector<int64_t> probe_sizes(int64_t traced, int64_t size) {
+  // Where the two sizes are both even or both odd, the small one is of the other parity: code that rounds a
+  // size to even (a pad of n % 2) shows in the graphs.
+  const bool one_parity = traced % 2 == size % 2;
   int64_t m = 2;
-  while (m == traced || m == size) ++m;
+  while (m == traced || m == size || (one_parity && m % 2 == traced % 2)) ++m;
   return {size, m};
 }
 
@@ -158,10 +173,12 @@ CallPlan FunctionCore::plan(const CallSignature& sig) {
     if (!g.graphs) return {};
     std::optional<graph::Graph> specialised = g.graphs->specialize(*size);
     if (!specialised) return {};
+    graph::Graph traced = graph::traced_copy(*specialised);
     graph::optimize(*specialised, {.jit_compile = options_.jit_compile});
     std::vector<TensorSpec> specs;
     for (const Tensor& t : sig.tensors) specs.emplace_back(t.shape(), t.dtype());
-    auto cf = std::make_shared<ConcreteFunction>(options_.name, std::move(specs), std::move(*specialised));
+    auto cf = std::make_shared<ConcreteFunction>(options_.name, std::move(specs), std::move(*specialised),
+                                                 std::move(traced));
     std::vector<Shape> shapes;
     for (const Tensor& t : sig.tensors) shapes.push_back(t.shape());
     cache_.push_back({sig.key, shapeless, std::move(shapes), cf});
@@ -260,6 +277,7 @@ std::shared_ptr<ConcreteFunction> FunctionCore::find(const std::string& key, boo
 }
 
 std::shared_ptr<ConcreteFunction> FunctionCore::add(const CallSignature& sig, graph::Graph graph, bool count_call) {
+  graph::Graph traced = graph::traced_copy(graph);
   graph::optimize(graph, {.jit_compile = options_.jit_compile});
   std::vector<TensorSpec> specs;
   std::vector<Shape> shapes;
@@ -267,7 +285,7 @@ std::shared_ptr<ConcreteFunction> FunctionCore::add(const CallSignature& sig, gr
     specs.emplace_back(t.shape(), t.dtype());
     shapes.push_back(t.shape());
   }
-  auto cf = std::make_shared<ConcreteFunction>(options_.name, std::move(specs), std::move(graph));
+  auto cf = std::make_shared<ConcreteFunction>(options_.name, std::move(specs), std::move(graph), std::move(traced));
   std::string shapeless = sig.shapeless();
   std::lock_guard<std::mutex> lock(mu_);
   ++tracing_count_;

@@ -9,8 +9,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <typeinfo>
 #include <type_traits>
@@ -56,7 +58,9 @@ struct FunctionOptions {
 // One traced graph of a function, for one input signature (TF: ConcreteFunction).
 class ConcreteFunction {
  public:
-  ConcreteFunction(std::string name, std::vector<TensorSpec> inputs, graph::Graph graph);
+  // `graph` optimised; `traced`, the same graph as traced, runs the calls a GradientTape records, so that the
+  // tape differentiates the ops eager execution would run (merged or fused ops sum their gradients otherwise).
+  ConcreteFunction(std::string name, std::vector<TensorSpec> inputs, graph::Graph graph, graph::Graph traced);
   // What was traced: print it (`std::cout << cf.graph()`) or write it as GraphViz (`cf.graph().to_dot()`).
   const graph::Graph& graph() const { return executable_.graph(); }
   const std::vector<TensorSpec>& input_specs() const { return inputs_; }
@@ -71,9 +75,25 @@ class ConcreteFunction {
   std::string name_;
   std::vector<TensorSpec> inputs_;
   graph::Executable executable_;
+  graph::Graph traced_;
+  mutable std::mutex tape_mu_;
+  mutable std::unique_ptr<const graph::Executable> tape_executable_;  // made from traced_ on first use
 };
 
 namespace detail {
+
+// std::pair, std::tuple and std::array: an argument whose elements are arguments (the tensors in it are
+// inputs, the plain values part of the signature), as TF takes a nested structure.
+template <class T>
+struct is_tuple_like : std::false_type {};
+template <class A, class B>
+struct is_tuple_like<std::pair<A, B>> : std::true_type {};
+template <class... A>
+struct is_tuple_like<std::tuple<A...>> : std::true_type {};
+template <class A, size_t N>
+struct is_tuple_like<std::array<A, N>> : std::true_type {};
+template <class T>
+concept TupleLike = is_tuple_like<std::remove_cvref_t<T>>::value;
 
 // A call's arguments as a signature key (tensor types, variables and objects by identity, plain values by
 // value) plus the tensors in order. The key is bytes, made on every call: no formatting.
@@ -87,11 +107,17 @@ struct CallSignature {
   void add(const Tensor& t);
   void add(const std::vector<Tensor>& ts);
   void add(const Variable& v) { put('V', v.handle()); }
-  void add(const std::string& s) {
+  void add(const std::string& s) { add(std::string_view(s)); }
+  void add(const char* s) { add(std::string_view(s)); }
+  void add(std::string_view s) {
     put('S', s.size());
     key += s;
   }
-  void add(const char* s) { add(std::string(s)); }
+  template <TupleLike T>
+  void add(const T& elements) {
+    put('T', std::tuple_size_v<std::remove_cvref_t<T>>);
+    std::apply([this](const auto&... e) { (add(e), ...); }, elements);
+  }
   template <class T>
     requires std::is_arithmetic_v<T> || std::is_enum_v<T>
   void add(T value) {
@@ -103,7 +129,7 @@ struct CallSignature {
   // Any other object (a model, an optimizer, a loss) is part of the signature by identity, as TF keys a
   // Python object it cannot hash by value.
   template <class T>
-    requires(!std::is_arithmetic_v<T> && !std::is_enum_v<T>)
+    requires(!std::is_arithmetic_v<T> && !std::is_enum_v<T> && !TupleLike<T>)
   void add(const T& object) {
     put('R', static_cast<const void*>(std::addressof(object)));
   }
@@ -180,9 +206,31 @@ inline std::vector<Tensor> trace_arg(graph::Trace& trace, const std::vector<Tens
   return out;
 }
 template <class A>
-  requires(!std::same_as<std::remove_cvref_t<A>, Tensor> && !std::same_as<std::remove_cvref_t<A>, std::vector<Tensor>>)
+  requires(!std::same_as<std::remove_cvref_t<A>, Tensor> && !std::same_as<std::remove_cvref_t<A>, std::vector<Tensor>> &&
+           !TupleLike<A>)
 A&& trace_arg(graph::Trace&, A&& a) {
   return std::forward<A>(a);
+}
+// Whether an element of a pair, tuple or array holds tensors (the others are left as they are).
+template <class E>
+constexpr bool holds_tensors() {
+  using T = std::remove_cvref_t<E>;
+  return std::is_same_v<T, Tensor> || std::is_same_v<T, std::vector<Tensor>> || TupleLike<T>;
+}
+// A pair, tuple or array: a copy with each tensor in it (at any depth) a traced argument, in order.
+template <TupleLike A>
+std::remove_cvref_t<A> trace_arg(graph::Trace& trace, A&& a) {
+  std::remove_cvref_t<A> out = a;
+  std::apply(
+      [&trace](auto&... e) {
+        ((
+             [&] {
+               if constexpr (holds_tensors<decltype(e)>()) e = trace_arg(trace, std::as_const(e));
+             }()),
+         ...);
+      },
+      out);
+  return out;
 }
 template <class A>
 using traced_arg_t = decltype(trace_arg(std::declval<graph::Trace&>(), std::declval<A>()));
@@ -202,9 +250,9 @@ A&& placeholder_of(A&& a) {
 // anything else the call's own argument.
 template <class A>
 using probe_arg_t = std::conditional_t<
-    std::is_same_v<std::remove_cvref_t<A>, Tensor>, Tensor,
-    std::conditional_t<std::is_same_v<std::remove_cvref_t<A>, std::vector<Tensor>>, std::vector<Tensor>,
-                       std::remove_reference_t<A>&>>;
+    std::is_same_v<std::remove_cvref_t<A>, Tensor> || std::is_same_v<std::remove_cvref_t<A>, std::vector<Tensor>> ||
+        TupleLike<A>,
+    std::remove_cvref_t<A>, std::remove_reference_t<A>&>;
 Tensor probe_tensor(const Tensor& like, const std::vector<Shape>& shapes, size_t& k);
 template <class A>
 probe_arg_t<A> probe_arg(A& a, const std::vector<Shape>& shapes, size_t& k) {
@@ -215,12 +263,24 @@ probe_arg_t<A> probe_arg(A& a, const std::vector<Shape>& shapes, size_t& k) {
     std::vector<Tensor> out;
     for (const Tensor& t : a) out.push_back(probe_tensor(t, shapes, k));
     return out;
+  } else if constexpr (TupleLike<T>) {
+    T out = a;
+    std::apply(
+        [&](auto&... e) {
+          ((
+               [&] {
+                 if constexpr (holds_tensors<decltype(e)>()) e = probe_arg(std::as_const(e), shapes, k);
+               }()),
+           ...);
+        },
+        out);
+    return out;
   } else {
     return a;
   }
 }
 // The sizes a generalised trace at `traced` is probed at for a call at `size`: that size, and the smallest from 2
-// up other than both.
+// up other than both (and of the other parity where theirs is one).
 std::vector<int64_t> probe_sizes(int64_t traced, int64_t size);
 std::vector<Shape> shapes_at(const std::vector<Shape>& pattern, int64_t size);
 

@@ -147,6 +147,22 @@ std::ostream& operator<<(std::ostream& os, const Graph& g) {
   return os << "\n}\n";
 }
 
+namespace {
+// A label's text in a DOT string: quotes and backslashes escaped, line breaks as DOT's \n.
+std::string dot_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+}  // namespace
+
 std::string Graph::to_dot() const {
   std::ostringstream os;
   os << "digraph ember_function {\n  node [shape=box, fontname=\"monospace\"];\n";
@@ -166,7 +182,7 @@ std::string Graph::to_dot() const {
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
-    os << "  n" << i << " [label=\"" << node_label(n);
+    os << "  n" << i << " [label=\"" << dot_escaped(node_label(n));
     for (int out : n.outputs)
       if (out >= 0) os << "\\n" << value_type(values[static_cast<size_t>(out)]);
     os << "\"" << (n.has_effects() ? ", style=bold" : "") << "];\n";

@@ -85,6 +85,9 @@ struct Node {
   // Cond: {true branch, false branch}; inputs = {pred, captures...}, each branch taking the captures.
   // While: {cond, body}; inputs = {loop variables..., captures...}, both taking all of them.
   std::vector<std::shared_ptr<const Executable>> subgraphs;
+  // The same graphs as traced, not optimised: what runs where a tape records the node, so that the gradients
+  // are those of the ops eager execution ran (a pass that merges or fuses ops changes how gradients sum).
+  std::vector<std::shared_ptr<const Executable>> tape_subgraphs;
   int num_loop_vars = 0;             // While
   int64_t maximum_iterations = -1;   // While: -1 for no limit
   // ControlFlowGrad: the index of the Cond or While node whose gradient it is; inputs = the gradients of that

@@ -75,4 +75,10 @@ struct OptimizeOptions {
 // The always-on passes, in order, and jit_compile's.
 void optimize(Graph& g, OptimizeOptions options = {});
 
+// `g` as traced, to keep beside its optimised form: what runs where a GradientTape records the call, so that the
+// tape differentiates the ops eager execution runs (merged or fused ops sum their gradients otherwise). The
+// constants `g` alone holds are copies, so that the passes still find them held by `g` alone (folding and CSE take
+// only those).
+Graph traced_copy(const Graph& g);
+
 }  // namespace ember::graph

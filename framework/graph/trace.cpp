@@ -14,6 +14,12 @@
 
 namespace ember::graph {
 
+namespace {
+// The generator states that traces running on this thread will put back (a dry trace's, a branch's being
+// traced), outermost first: an InitScope draws from and advances the first.
+thread_local std::vector<random::GeneratorState*> t_rewind_points;
+}  // namespace
+
 class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, public VariableTracer {
  public:
   // A trace of its own (parent == nullptr), or a graph traced inside `parent`'s (a branch, a loop body), which
@@ -27,12 +33,14 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   void start_dry() {
     dry_.emplace();
     dry_->generator = random::get_global_generator_state();
+    t_rewind_points.push_back(&dry_->generator);
   }
   // Ends a dry trace's run (once; nothing for other traces): assignments undone, the generator put back.
   void end_dry() {
     if (!dry_) return;
     undo_assignments();
     random::set_global_generator_state(dry_->generator);
+    if (!t_rewind_points.empty() && t_rewind_points.back() == &dry_->generator) t_rewind_points.pop_back();
     dry_.reset();
   }
 
@@ -115,6 +123,10 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
         "step that fit, evaluate or predict traces: compile with .run_eagerly = true to run it op by op)");
   }
 
+  Tensor host_value(const char* what, std::function<Tensor()> make) override {
+    return host_call(what, {}, [make = std::move(make)](std::span<const Tensor>) { return std::vector<Tensor>{make()}; })[0];
+  }
+
   // ---- OpTracer
   void op(OpId op, std::span<const Tensor> inputs, std::span<const OutputSpec> specs, std::span<const Tensor> outputs,
           const Attrs& attrs, Device device) override {
@@ -178,7 +190,8 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   // Records a host call; runs it now (returning its results) unless `run_now` is false (an effect inside a
   // branch being traced: nothing to return).
   std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
-                                bool gradient_triples = false, bool run_now = true, bool widens_half_gradients = false);
+                                bool gradient_triples = false, bool run_now = true, bool widens_half_gradients = false,
+                                std::function<void()> undo = {});
 
   Graph finish(const std::vector<Tensor>& outputs) {
     for (const Tensor& t : outputs) {
@@ -196,14 +209,18 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     inner_.insert(child.inner_.begin(), child.inner_.end());
   }
 
-  // Puts back what the variables held before this sub-trace assigned them, last assignment first.
+  // Puts back what the variables held before this sub-trace assigned them, last assignment first, and what its
+  // host calls changed.
   void undo_assignments() {
     for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
       Variable v = it->first;
       v.assign(it->second);
     }
     undo_.clear();
+    for (auto it = undo_host_.rbegin(); it != undo_host_.rend(); ++it) (*it)();
+    undo_host_.clear();
   }
+  void add_host_undo(std::function<void()> undo) { undo_host_.push_back(std::move(undo)); }
 
   const std::string& name() const { return name_; }
   uint64_t id() const { return id_; }
@@ -230,6 +247,7 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   std::vector<Tensor> read_through_parent_;             // trainable variables' values read so
   std::vector<Tensor> captures_;                        // per input after the arguments: the parent's tensor
   std::vector<std::pair<Variable, Tensor>> undo_;       // assignments, with the value before
+  std::vector<std::function<void()>> undo_host_;        // host calls' undo, in the order they ran
   std::unordered_set<uint64_t> inner_;                  // ids of tensors made in finished sub-traces
   struct Dry {
     random::GeneratorState generator;
@@ -259,13 +277,27 @@ bool is_traced(const Tensor& t) { return t_trace && t.defined() && t_trace->trac
 SuspendTracing::SuspendTracing() : saved_(t_trace) { install(nullptr); }
 SuspendTracing::~SuspendTracing() { install(static_cast<Trace::Impl*>(saved_)); }
 
+InitScope::InitScope() {
+  if (t_rewind_points.empty()) return;
+  outer_ = t_rewind_points.front();
+  inner_ = random::get_global_generator_state();
+  random::set_global_generator_state(*outer_);
+}
+InitScope::~InitScope() {
+  if (!outer_) return;
+  *outer_ = random::get_global_generator_state();
+  random::set_global_generator_state(inner_);
+}
+
 std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
-                                           bool gradient_triples, bool run_now, bool widens_half_gradients) {
+                                           bool gradient_triples, bool run_now, bool widens_half_gradients,
+                                           std::function<void()> undo) {
   std::vector<Tensor> outputs;
   if (run_now && detail::probing()) throw detail::ProbeStopped{};
   if (run_now) {
     SuspendTracing suspend;
     outputs = fn(inputs);
+    if (undo && records_only()) add_host_undo(std::move(undo));
   }
   Node n;
   n.kind = NodeKind::HostCall;
@@ -277,9 +309,10 @@ std::vector<Tensor> Trace::Impl::host_call(const std::string& name, const std::v
   return outputs;
 }
 
-std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn) {
+std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
+                              std::function<void()> undo) {
   if (!t_trace) return fn(inputs);
-  return t_trace->host_call(name, inputs, std::move(fn));
+  return t_trace->host_call(name, inputs, std::move(fn), false, true, false, std::move(undo));
 }
 
 void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
@@ -355,10 +388,12 @@ class SubTraceScope {
   explicit SubTraceScope(Trace::Impl& child)
       : child_(child), parent_(child.parent()), generator_(random::get_global_generator_state()) {
     install(&child_);
+    t_rewind_points.push_back(&generator_);
   }
   ~SubTraceScope() {
     install(nullptr);
     child_.undo_assignments();
+    t_rewind_points.pop_back();
     random::set_global_generator_state(generator_);
     install(parent_);
   }

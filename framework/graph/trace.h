@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "framework/graph/graph.h"
+#include "framework/ops/random.h"
 
 namespace ember::graph {
 
@@ -20,7 +21,10 @@ bool is_traced(const Tensor& t);
 // one node that runs `fn` again, eagerly, on every call of the function (TF: tf.py_function). For code whose
 // ops depend on host state that changes between calls (an optimizer's step count, a seeded layer's call
 // counter) and for host effects (ops::print). Undefined inputs are passed through as undefined.
-std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn);
+// `undo`, when given, takes back what running `fn` changed on the host (a call counter); it runs where the run
+// left no effect behind: in a dry trace and in a branch or loop body being traced, whose node runs `fn` again.
+std::vector<Tensor> host_call(const std::string& name, const std::vector<Tensor>& inputs, HostFn fn,
+                              std::function<void()> undo = {});
 // host_call for code that returns nothing (an optimizer's update, ops::print): inside a branch of ops::cond
 // or a while_loop being traced it is recorded without running, so that it runs only where the graph takes it.
 struct HostEffectOptions {
@@ -45,8 +49,12 @@ void update_variables(const std::string& name, OpId op, const std::vector<Variab
                       const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs, const Attrs& attrs,
                       int gradient_triples = 0);
 
-// Stops recording on this thread while it lives: ops run then are part of no graph (a layer's weight
-// initialisers, run once when it is built during a trace, as TF lifts them out of the function).
+// TF's init_scope, for a layer's weight initialisers, run once when it is built during a trace: ops run while it
+// lives are part of no graph, and what they draw from the random generator is drawn as if outside every trace
+// (a dry trace or a branch being traced puts the generator back when it ends, but not past these draws).
+class InitScope;
+
+// Stops recording on this thread while it lives: ops run then are part of no graph.
 class SuspendTracing {
  public:
   SuspendTracing();
@@ -56,6 +64,19 @@ class SuspendTracing {
 
  private:
   void* saved_;
+};
+
+class InitScope {
+ public:
+  InitScope();
+  ~InitScope();
+  InitScope(const InitScope&) = delete;
+  InitScope& operator=(const InitScope&) = delete;
+
+ private:
+  SuspendTracing untraced_;
+  random::GeneratorState* outer_ = nullptr;  // what the outermost trace that puts the generator back restores
+  random::GeneratorState inner_;             // the trace's own state, put back after
 };
 
 // Records one trace into a Graph while it lives and is the thread's active tracer.

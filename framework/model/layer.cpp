@@ -436,8 +436,9 @@ void Layer::check_input_shape(const std::vector<Shape>& shapes) const {
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer, bool trainable,
                            const Regularizer& regularizer) {
-  // Built while a function traces: the initialiser runs once, now, outside the graph (TF lifts it out).
-  graph::SuspendTracing untraced;
+  // Built while a function traces: the initialiser runs once, now, outside the graph (TF lifts it out), and
+  // its draws stay drawn when a dry trace or a branch's trace puts the random generator back.
+  graph::InitScope outside_the_trace;
   Tensor value = initializer(shape, variable_dtype());
   const std::string scope = weight_scope_.empty() ? "" : weight_scope_ + "/";
   Variable v(value, {.name = scope + name_ + "/" + name, .trainable = trainable});

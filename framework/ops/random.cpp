@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "framework/core/philox.h"
+#include "framework/core/trace_hooks.h"
 #include "framework/ops/dispatch.h"
 
 namespace ember::random {
@@ -161,6 +162,9 @@ void detail::redraw(RandomAttrs& attrs) {
 
 Tensor permutation(int64_t n, std::optional<uint64_t> seed) {
   EMBER_CHECK(n >= 0, InvalidArgument) << "permutation: n must be >= 0, got " << n;
+  // Drawn on the host: a traced function draws it again on every call, as the unseeded ops do.
+  if (!seed && ember::detail::t_tensor_tracer)
+    return ember::detail::t_tensor_tracer->host_value("random_permutation", [n] { return permutation(n); });
   // Fisher-Yates takes n - 1 draws of 64 bits, two per Philox block. An explicit seed alone fixes the
   // permutation (a shuffle seeded per epoch must repeat); without one it draws like any unseeded op.
   const uint64_t draws = n > 1 ? static_cast<uint64_t>(n - 1) : 0;

@@ -216,6 +216,42 @@ TEST_CASE("cond's gradient, taken inside the function, is eager's for the branch
   CHECK(grad.tracing_count() == 1);
 }
 
+TEST_CASE("a branch's and a loop body's gradients are eager's where the compiler would merge their ops",
+          "[control_flow]") {
+  // Three casts of one float32 weight to half (an RNN cell's steps under a mixed policy): eager widens each
+  // cast's gradient before summing them in float32. The compiler merges the casts in the branch it runs; a tape
+  // must see the branch as traced, else the sum is taken in half.
+  for (const DType half : {DType::BFloat16, DType::Float16}) {
+    INFO(dtype_name(half));
+    Variable w(sample({8, 8}, 1), {.name = "w"});
+    const Tensor x = sample({16, 8}, 2);
+    auto body = [&](const Tensor& in) {
+      Tensor h = ops::cast(in, half);
+      for (int t = 0; t < 3; ++t) h = ops::tanh(ops::matmul(h, ops::cast(w.read_value(), half)));
+      return ops::cast(h, DType::Float32);
+    };
+    auto in_cond = [&](const Tensor& in, const Tensor& p) {
+      GradientTape tape;
+      Tensor h = ops::cond(p, [&] { return body(in) * 2.0f; }, [&] { return body(in); });
+      return tape.gradient(ops::reduce_sum(ops::square(h)), {w})[0];
+    };
+    auto in_loop = [&](const Tensor& in) {
+      GradientTape tape;
+      std::vector<Tensor> out = ops::while_loop([](const std::vector<Tensor>& v) { return ops::less(v[0], i32(2)); },
+                                                [&](const std::vector<Tensor>& v) -> std::vector<Tensor> {
+                                                  return {v[0] + i32(1), body(v[1])};
+                                                },
+                                                {i32(0), in});
+      return tape.gradient(ops::reduce_sum(ops::square(out[1])), {w})[0];
+    };
+    auto traced_cond = ember::function(in_cond);
+    auto traced_loop = ember::function(in_loop);
+    for (const bool p : {false, true, false}) CHECK(same_bits(traced_cond(x, Tensor::scalar<bool>(p)), in_cond(x, Tensor::scalar<bool>(p))));
+    CHECK(same_bits(traced_loop(x), in_loop(x)));
+    CHECK(same_bits(traced_loop(x), in_loop(x)));
+  }
+}
+
 TEST_CASE("while_loop's gradient matches float64 finite differences for every pass count", "[control_flow]") {
   auto grad = ember::function([](const Tensor& x, const Tensor& n) {
     GradientTape tape;

@@ -73,6 +73,34 @@ TEST_CASE("non-tensor arguments are part of the signature by value", "[function]
   CHECK(f.tracing_count() == 3);
 }
 
+TEST_CASE("pairs, tuples and arrays are arguments element by element; string views by value", "[function]") {
+  // The tensors in them are inputs (a new value replays), their plain values part of the signature: a
+  // temporary at the address of an earlier one is not the earlier argument.
+  auto f = ember::function([](const std::pair<Tensor, Tensor>& xy, const std::tuple<double, std::array<Tensor, 2>>& t) {
+    const auto& [scale, zs] = t;
+    return (xy.first + xy.second) * scale + zs[0] * zs[1];
+  });
+  for (const float v : {1.0f, 2.0f, 3.0f}) {
+    const Tensor x = sample({3}, 20) * v, y = sample({3}, 21), z = sample({3}, 22) + v;
+    CHECK(same_bits(f(std::pair{x, y}, std::tuple{2.0, std::array{z, x}}), (x + y) * 2.0 + z * x));
+  }
+  CHECK(f.tracing_count() == 1);
+  const Tensor x = sample({3}, 23);
+  CHECK(same_bits(f(std::pair{x, x}, std::tuple{3.0, std::array{x, x}}), (x + x) * 3.0 + x * x));
+  CHECK(f.tracing_count() == 2);
+  const Tensor s = sample({1}, 24);  // a seeded op draws anew on each call: one draw, used twice
+  CHECK(same_bits(f(std::pair{x, x}, std::tuple{3.0, std::array{x, s}}), (x + x) * 3.0 + x * s));
+  CHECK(f.tracing_count() == 3);
+
+  auto act = ember::function([](const Tensor& t, std::string_view name) { return name == "relu" ? ops::relu(t) : -t; });
+  const Tensor n = sample({4}, 25);
+  for (const std::string_view name : {"relu", "neg"}) {
+    INFO(name);
+    CHECK(same_bits(act(n, name), name == "relu" ? ops::relu(n) : -n));
+  }
+  CHECK(act.tracing_count() == 2);
+}
+
 TEST_CASE("one tensor passed twice is two inputs of the graph", "[function]") {
   auto f = ember::function([](const Tensor& a, const Tensor& b) { return a - b; });
   Tensor x = sample({3}, 6), y = sample({3}, 7);
@@ -182,6 +210,14 @@ TEST_CASE("a whole training step traces into one graph and trains as eager does"
   INFO(printed.str());
   CHECK(printed.str().find("update_variables['adam") != std::string::npos);
   CHECK(g.to_dot().rfind("digraph", 0) == 0);
+  // Names with quotes, backslashes and line breaks are escaped in the DOT labels.
+  Variable odd(Tensor::scalar(1.0f), {.name = "scale \"v2\"\\\n"});
+  auto read = ember::function([&] { return odd.read_value() * 2.0f; });
+  read();
+  const std::string dot = read.concrete_functions()[0]->graph().to_dot();
+  INFO(dot);
+  CHECK(dot.find("scale \\\"v2\\\"\\\\\\n") != std::string::npos);
+  CHECK(dot.find('\n', dot.find("scale")) > dot.find("];", dot.find("scale")));  // no raw line break inside the label
 }
 
 TEST_CASE("a traced optimizer update reads the learning rate and step count when it runs, and spares held values",
@@ -309,6 +345,88 @@ TEST_CASE("random ops draw new numbers on every call, in eager's sequence", "[fu
   auto drop = ember::function([&](const Tensor& x) { return traced_drop(x, true); });
   Tensor ones = ops::ones({64});
   for (int i = 0; i < 3; ++i) CHECK(same_bits(drop(ones), eager_drop(ones, true)));
+}
+
+TEST_CASE("get_concrete_function and a branch's trace put the generator back, but not past a layer's initial weights",
+          "[function]") {
+  // As TF lifts initialisers out of the function, the draws of a layer built while traced stay drawn: the layer
+  // built next gets other weights, and what the calls draw follows as in eager execution.
+  enum How { Eager, Called, Concrete, Branch };
+  auto run = [](How how) {
+    random::set_seed(1);
+    layers::Dense a(3), b(3);
+    layers::Dropout drop(0.5);
+    auto body = [&](const Tensor& x) { return drop(a(x), true); };
+    auto f = ember::function([&](const Tensor& x) {
+      if (how == Branch)
+        return ops::cond(ops::greater(ops::reduce_sum(x), Tensor::scalar(-1.0f)), [&] { return body(x); },
+                         [&] { return ops::zeros({1, 3}); });
+      return body(x);
+    });
+    const Tensor x = ops::ones({1, 3});
+    std::vector<std::vector<float>> out(4);
+    if (how == Eager) {
+      a(x);
+      b(x);
+      out[2] = body(x).to_vector<float>();
+      out[3] = body(x).to_vector<float>();
+    } else if (how == Concrete) {
+      (void)f.get_concrete_function(TensorSpec({1, 3}));
+      b(x);
+      out[2] = f(x).to_vector<float>();
+      out[3] = f(x).to_vector<float>();
+    } else {
+      out[2] = f(x).to_vector<float>();
+      b(x);
+      out[3] = f(x).to_vector<float>();
+    }
+    out[0] = a.weights()[0].value().to_vector<float>();
+    out[1] = b.weights()[0].value().to_vector<float>();
+    return out;
+  };
+  const auto eager = run(Eager), called = run(Called), concrete = run(Concrete), branch = run(Branch);
+  CHECK(eager[0] != eager[1]);
+  CHECK(called[0] != called[1]);
+  CHECK(concrete == eager);  // built, then the other built, then two calls
+  CHECK(branch == called);   // built in the first call, which draws its mask before the other is built
+  CHECK(called[0] == eager[0]);
+  CHECK(called[1] != eager[1]);
+}
+
+TEST_CASE("a seeded layer's masks keep eager's sequence after get_concrete_function and inside a branch", "[function]") {
+  const Tensor ones = ops::ones({64});
+  layers::Dropout eager_drop(0.5, {.seed = 11});
+  std::vector<std::vector<float>> eager;
+  for (int i = 0; i < 3; ++i) eager.push_back(eager_drop(ones, true).to_vector<float>());
+  CHECK(eager[0] != eager[1]);
+
+  layers::Dropout drop(0.5, {.seed = 11});
+  auto f = ember::function([&](const Tensor& x) { return drop(x, true); });
+  (void)f.get_concrete_function(TensorSpec({64}));
+  for (int i = 0; i < 3; ++i) CHECK(f(ones).to_vector<float>() == eager[static_cast<size_t>(i)]);
+
+  layers::Dropout in_branch(0.5, {.seed = 11});
+  auto g = ember::function([&](const Tensor& x) {
+    return ops::cond(ops::greater(ops::reduce_sum(x), Tensor::scalar(0.0f)), [&] { return in_branch(x, true); },
+                     [&] { return x; });
+  });
+  for (int i = 0; i < 3; ++i) CHECK(g(ones).to_vector<float>() == eager[static_cast<size_t>(i)]);
+}
+
+TEST_CASE("an unseeded permutation draws anew on every call, in eager's sequence", "[function]") {
+  auto shuffle = [](const Tensor& x) { return ops::gather(x, random::permutation(x.shape()[0])); };
+  auto f = ember::function(shuffle);
+  const Tensor x = ops::cast(ops::range(0, 16), DType::Float32);
+  random::set_seed(4);
+  std::vector<std::vector<float>> eager;
+  for (int i = 0; i < 3; ++i) eager.push_back(shuffle(x).to_vector<float>());
+  random::set_seed(4);
+  for (int i = 0; i < 3; ++i) CHECK(f(x).to_vector<float>() == eager[static_cast<size_t>(i)]);
+  CHECK(eager[1] != eager[2]);
+  // A seeded one is the same every time, traced once as a constant.
+  auto seeded = ember::function([](const Tensor& t) { return ops::gather(t, random::permutation(16, 5)); });
+  CHECK(seeded(x).to_vector<float>() == ops::gather(x, random::permutation(16, 5)).to_vector<float>());
+  CHECK(seeded(x).to_vector<float>() == ops::gather(x, random::permutation(16, 5)).to_vector<float>());
 }
 
 TEST_CASE("reading a traced value on the host is refused, naming cond and while_loop", "[function]") {
@@ -439,6 +557,32 @@ TEST_CASE("a function is differentiable under an outer tape, and nests", "[funct
   CHECK(outer(x).to_vector<float>() == std::vector<float>{2, 5, 10});
   CHECK(outer(x).to_vector<float>() == std::vector<float>{2, 5, 10});
   CHECK(square.tracing_count() == 1);  // inlined into outer's trace, not traced again
+}
+
+TEST_CASE("an outer tape differentiates a replay as traced, with eager's bits where the compiler merges ops",
+          "[function]") {
+  // Three casts of one weight to half, merged into one by the compiler: eager widens each cast's gradient before
+  // the sum; a tape recording the replay must see the three.
+  for (const DType half : {DType::BFloat16, DType::Float16}) {
+    INFO(dtype_name(half));
+    Variable w(sample({8, 8}, 1), {.name = "w"});
+    const Tensor x = sample({16, 8}, 2);
+    auto body = [&](const Tensor& in) {
+      Tensor h = ops::cast(in, half);
+      for (int t = 0; t < 3; ++t) h = ops::tanh(ops::matmul(h, ops::cast(w.read_value(), half)));
+      return ops::cast(h, DType::Float32);
+    };
+    auto f = ember::function(body);
+    auto grad = [&](bool traced) {
+      GradientTape tape;
+      Tensor h = traced ? f(x) : body(x);
+      return tape.gradient(ops::reduce_sum(ops::square(h)), {w})[0];
+    };
+    const Tensor eager = grad(false);
+    for (int call = 0; call < 3; ++call) CHECK(same_bits(grad(true), eager));  // the trace, then replays
+    if (half == DType::BFloat16) CHECK(f.concrete_functions()[0]->graph().count(OpId::cast) < 4);  // merged
+    CHECK(same_bits(f(x), body(x)));
+  }
 }
 
 TEST_CASE("a layer built inside a trace initialises its weights once", "[function]") {

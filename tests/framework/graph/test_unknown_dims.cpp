@@ -121,6 +121,15 @@ TEST_CASE("a graph that cannot be made for another size traces per shape, and st
     }
     CHECK(f.tracing_count() == 3);  // 8, 5 and 2
   }
+  SECTION("a size rounded to even: the probes take the other parity") {
+    auto body = [](const Tensor& x) { return ops::pad(x, {{0, x.shape()[0] % 2}, {0, 0}}) * 2.0f; };
+    auto f = ember::function(body, {.reduce_retracing = true});
+    for (int64_t n : {4, 6, 8, 5, 7, 10}) {
+      INFO("n = " << n);
+      const Tensor x = random::normal({n, 3}, {.seed = static_cast<uint64_t>(n)});
+      CHECK(same_bits(f(x), body(x)));
+    }
+  }
   SECTION("a host call returning a tensor: not run by the probes") {
     int host_runs = 0;
     auto body = [&](const Tensor& x) {
