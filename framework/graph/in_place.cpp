@@ -2,7 +2,7 @@
 // the dropout mask's mul, the bias and residual adds) usually reads a temporary that nothing reads after it,
 // of its own shape and dtype, so the op can overwrite it instead of allocating: fewer buffers live at once.
 // Each element is read before it is written, at the same index, which the elementwise loops (CPU and CUDA)
-// allow. So may a max-pool gradient whose windows do not overlap write into the pooled image, when the image
+// allow; so not where another input views the same buffer (`a - a.slice_rows(0, 1)`). So may a max-pool gradient whose windows do not overlap write into the pooled image, when the image
 // dies there (after move_relu_grad_before_pool_grad, a fused conv-relu's output does). Replay keeps the copy
 // where a tape records the op (it may have saved the input).
 #include <vector>
@@ -55,6 +55,10 @@ void write_in_place(Graph& g) {
       if (b.pinned[static_cast<size_t>(root)] || b.last_use[static_cast<size_t>(root)] != static_cast<int>(k) ||
           in.shape != n.specs[0].shape || in.dtype != n.specs[0].dtype || in.device != n.device)
         continue;
+      // Another view of the buffer among the inputs (a row of it, broadcast) would read elements already written.
+      bool other_view = false;
+      for (const int w : n.inputs) other_view = other_view || (w >= 0 && w != v && b.find(w) == root);
+      if (other_view) continue;
       n.in_place_input = static_cast<int>(p);
       b.join(v, n.outputs[0]);
       break;
