@@ -599,6 +599,9 @@ data::Dataset Strategy::experimental_distribute_dataset(const data::Dataset& dat
 }
 
 void Strategy::mirror_variables(const std::string& who, const std::vector<Variable>& also) const {
+  // Once, now, outside any function being traced (as a variable's initialiser is): a traced assignment would
+  // put the chief's initial values back on every call.
+  graph::SuspendTracing untraced;
   Impl& impl = *impl_;
   Communicator& comm = *impl.comm;
   const std::string what = who + ": " + impl.name + " mirroring variables";

@@ -98,6 +98,12 @@ Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs, con
   for (auto batches = next_execution(it, per_execution); !batches.empty();
        batches = next_execution(it, per_execution)) {
     const auto n = static_cast<int64_t>(batches.size());
+    if (strategy && !model.built()) {
+      // Built by its first batch (no Input): every worker evaluates the chief's weights, as fit trains them.
+      const std::string who = "Model '" + model.name() + "'.evaluate";
+      model.predict_step(batches[0]);
+      strategy->mirror_variables(who, model.weights());
+    }
     if (batch_hooks) cbs.on_test_batch_begin(step);
     {
       profiler::Trace trace("test", step);

@@ -481,6 +481,17 @@ MetricResults Model::train_step(const data::Element& batch) {
   std::vector<Tensor> y_pred;
   std::vector<Tensor> grads;
   Tensor loss;
+  // Several workers, one replica each: a variable the forward pass assigns (BatchNormalization's moving
+  // statistics) becomes the mean of the workers' values, as with several replicas in one process (train_replicas).
+  const bool across_workers = compiled_->strategy && compiled_->strategy->num_replicas_in_sync() > 1;
+  std::vector<Variable> state;
+  std::vector<uint64_t> versions;
+  if (across_workers)
+    for (const Variable& v : non_trainable_weights())
+      if (v.dtype() == DType::Float32 || v.dtype() == DType::Float64) {
+        state.push_back(v);
+        versions.push_back(v.version());
+      }
   {
     GradientTape tape;
     y_pred = call_outputs(x, /*training=*/true);
@@ -500,6 +511,17 @@ MetricResults Model::train_step(const data::Element& batch) {
                                   : tape.gradient(scaled, vars);
   }
   if (!vars.empty()) opt.apply(grads, vars);
+  std::vector<Variable> assigned;
+  std::vector<Tensor> values;
+  for (size_t i = 0; i < state.size(); ++i)
+    if (state[i].version() != versions[i]) {
+      assigned.push_back(state[i]);
+      values.push_back(state[i].value());
+    }
+  if (!assigned.empty()) {
+    const std::vector<Tensor> means = compiled_->strategy->all_reduce(distribute::ReduceOp::MEAN, values);
+    for (size_t i = 0; i < assigned.size(); ++i) assigned[i].assign(means[i]);
+  }
   return compute_metrics(y, y_pred, sample_weight, loss);
 }
 

@@ -346,6 +346,97 @@ TEST_CASE("distribute: strategy.run custom loop over experimental_distribute_dat
   }
 }
 
+TEST_CASE("distribute: a strategy.run step inside ember::function keeps the workers' variables mirrored", "[.][mpi]") {
+  // TF's custom loop in a tf.function: the variables made in the scope are mirrored once, not on every call.
+  const auto& s = strategy();
+  const Tensor g = Tensor::from_vector<float>({static_cast<float>(rank() + 1), 10.0f * static_cast<float>(rank() + 1)});
+  Variable var;
+  std::shared_ptr<optimizers::SGD> opt;
+  {
+    auto scope = s.scope();
+    var = Variable(Tensor::from_vector<float>({static_cast<float>(rank()), 0.0f}), {.name = "v"});  // the chief's wins
+    opt = std::make_shared<optimizers::SGD>(optimizers::SGDOptions{.learning_rate = 1.0});
+  }
+  auto step = ember::function([&](const Tensor& t) {
+    s.run([&](const Tensor& grad) { opt->apply({grad * 1.0f}, {var}); }, t);
+    return var.value() * 1.0f;
+  });
+  for (int call = 1; call <= 3; ++call) {
+    INFO("call " << call);
+    // The workers' gradients summed: (1 + 2, 10 + 20) a step.
+    CHECK(step(g).to_vector<float>() == std::vector<float>{-3.0f * static_cast<float>(call), -30.0f * static_cast<float>(call)});
+  }
+  CHECK(step.tracing_count() == 1);
+}
+
+TEST_CASE("distribute: BatchNormalization's moving statistics are the mean of the workers'", "[.][mpi]") {
+  // Each worker normalises its rows by their own statistics (TF's BatchNormalization under the strategy); the
+  // moving statistics the forward pass assigns are averaged, so every worker holds (and saves, and predicts
+  // with) the same. With a learning rate of 0 the moving mean is one worker's at the global batch.
+  const Data d = mlp_data();
+  auto make = [](uint64_t seed) {
+    backend::clear_session();
+    random::set_seed(seed);
+    auto m = std::make_shared<Sequential>(std::vector<SequentialEntry>{
+        layers::Input({8}), layers::Dense(16), layers::BatchNormalization(), layers::Dense(3)});
+    m->compile({.optimizer = optimizers::SGD({.learning_rate = 0.0}),
+                .loss = losses::SparseCategoricalCrossentropy({.from_logits = true})});
+    return m;
+  };
+  for (const bool eager : {false, true}) {
+    INFO("run_eagerly " << eager);
+    const FitOptions options{.batch_size = 64, .epochs = 2, .verbose = 0, .shuffle = false};
+    auto reference = make(1);
+    reference->fit(d.x, d.y, options);
+    std::shared_ptr<Sequential> m;
+    {
+      auto scope = strategy().scope();
+      m = make(1 + 10 * static_cast<uint64_t>(rank()));
+      m->compile({.optimizer = optimizers::SGD({.learning_rate = 0.0}),
+                  .loss = losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                  .run_eagerly = eager});
+    }
+    m->fit(d.x, d.y, options);
+    const std::vector<Variable> stats = m->non_trainable_weights();
+    REQUIRE(stats.size() == 2);
+    for (const Variable& v : stats) {
+      const std::vector<float> f = v.value().to_vector<float>();
+      check_same_on_all_workers(std::vector<double>(f.begin(), f.end()));
+    }
+    check_close({stats[0].value()}, {reference->non_trainable_weights()[0].value()}, 1e-5);
+    const std::vector<float> p = m->predict(d.x, {.batch_size = 64, .verbose = 0}).to_vector<float>();
+    check_same_on_all_workers(std::vector<double>(p.begin(), p.end()));
+  }
+}
+
+TEST_CASE("distribute: evaluate builds a model without Input on the first batch and evaluates the chief's weights",
+          "[.][mpi]") {
+  const Data d = mlp_data();
+  auto make = [](uint64_t seed) {
+    backend::clear_session();
+    random::set_seed(seed);
+    auto m = std::make_shared<Sequential>(std::vector<SequentialEntry>{layers::Dense(16, {.activation = "relu"}), layers::Dense(3)});
+    compile_for_distribute(*m, false);
+    return m;
+  };
+  std::shared_ptr<Sequential> m;
+  {
+    auto scope = strategy().scope();
+    m = make(1 + 10 * static_cast<uint64_t>(rank()));
+  }
+  const Logs logs = m->evaluate(d.x, d.y, {.batch_size = 64, .verbose = 0});
+  check_same_on_all_workers({logs.at("loss")});
+  for (const Tensor& w : m->get_weights()) {
+    const std::vector<float> f = w.to_vector<float>();
+    check_same_on_all_workers(std::vector<double>(f.begin(), f.end()));
+  }
+  // The loss is the chief's weights' on all the rows.
+  auto chief = make(1);
+  chief->predict(d.x, {.batch_size = 64, .verbose = 0});  // builds it
+  chief->set_weights(m->get_weights());
+  CHECK(logs.at("loss") == Approx(chief->evaluate(d.x, d.y, {.batch_size = 64, .verbose = 0}).at("loss")).epsilon(1e-6));
+}
+
 TEST_CASE("distribute: a dynamic LossScaleOptimizer sums the workers' scaled gradients; an overflow on one worker "
           "skips the step on both", "[.][mpi]") {
   check_loss_scaled_loop_matches_one_replica(strategy());
