@@ -47,6 +47,10 @@ Graph traced_copy(const Graph& g) {
   Graph traced = g;
   for (size_t v = 0; v < traced.values.size(); ++v)
     if (own[v]) traced.values[v].constant = traced.values[v].constant.clone();
+  // The passes that leave every gradient as it was: ops of constants the graph alone holds (no tape watches
+  // them), and ops nothing reads.
+  fold_constants(traced);
+  eliminate_dead_code(traced);
   return traced;
 }
 

@@ -94,6 +94,18 @@ template <class A, size_t N>
 struct is_tuple_like<std::array<A, N>> : std::true_type {};
 template <class T>
 concept TupleLike = is_tuple_like<std::remove_cvref_t<T>>::value;
+// Whether a pair or tuple holds a reference at some depth (std::tie): its tensors would be the caller's own.
+template <class T>
+constexpr bool holds_references() {
+  using U = std::remove_cvref_t<T>;
+  if constexpr (!TupleLike<U>) {
+    return false;
+  } else {
+    return []<size_t... I>(std::index_sequence<I...>) {
+      return ((std::is_reference_v<std::tuple_element_t<I, U>> || holds_references<std::tuple_element_t<I, U>>()) || ...);
+    }(std::make_index_sequence<std::tuple_size_v<U>>{});
+  }
+}
 
 // A call's arguments as a signature key (tensor types, variables and objects by identity, plain values by
 // value) plus the tensors in order. The key is bytes, made on every call: no formatting.
@@ -220,6 +232,8 @@ constexpr bool holds_tensors() {
 // A pair, tuple or array: a copy with each tensor in it (at any depth) a traced argument, in order.
 template <TupleLike A>
 std::remove_cvref_t<A> trace_arg(graph::Trace& trace, A&& a) {
+  static_assert(!holds_references<A>(),
+                "ember::function: pass a pair or tuple of values (std::make_tuple), not of references (std::tie)");
   std::remove_cvref_t<A> out = a;
   std::apply(
       [&trace](auto&... e) {

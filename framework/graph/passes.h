@@ -76,9 +76,9 @@ struct OptimizeOptions {
 void optimize(Graph& g, OptimizeOptions options = {});
 
 // `g` as traced, to keep beside its optimised form: what runs where a GradientTape records the call, so that the
-// tape differentiates the ops eager execution runs (merged or fused ops sum their gradients otherwise). The
-// constants `g` alone holds are copies, so that the passes still find them held by `g` alone (folding and CSE take
-// only those).
+// tape differentiates the ops eager execution runs (merged or fused ops sum their gradients otherwise); only
+// constant folding and dead-code elimination run on it. The constants `g` alone holds are copies, so that the
+// passes still find them held by `g` alone (folding and CSE take only those).
 Graph traced_copy(const Graph& g);
 
 }  // namespace ember::graph

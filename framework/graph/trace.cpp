@@ -97,8 +97,12 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     // A host call may write any variable on a replay, whatever it did while traced (an optimizer that
     // accumulates updates on every n-th call only), and so may a branch or loop with effects: reads after it
     // are read again (as CSE keeps them apart).
-    const bool may_write = n.kind == NodeKind::HostCall ||
+    // So does an update in place, which a dry trace or a branch's records without running (the version stays).
+    const bool may_write = n.kind == NodeKind::HostCall || n.kind == NodeKind::UpdateVariables ||
                            ((n.kind == NodeKind::Cond || n.kind == NodeKind::While) && n.has_effects());
+    if (parent_ && n.kind == NodeKind::UpdateVariables)
+      for (const Variable& v : n.updates)
+        if (captured_variables_.contains(v.handle())) retrace_reading_.insert(v.handle());  // as assigned() does
     graph_.nodes.push_back(std::move(n));
     if (may_write) versions_.clear();
     return node;

@@ -101,7 +101,7 @@ Logs run_test(Model& model, EpochIterator& it, callbacks::CallbackList& cbs, con
     if (strategy && !model.built()) {
       // Built by its first batch (no Input): every worker evaluates the chief's weights, as fit trains them.
       const std::string who = "Model '" + model.name() + "'.evaluate";
-      model.predict_step(batches[0]);
+      model.predict_step(strategy->replica_parts(batches[0], who)[0]);
       strategy->mirror_variables(who, model.weights());
     }
     if (batch_hooks) cbs.on_test_batch_begin(step);

@@ -488,7 +488,7 @@ MetricResults Model::train_step(const data::Element& batch) {
   std::vector<uint64_t> versions;
   if (across_workers)
     for (const Variable& v : non_trainable_weights())
-      if (v.dtype() == DType::Float32 || v.dtype() == DType::Float64) {
+      if (is_floating(v.dtype())) {
         state.push_back(v);
         versions.push_back(v.version());
       }
@@ -516,11 +516,13 @@ MetricResults Model::train_step(const data::Element& batch) {
   for (size_t i = 0; i < state.size(); ++i)
     if (state[i].version() != versions[i]) {
       assigned.push_back(state[i]);
-      values.push_back(state[i].value());
+      const Tensor& value = state[i].value();  // the all-reduce takes float32 and float64
+      values.push_back(value.dtype() == DType::Float64 ? value : ops::cast(value, DType::Float32));
     }
   if (!assigned.empty()) {
     const std::vector<Tensor> means = compiled_->strategy->all_reduce(distribute::ReduceOp::MEAN, values);
-    for (size_t i = 0; i < assigned.size(); ++i) assigned[i].assign(means[i]);
+    for (size_t i = 0; i < assigned.size(); ++i)
+      assigned[i].assign(means[i].dtype() == assigned[i].dtype() ? means[i] : ops::cast(means[i], assigned[i].dtype()));
   }
   return compute_metrics(y, y_pred, sample_weight, loss);
 }

@@ -24,4 +24,12 @@ inline Tensor half_edge_values(int64_t rows, int64_t cols, uint64_t seed) {
   return Tensor::from_vector(v, {rows, cols});
 }
 
+// Three steps h = tanh(h @ cast(w, half)), as an RNN cell's under a mixed policy: three casts of one float32
+// weight, which the graph compiler merges. Eager widens each cast's gradient before summing them in float32.
+inline Tensor three_half_steps(const Tensor& x, const Variable& w, DType half) {
+  Tensor h = ops::cast(x, half);
+  for (int t = 0; t < 3; ++t) h = ops::tanh(ops::matmul(h, ops::cast(w.read_value(), half)));
+  return ops::cast(h, DType::Float32);
+}
+
 }  // namespace ember::testing

@@ -131,6 +131,23 @@ TEST_CASE("distribute: MirroredStrategy evaluates and trains on a batch as one r
   check_close({m->predict(x, {.verbose = 0})}, {reference->predict(x, {.verbose = 0})}, 1e-5);
 }
 
+TEST_CASE("distribute: MirroredStrategy evaluates a model without Input, built by its first batch", "[distribute]") {
+  DeviceScope on_cpu(Device::cpu());
+  const MirroredStrategy s({.devices = {Device::cpu(), Device::cpu()}});
+  const Data d = mlp_data();
+  const Make unbuilt = [] {
+    backend::clear_session();
+    random::set_seed(1);
+    return std::make_shared<Sequential>(std::vector<SequentialEntry>{layers::Dense(16, {.activation = "relu"}), layers::Dense(3)});
+  };
+  auto reference = unbuilt();
+  compile_for_distribute(*reference, false);
+  const Logs a = reference->evaluate(d.x, d.y, {.batch_size = 32, .verbose = 0});  // built here, from seed 1
+  auto m = in_scope(s, unbuilt, false);
+  const Logs b = m->evaluate(d.x, d.y, {.batch_size = 32, .verbose = 0});          // and here
+  for (const auto& [name, value] : a) CHECK(b.at(name) == Approx(value).epsilon(1e-5));
+}
+
 TEST_CASE("distribute: MirroredStrategy's replicas average the moving statistics they assign", "[distribute]") {
   DeviceScope on_cpu(Device::cpu());  // the replicas' device, where the models must live
   // Each replica normalises by its own part's statistics (TF's BatchNormalization without synchronisation), and

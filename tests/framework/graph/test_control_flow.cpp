@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "framework/ember.h"
+#include "tests/support/half_testing.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -225,11 +226,7 @@ TEST_CASE("a branch's and a loop body's gradients are eager's where the compiler
     INFO(dtype_name(half));
     Variable w(sample({8, 8}, 1), {.name = "w"});
     const Tensor x = sample({16, 8}, 2);
-    auto body = [&](const Tensor& in) {
-      Tensor h = ops::cast(in, half);
-      for (int t = 0; t < 3; ++t) h = ops::tanh(ops::matmul(h, ops::cast(w.read_value(), half)));
-      return ops::cast(h, DType::Float32);
-    };
+    auto body = [&](const Tensor& in) { return ember::testing::three_half_steps(in, w, half); };
     auto in_cond = [&](const Tensor& in, const Tensor& p) {
       GradientTape tape;
       Tensor h = ops::cond(p, [&] { return body(in) * 2.0f; }, [&] { return body(in); });

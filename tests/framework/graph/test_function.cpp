@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "framework/ember.h"
+#include "tests/support/half_testing.h"
 #include "tests/support/tensor_testing.h"
 
 using namespace ember;
@@ -393,6 +394,33 @@ TEST_CASE("get_concrete_function and a branch's trace put the generator back, bu
   CHECK(called[1] != eager[1]);
 }
 
+TEST_CASE("a second update in one function reads the first one's weights, also after get_concrete_function",
+          "[function]") {
+  // get_concrete_function records the updates without running them: the second step's read of the weights must
+  // still be a read of its own, after the first update.
+  const Tensor x = sample({4, 3}, 30), w0 = sample({3, 2}, 31);
+  auto run = [&](bool traced, bool concrete) {
+    Variable w(w0.clone(), {.name = "w"});
+    optimizers::SGD opt({.learning_rate = 0.1});
+    auto two_steps = [&](const Tensor& in) {
+      for (int i = 0; i < 2; ++i) {
+        GradientTape tape;
+        Tensor loss = ops::reduce_sum(ops::square(ops::matmul(in, w.read_value())));
+        opt.apply(tape.gradient(loss, {w}), {w});
+      }
+      return w.read_value() * 1.0f;
+    };
+    auto f = ember::function(two_steps);
+    if (concrete) (void)f.get_concrete_function(TensorSpec({4, 3}));
+    std::vector<std::vector<float>> out;
+    for (int call = 0; call < 2; ++call) out.push_back((traced ? f(x) : two_steps(x)).to_vector<float>());
+    return out;
+  };
+  const auto eager = run(false, false);
+  CHECK(run(true, false) == eager);
+  CHECK(run(true, true) == eager);
+}
+
 TEST_CASE("a seeded layer's masks keep eager's sequence after get_concrete_function and inside a branch", "[function]") {
   const Tensor ones = ops::ones({64});
   layers::Dropout eager_drop(0.5, {.seed = 11});
@@ -567,11 +595,7 @@ TEST_CASE("an outer tape differentiates a replay as traced, with eager's bits wh
     INFO(dtype_name(half));
     Variable w(sample({8, 8}, 1), {.name = "w"});
     const Tensor x = sample({16, 8}, 2);
-    auto body = [&](const Tensor& in) {
-      Tensor h = ops::cast(in, half);
-      for (int t = 0; t < 3; ++t) h = ops::tanh(ops::matmul(h, ops::cast(w.read_value(), half)));
-      return ops::cast(h, DType::Float32);
-    };
+    auto body = [&](const Tensor& in) { return ember::testing::three_half_steps(in, w, half); };
     auto f = ember::function(body);
     auto grad = [&](bool traced) {
       GradientTape tape;
