@@ -18,7 +18,6 @@ constexpr int kMaxWarnings = 2;
 
 std::string tensor_type(const Tensor& t) { return TensorSpec(t.shape(), t.dtype()).to_string(); }
 
-
 }  // namespace
 
 std::string TensorSpec::to_string() const {
@@ -49,7 +48,8 @@ std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inpu
     const graph::Executable* as_traced = nullptr;
     {
       std::lock_guard<std::mutex> lock(tape_mu_);
-      if (!tape_executable_) tape_executable_ = std::make_unique<const graph::Executable>(traced_, graph::ExecutableOptions{.name = name_});
+      if (!tape_executable_)
+        tape_executable_ = std::make_unique<const graph::Executable>(traced_, graph::ExecutableOptions{.name = name_});
       as_traced = tape_executable_.get();
     }
     return as_traced->run(inputs);
