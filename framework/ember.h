@@ -8,6 +8,7 @@
 #include "framework/core/device.h"
 #include "framework/core/dtype.h"
 #include "framework/core/error.h"
+#include "framework/core/error_context.h"
 #include "framework/core/profiler.h"
 #include "framework/core/shape.h"
 #include "framework/core/tensor.h"

@@ -3,6 +3,7 @@
 // sparse_softmax_cross_entropy_with_logits).
 #include "losses/sparse_categorical_crossentropy.h"
 
+#include "framework/core/error_context.h"
 #include "framework/ops/array.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/nn.h"
@@ -62,14 +63,15 @@ Tensor SparseCategoricalCrossentropy::call_with_mask(const Tensor& y_true, const
 
   // TF's sparse softmax crossentropy on logits (one op); probabilities enter as log(clip(p)).
   const Tensor logits = options_.from_logits ? pred : ops::log(ops::clip_by_value(pred, kSparseEpsilon, 1.0 - kSparseEpsilon));
-  Tensor result;
-  try {
-    result = ops::sparse_softmax_cross_entropy_with_logits(labels, logits);
-  } catch (const InvalidArgument& e) {  // the shapes and dtypes are right by now: a label is out of range
-    const int64_t classes = pred.shape()[rank - 1];
-    throw InvalidArgument(std::string(kWho) + ": a label is outside the valid range [0, " + std::to_string(classes) +
-                          ") of y_pred's " + std::to_string(classes) + " classes (" + e.what() + ")");
-  }
+  // The shapes and dtypes are right by now: a failure is a label out of range (on a replay too).
+  const int64_t classes = pred.shape()[rank - 1];
+  Tensor result = with_error_context<InvalidArgument>(
+      [classes](const InvalidArgument& e) {
+        throw InvalidArgument(std::string(kWho) + ": a label is outside the valid range [0, " +
+                              std::to_string(classes) + ") of y_pred's " + std::to_string(classes) + " classes (" +
+                              e.what() + ")");
+      },
+      [&] { return ops::sparse_softmax_cross_entropy_with_logits(labels, logits); });
 
   if (options_.ignore_class) {
     result = ops::where(valid, result, ops::f32(0));

@@ -43,7 +43,8 @@ Graph traced_copy(const Graph& g) {
   // Only the constants the graph alone holds: one held outside it (a captured tensor, which a tape may watch)
   // stays that very tensor.
   std::vector<char> own(g.values.size(), 0);
-  for (size_t v = 0; v < g.values.size(); ++v) own[v] = g.values[v].constant.defined() && g.values[v].constant.is_exclusive();
+  for (size_t v = 0; v < g.values.size(); ++v)
+    own[v] = g.values[v].constant.defined() && g.values[v].constant.is_exclusive();
   Graph traced = g;
   for (size_t v = 0; v < traced.values.size(); ++v)
     if (own[v]) traced.values[v].constant = traced.values[v].constant.clone();

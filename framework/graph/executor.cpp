@@ -327,6 +327,16 @@ void Executable::run_nodes(size_t begin, size_t end, RunState& st, bool capturin
 }
 
 void Executable::run_node(size_t k, RunState& st, bool capturing) const {
+  try {
+    run_node_body(k, st, capturing);
+  } catch (const Error&) {
+    const Node& n = graph_.nodes[k];
+    if (!n.error_context) throw;
+    ember::detail::rethrow_in_context(n.error_context.get(), n.error_base);  // the layer's or loss's context
+  }
+}
+
+void Executable::run_node_body(size_t k, RunState& st, bool capturing) const {
   if (st.direct && direct_[k].kernel && graph_.nodes[k].kind == NodeKind::Op) return run_direct_op(k, st);
   std::vector<Tensor>& vals = st.vals;
   std::vector<Tensor>& in = st.in;

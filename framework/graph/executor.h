@@ -134,7 +134,9 @@ class Executable {
   // Runs op node k in a direct run, by its DirectNode.
   void run_direct_op(size_t k, RunState& st) const;
   void run_nodes(size_t begin, size_t end, RunState& st, bool capturing) const;
+  // Runs node k; an Error it raises gets the error context the node was traced in.
   void run_node(size_t k, RunState& st, bool capturing) const;
+  void run_node_body(size_t k, RunState& st, bool capturing) const;
   // Runs segment `s` (op by op, by capturing it or by launching its graph); returns the node after it.
   size_t run_segment(size_t s, RunState& st) const;
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "framework/autodiff/variable.h"
+#include "framework/core/error_context.h"
 #include "framework/core/tensor.h"
 #include "framework/ops/dispatch.h"
 
@@ -96,6 +97,10 @@ struct Node {
   // Fused (jit_compile's fuse_elementwise): a chain of elementwise ops run as one pass; inputs and outputs are
   // the chain's, in the program's order.
   std::shared_ptr<const ops::FusedElementwise> fused;
+  // The error context the node was traced in (with_error_context: a layer's, a loss's), from the innermost frame
+  // out to `error_base`, the frame its trace began in: a replay's error gets those frames, as eager's did.
+  ErrorContext error_context;
+  const ErrorContextFrame* error_base = nullptr;
 
   // Whether the node changes state outside its outputs, so it runs even when nothing reads them.
   bool has_effects() const;

@@ -2,9 +2,10 @@
 // the dropout mask's mul, the bias and residual adds) usually reads a temporary that nothing reads after it,
 // of its own shape and dtype, so the op can overwrite it instead of allocating: fewer buffers live at once.
 // Each element is read before it is written, at the same index, which the elementwise loops (CPU and CUDA)
-// allow; so not where another input views the same buffer (`a - a.slice_rows(0, 1)`). So may a max-pool gradient whose windows do not overlap write into the pooled image, when the image
-// dies there (after move_relu_grad_before_pool_grad, a fused conv-relu's output does). Replay keeps the copy
-// where a tape records the op (it may have saved the input).
+// allow; so not where another input views the same buffer (`a - a.slice_rows(0, 1)`). So may a max-pool
+// gradient whose windows do not overlap write into the pooled image, when the image dies there (after
+// move_relu_grad_before_pool_grad, a fused conv-relu's output does). Replay keeps the copy where a tape
+// records the op (it may have saved the input).
 #include <vector>
 
 #include "framework/graph/memory_plan.h"

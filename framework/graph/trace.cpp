@@ -25,7 +25,10 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   // A trace of its own (parent == nullptr), or a graph traced inside `parent`'s (a branch, a loop body), which
   // reads the variables in `local_variables` itself and the others through the parent.
   explicit Impl(std::string name, Impl* parent = nullptr, std::unordered_set<const void*> local_variables = {})
-      : name_(std::move(name)), parent_(parent), local_variables_(std::move(local_variables)) {
+      : name_(std::move(name)),
+        parent_(parent),
+        local_variables_(std::move(local_variables)),
+        error_base_(ember::detail::current_error_context().get()) {
     static std::atomic<uint64_t> next_id{1};
     id_ = next_id.fetch_add(1);
   }
@@ -94,6 +97,11 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     for (const Tensor& t : inputs) n.inputs.push_back(t.defined() ? value_of(t) : -1);
     const int node = next_node();
     for (const Tensor& t : outputs) n.outputs.push_back(t.defined() ? output_of(t, node) : -1);
+    // The frames entered since the trace began (those outside it wrap the call itself).
+    if (const ErrorContext& context = ember::detail::current_error_context(); context.get() != error_base_) {
+      n.error_context = context;
+      n.error_base = error_base_;
+    }
     // A host call may write any variable on a replay, whatever it did while traced (an optimizer that
     // accumulates updates on every n-th call only), and so may a branch or loop with effects: reads after it
     // are read again (as CSE keeps them apart).
@@ -128,7 +136,9 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   }
 
   Tensor host_value(const char* what, std::function<Tensor()> make) override {
-    return host_call(what, {}, [make = std::move(make)](std::span<const Tensor>) { return std::vector<Tensor>{make()}; })[0];
+    return host_call(what, {}, [make = std::move(make)](std::span<const Tensor>) {
+      return std::vector<Tensor>{make()};
+    })[0];
   }
 
   // ---- OpTracer
@@ -206,10 +216,11 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     return std::move(graph_);
   }
 
-  // A finished sub-trace's tensors: known to this trace as made inside it, an error to use here.
-  void adopt_inner(const Impl& child) {
+  // A finished sub-trace's tensors (`graph`: its graph): known to this trace as made inside it, an error to use
+  // here. Not the tensors it captured as constants (made outside the function), which any graph may use.
+  void adopt_inner(const Impl& child, const Graph& graph) {
     for (const auto& [id, v] : child.ids_)
-      if (!ids_.contains(id)) inner_.insert(id);
+      if (!ids_.contains(id) && !graph.values[static_cast<size_t>(v)].constant.defined()) inner_.insert(id);
     inner_.insert(child.inner_.begin(), child.inner_.end());
   }
 
@@ -246,6 +257,7 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   // Sub-traces only.
   Impl* parent_ = nullptr;
   std::unordered_set<const void*> local_variables_;    // variables read here, not through the parent
+  const ErrorContextFrame* error_base_;                 // the error context the trace began in
   std::unordered_set<const void*> captured_variables_;  // variables read through the parent
   std::unordered_set<const void*> retrace_reading_;     // of those, the ones assigned here
   std::vector<Tensor> read_through_parent_;             // trainable variables' values read so
@@ -443,7 +455,7 @@ SubTrace trace_subgraph(const std::string& what, const std::vector<Tensor>& args
     result.graph = child.finish(outputs);  // may capture more: a branch returning an outer tensor
     result.captures = child.captures();
     result.outputs = outputs;
-    parent->adopt_inner(child);
+    parent->adopt_inner(child, result.graph);
     return result;
   }
 }

@@ -234,25 +234,27 @@ Tensor Model::compute_loss(const std::vector<Tensor>& y, const std::vector<Tenso
       EMBER_CHECK(ts.rank() > 0 && ps.rank() > 0 && ts[0] == ps[0], InvalidArgument)
           << "Model '" << name() << "': targets for output '" << s.output_names[i] << "' have shape " << ts
           << " but the output has shape " << ps << "; give one target per sample (the same first dimension)";
-      Tensor value;
-      try {
-        value = (*s.losses[i])(y[i], y_pred[i], sample_weight);
-      } catch (const InvalidArgument& e) {
-        // The shapes are a batch's, not the arrays the user passed; say so, and say what differs, since equal
-        // shapes with different dtypes would otherwise read as "(32, 10) vs (32, 10)".
-        const DType td = y[i].dtype(), pd = y_pred[i].dtype();
+      // A failure gets the batch's shapes (not the arrays the user passed; say so) and what differs, since equal
+      // shapes with different dtypes would otherwise read as "(32, 10) vs (32, 10)". Made only on a failure.
+      auto context = [model = name(), loss = s.losses[i]->name(), output = s.output_names[i], ts, ps,
+                      td = y[i].dtype(), pd = y_pred[i].dtype()](const InvalidArgument& e) {
         std::string differs;
         if (ts != ps) differs = "their shapes differ";
-        if (td != pd) differs += std::string(differs.empty() ? "" : " and ") + "their dtypes differ (" + dtype_name(td) + " vs " + dtype_name(pd) + ")";
+        if (td != pd)
+          differs += std::string(differs.empty() ? "" : " and ") + "their dtypes differ (" + dtype_name(td) +
+                     " vs " + dtype_name(pd) + ")";
         if (differs.empty()) differs = "shapes and dtypes agree, so the loss expects another form of target";
         std::ostringstream os;
-        os << "Model '" << name() << "': loss '" << s.losses[i]->name() << "' for output '" << s.output_names[i]
+        os << "Model '" << model << "': loss '" << loss << "' for output '" << output
            << "' failed on a batch: its targets have shape " << ts << " and dtype " << dtype_name(td)
            << ", the output has shape " << ps << " and dtype " << dtype_name(pd) << " (shapes per batch, the first "
            << "dimension the batch size); " << differs << ". Make the targets match what this loss expects: "
            << e.what();
         throw InvalidArgument(os.str());
-      }
+      };
+      Tensor value = with_error_context<InvalidArgument>(
+          std::move(context),
+          [&] { return (*s.losses[i])(y[i], y_pred[i], sample_weight); });
       if (!s.output_loss_trackers.empty())
         s.output_loss_trackers[i]->update_state(value, Tensor::scalar(static_cast<float>(ps[0])));
       if (s.loss_weights[i] != 1.0) value = value * static_cast<float>(s.loss_weights[i]);
@@ -303,8 +305,8 @@ struct Replica {
   data::Element part;
 };
 
-std::vector<Replica> mirrored_replicas(Model& model, const std::vector<Model*>& models, const distribute::Strategy& strategy,
-                                       const std::vector<data::Element>& parts) {
+std::vector<Replica> mirrored_replicas(Model& model, const std::vector<Model*>& models,
+                                       const distribute::Strategy& strategy, const std::vector<data::Element>& parts) {
   const std::vector<Variable> primary = model.weights();
   for (const Variable& v : primary)
     EMBER_CHECK(v.device() == strategy.devices()[0], InvalidArgument)

@@ -142,3 +142,70 @@ TEST_CASE("a metric that decides on the host (adjusted R2) works in a compiled f
   CHECK(runs[0].history.at("r2_score") == runs[1].history.at("r2_score"));
   CHECK(runs[0].history.at("loss") == runs[1].history.at("loss"));
 }
+
+namespace {
+
+// What a step raises on a batch, run eagerly or compiled (after a first good step traced it: the bad batch replays).
+std::string step_error(bool eagerly, const Tensor& x, const Tensor& y) {
+  random::set_seed(6);
+  backend::clear_session();  // the same layer names both ways
+  Sequential m({layers::Input({4}, {.dtype = DType::Int32}), layers::Embedding(10, 3), layers::Flatten(),
+                layers::Dense(2)});
+  m.compile({.optimizer = "sgd", .loss = "sparse_categorical_crossentropy", .run_eagerly = eagerly});
+  m.train_on_batch(Tensor::from_vector(std::vector<int32_t>(32, 1), {8, 4}),
+                   Tensor::from_vector(std::vector<int32_t>(8, 1), {8}));
+  try {
+    m.train_on_batch(x, y);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("a replayed step's error names the layer or loss, as the eager step's does", "[function][fit]") {
+  const Tensor good_x = Tensor::from_vector(std::vector<int32_t>(32, 1), {8, 4});
+  const Tensor good_y = Tensor::from_vector(std::vector<int32_t>(8, 1), {8});
+  const Tensor bad_x = Tensor::from_vector(std::vector<int32_t>(32, 12), {8, 4});
+  const Tensor bad_y = Tensor::from_vector(std::vector<int32_t>(8, 5), {8});
+  const std::string x_error = step_error(true, bad_x, good_y);
+  CHECK_THAT(x_error, Catch::StartsWith("Embedding 'embedding' (input_dim 10): gather: indices[0, 0] = 12"));
+  CHECK(step_error(false, bad_x, good_y) == x_error);
+  const std::string y_error = step_error(true, good_x, bad_y);
+  CHECK_THAT(y_error, Catch::StartsWith("Model 'sequential': loss 'sparse_categorical_crossentropy'") &&
+                          Catch::Contains("SparseCategoricalCrossentropy: a label is outside the valid range [0, 2)") &&
+                          Catch::Contains("labels[0] = 5"));
+  CHECK(step_error(false, good_x, bad_y) == y_error);
+}
+
+TEST_CASE("with_error_context: a replay applies the frames entered inside the function, inside a branch too",
+          "[function]") {
+  auto wrap = [](std::string what) {
+    return [what](const InvalidArgument& e) { throw InvalidArgument(what + ": " + e.what()); };
+  };
+  const Tensor table = Tensor::from_vector<float>({1, 2, 3});
+  auto f = function([&](const Tensor& i, const Tensor& pred) {
+    return with_error_context<InvalidArgument>(wrap("outer"), [&] {
+      return ops::cond(
+          pred,
+          [&] {
+            return with_error_context<InvalidArgument>(wrap("inner"), [&] { return ops::gather(table, i); });
+          },
+          [&] { return ops::gather(table, i); });
+    });
+  });
+  const Tensor yes = Tensor::scalar(true), no = Tensor::scalar(false);
+  const Tensor good = Tensor::from_vector<int32_t>({0, 2}), bad = Tensor::from_vector<int32_t>({0, 3});
+  CHECK(f(good, yes).to_vector<float>() == std::vector<float>{1, 3});  // traced
+  CHECK(f.tracing_count() == 1);
+  CHECK_THROWS_WITH(f(bad, yes), Catch::StartsWith("outer: inner: gather: indices[1] = 3 is not in [0, 3)"));
+  CHECK_THROWS_WITH(f(bad, no), Catch::StartsWith("outer: gather: indices[1] = 3 is not in [0, 3)"));
+  CHECK(f.tracing_count() == 1);
+  // A frame around the call itself wraps once, not again for the nodes traced inside the function.
+  CHECK_THROWS_WITH(with_error_context<InvalidArgument>(wrap("call"), [&] { return f(bad, no); }),
+                    Catch::StartsWith("call: outer: gather"));
+  // Other error types pass a frame for InvalidArgument untouched; nothing is left entered after an error.
+  CHECK_THROWS_AS(with_error_context<InvalidArgument>(wrap("x"), [] { throw NotFound("gone"); }), NotFound);
+  CHECK(!ember::detail::current_error_context());
+}

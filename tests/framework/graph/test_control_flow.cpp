@@ -118,6 +118,24 @@ TEST_CASE("a variable written in a branch is read again after the cond", "[contr
   CHECK(f(Tensor::scalar_of(1, DType::Bool)).item<float>() == 20.0f);
 }
 
+TEST_CASE("a tensor made outside the function may be used in both branches, a loop, and after them",
+          "[control_flow]") {
+  const Tensor table = Tensor::from_vector<float>({1, 2, 3});  // first seen inside a branch: a constant there
+  auto f = ember::function([&](const Tensor& i, const Tensor& p) {
+    Tensor picked = ops::cond(p, [&] { return ops::gather(table, i); }, [&] { return ops::gather(table, i) * 2.0f; });
+    Tensor summed = ops::while_loop([](const std::vector<Tensor>& v) { return ops::less(v[0], i32(2)); },
+                                    [&](const std::vector<Tensor>& v) {
+                                      return std::vector<Tensor>{v[0] + i32(1), v[1] + ops::reduce_sum(table)};
+                                    },
+                                    {i32(0), f32(0)})[1];
+    return picked + summed + ops::reduce_sum(table);
+  });
+  const Tensor idx = Tensor::from_vector<int32_t>({0, 2});
+  CHECK(f(idx, Tensor::scalar(true)).to_vector<float>() == std::vector<float>{19, 21});
+  CHECK(f(idx, Tensor::scalar(false)).to_vector<float>() == std::vector<float>{20, 24});
+  CHECK(f.tracing_count() == 1);
+}
+
 TEST_CASE("cond's refusals", "[control_flow]") {
   auto mismatched = ember::function([](const Tensor& p, const Tensor& x) {
     return ops::cond(p, [&] { return x; }, [&] { return ops::reduce_sum(x); });
