@@ -72,6 +72,7 @@ void assigned_variables(const Node& n, std::vector<Variable>& out) {
   for (const auto& sub : n.subgraphs)
     for (const Node& inner : sub->graph().nodes) {
       if (inner.kind == NodeKind::AssignVariable) out.push_back(inner.variable);
+      if (inner.kind == NodeKind::UpdateVariables) out.insert(out.end(), inner.updates.begin(), inner.updates.end());
       assigned_variables(inner, out);
     }
 }
@@ -81,15 +82,28 @@ void assigned_variables(const Node& n, std::vector<Variable>& out) {
 std::vector<Tensor> run_and_record(Node node, const std::vector<Tensor>& inputs) {
   std::shared_ptr<graph::ControlFlowTape> tape;
   if (any_tape_records(inputs)) tape = std::make_shared<graph::ControlFlowTape>();
+  std::vector<Variable> assigned;
+  assigned_variables(node, assigned);
+  // In a trace that leaves no effect (a branch's or loop's, get_concrete_function's, a probe), what the node
+  // assigns or updates in place as it runs now is put back when that trace ends (copies: an update writes the
+  // buffer), and its host calls with no results (ops::print) do not run.
+  const bool records_only = graph::detail::records_only();
+  if (records_only) {
+    std::vector<Tensor> before;
+    {
+      graph::SuspendTracing suspend;
+      for (const Variable& v : assigned) before.push_back(v.value().clone());
+    }
+    for (size_t i = 0; i < assigned.size(); ++i) graph::detail::undo_at_trace_end(assigned[i], before[i]);
+  }
   std::vector<Tensor> outputs;
   {
     graph::SuspendTracing suspend;
     ember::detail::PauseTapes pause;
+    graph::EffectsOff effects_off(records_only);
     outputs = graph::run_control_flow(node, inputs, tape.get());
     for (Tensor& t : outputs) t = t.view(t.shape());  // tensors of the node's own
   }
-  std::vector<Variable> assigned;
-  assigned_variables(node, assigned);
   const int index = graph::detail::record_node(std::move(node), inputs, outputs);
   // A variable the node may assign is read again after it (as after any assignment), whichever branch ran now.
   {
@@ -185,11 +199,24 @@ std::vector<Tensor> while_loop(const std::function<Tensor(const std::vector<Tens
     }
     return vars;
   }
-  SubTrace c = graph::detail::trace_subgraph("ops::while_loop: cond", loop_vars,
-                                             [&](const std::vector<Tensor>& v) { return std::vector<Tensor>{cond(v)}; });
-  check_predicate(c.outputs[0], "ops::while_loop: cond's result");
-  SubTrace b = graph::detail::trace_subgraph("ops::while_loop: body", loop_vars, body);
-  check_body(loop_vars, b.outputs, true);
+  // A variable that the cond or the body assigns and the other reads is read by the loop's graphs on every pass
+  // (traced again so), not once before the loop.
+  std::unordered_set<const void*> read_inside;
+  SubTrace c, b;
+  for (;;) {
+    c = graph::detail::trace_subgraph(
+        "ops::while_loop: cond", loop_vars, [&](const std::vector<Tensor>& v) { return std::vector<Tensor>{cond(v)}; },
+        read_inside);
+    check_predicate(c.outputs[0], "ops::while_loop: cond's result");
+    b = graph::detail::trace_subgraph("ops::while_loop: body", loop_vars, body, read_inside);
+    check_body(loop_vars, b.outputs, true);
+    const size_t before = read_inside.size();
+    for (const SubTrace* reader : {&c, &b})
+      for (const SubTrace* writer : {&c, &b})
+        for (const void* v : writer->assigned)
+          if (reader->read_outside.contains(v)) read_inside.insert(v);
+    if (read_inside.size() == before) break;
+  }
   std::vector<Tensor> inputs = loop_vars;
   for (Tensor& t : merge_captures({&c, &b}, loop_vars.size())) inputs.push_back(std::move(t));
   Node n;

@@ -276,6 +276,13 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs) const {
   return result;
 }
 
+namespace {
+thread_local bool t_effects_off = false;
+}  // namespace
+
+EffectsOff::EffectsOff(bool on) : previous_(t_effects_off) { t_effects_off = previous_ || on; }
+EffectsOff::~EffectsOff() { t_effects_off = previous_; }
+
 bool Executable::may_use_plan() const {
   // Op hooks see the planned values too (the tapes' hook is always there); like any op's record, what they
   // see is the op's, not to be kept past the call.
@@ -414,6 +421,10 @@ void Executable::run_node_body(size_t k, RunState& st, bool capturing) const {
       out = ops::run_fused_elementwise(*n.fused, in, /*op_by_op=*/any_tape_records(in));
       break;
     case NodeKind::HostCall:
+      if (n.effect_only && t_effects_off) {
+        out.clear();
+        break;
+      }
       out = n.host(in);
       EMBER_CHECK(out.size() == n.outputs.size(), Internal)
           << "host_call '" << n.name << "': returned " << out.size() << " tensors on replay, " << n.outputs.size()

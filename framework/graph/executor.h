@@ -38,6 +38,20 @@ struct ControlFlowTape {
 // Runs a Cond or While node on its inputs; with `tape`, under it (see ControlFlowTape).
 std::vector<Tensor> run_control_flow(const Node& n, std::span<const Tensor> inputs, ControlFlowTape* tape);
 
+// While one made with `on` lives on this thread, graphs run here skip their effect-only host calls
+// (Node::effect_only: ops::print, an optimizer's host update): a control-flow node run while a trace that leaves
+// no effect records it.
+class EffectsOff {
+ public:
+  explicit EffectsOff(bool on);
+  ~EffectsOff();
+  EffectsOff(const EffectsOff&) = delete;
+  EffectsOff& operator=(const EffectsOff&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // Runs an UpdateVariables node on `inputs` (one per node input): its op on the variables' buffers, each taken
 // exclusively (copied first where another tensor shares it), then the inputs; with `kernel`, that kernel on the
 // CPU without dispatch (see run_kernel_into).

@@ -74,6 +74,7 @@ struct Node {
   std::shared_ptr<CastCache> cast_cache;
   // HostCall
   HostFn host;
+  bool effect_only = false;  // HostCall made by host_effect: no results, run for what it changes
   std::string name;  // what the node is called in printouts (host calls, derivations, variable updates)
   // HostCall, UpdateVariables: its first 3 * gradient_triples inputs are gradients as (value, a, b) triples, as
   // Optimizer::apply_factored takes them: a pass may replace a value made by matmul(a, b, {.transpose_a = true})

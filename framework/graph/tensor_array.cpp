@@ -1,5 +1,7 @@
 #include "framework/graph/tensor_array.h"
 
+#include "framework/core/error_context.h"
+
 #include "framework/graph/trace.h"
 #include "framework/ops/array.h"
 #include "framework/ops/creation.h"
@@ -32,6 +34,21 @@ TensorArray::TensorArray(const Tensor& stacked) {
   element_shape_ = Shape(std::vector<int64_t>(stacked.shape().begin() + 1, stacked.shape().end()));
   buffer_ = stacked;
 }
+
+namespace {
+
+// A traced index is checked where the graph runs, by a gather reading at it, whose error then names the method.
+template <class F>
+Tensor at_traced_index(const char* what, int64_t size, F&& body) {
+  return with_error_context<InvalidArgument>(
+      [what, size](const InvalidArgument& e) {
+        throw InvalidArgument(std::string("TensorArray.") + what + ": the index is not in [0, " + std::to_string(size) +
+                              ") (" + e.what() + ")");
+      },
+      std::forward<F>(body));
+}
+
+}  // namespace
 
 Tensor TensorArray::index_tensor(int64_t index, const char* what) const {
   EMBER_CHECK(index >= 0 && index < size_, InvalidArgument)
@@ -71,7 +88,12 @@ TensorArray TensorArray::write(const Tensor& index, const Tensor& value) const {
   Shape mask_shape(std::vector<int64_t>(static_cast<size_t>(value.rank()) + 1, 1));
   mask_shape[0] = size_;
   Tensor positions = ops::range(0, static_cast<double>(size_), 1, index.dtype()).to(index.device());
-  Tensor mask = ops::reshape(ops::equal(positions, index), mask_shape);
+  // Where the index is traced, the mask compares with positions[index] (the same value), so that a call with an
+  // index out of range fails there, as an eager write does, instead of writing nothing.
+  const Tensor at = graph::is_traced(index)
+                        ? at_traced_index("write", size_, [&] { return ops::gather(positions, index); })
+                        : index;
+  Tensor mask = ops::reshape(ops::equal(positions, at), mask_shape);
   out.buffer_ = ops::where(mask, ops::expand_dims(value, 0), buffer_.defined() ? buffer_ : out.buffer_);
   return out;
 }
@@ -86,7 +108,8 @@ Tensor TensorArray::read(const Tensor& index) const {
     EMBER_CHECK(element_shape_, FailedPrecondition)
         << "TensorArray.read: nothing was written yet and the element shape is unknown; give element_shape";
   }
-  return ops::gather(buffer_, index);
+  if (!graph::is_traced(index)) return ops::gather(buffer_, index);
+  return at_traced_index("read", size_, [&] { return ops::gather(buffer_, index); });
 }
 
 Tensor TensorArray::read(int64_t index) const { return read(index_tensor(index, "read")); }

@@ -108,9 +108,11 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     // So does an update in place, which a dry trace or a branch's records without running (the version stays).
     const bool may_write = n.kind == NodeKind::HostCall || n.kind == NodeKind::UpdateVariables ||
                            ((n.kind == NodeKind::Cond || n.kind == NodeKind::While) && n.has_effects());
-    if (parent_ && n.kind == NodeKind::UpdateVariables)
-      for (const Variable& v : n.updates)
-        if (captured_variables_.contains(v.handle())) retrace_reading_.insert(v.handle());  // as assigned() does
+    if (n.kind == NodeKind::UpdateVariables)
+      for (const Variable& v : n.updates) {
+        assigned_.insert(v.handle());
+        if (parent_ && captured_variables_.contains(v.handle())) retrace_reading_.insert(v.handle());  // as assigned()
+      }
     graph_.nodes.push_back(std::move(n));
     if (may_write) versions_.clear();
     return node;
@@ -171,8 +173,9 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
                                            known != versions_.end() && known->second == v.version())
       return;
     // Inside a branch or loop, a variable it does not assign is read once by the enclosing graph and captured:
-    // its value is then an input of the control-flow node, so gradients reach it (a loop's weights).
-    if (parent_ && !local_variables_.contains(v.handle())) {
+    // its value is then an input of the control-flow node, so gradients reach it (a loop's weights). One that it
+    // (or control flow inside it) assigned before is read here.
+    if (parent_ && !local_variables_.contains(v.handle()) && !assigned_.contains(v.handle())) {
       parent_->read(v, current);
       captured_variables_.insert(v.handle());
       if (v.trainable()) read_through_parent_.push_back(current);
@@ -186,6 +189,7 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   }
   void assigned(const Variable& v, const Tensor& source, const Tensor& stored, const Tensor& previous) override {
     if (parent_ || dry_) undo_.emplace_back(v, previous);
+    assigned_.insert(v.handle());
     if (parent_) {
       // Read through the parent, then written: each pass of a loop must read what the last one wrote.
       if (captured_variables_.contains(v.handle())) retrace_reading_.insert(v.handle());
@@ -236,6 +240,18 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
     undo_host_.clear();
   }
   void add_host_undo(std::function<void()> undo) { undo_host_.push_back(std::move(undo)); }
+  void add_undo(const Variable& v, const Tensor& previous) { undo_.emplace_back(v, previous); }
+  void mark_last_effect_only() { graph_.nodes.back().effect_only = true; }
+  // The variables a finished sub-trace may assign: assigned here too, so read here from now on; one this trace
+  // read through its parent before is read again on every run (traced again, reading it here).
+  void adopt_assigned(const std::unordered_set<const void*>& inner) {
+    for (const void* h : inner) {
+      assigned_.insert(h);
+      if (parent_ && captured_variables_.contains(h)) retrace_reading_.insert(h);
+    }
+  }
+  const std::unordered_set<const void*>& assigned() const { return assigned_; }
+  const std::unordered_set<const void*>& captured_variables() const { return captured_variables_; }
 
   const std::string& name() const { return name_; }
   uint64_t id() const { return id_; }
@@ -260,6 +276,7 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   const ErrorContextFrame* error_base_;                 // the error context the trace began in
   std::unordered_set<const void*> captured_variables_;  // variables read through the parent
   std::unordered_set<const void*> retrace_reading_;     // of those, the ones assigned here
+  std::unordered_set<const void*> assigned_;            // variables assigned here or in control flow inside
   std::vector<Tensor> read_through_parent_;             // trainable variables' values read so
   std::vector<Tensor> captures_;                        // per input after the arguments: the parent's tensor
   std::vector<std::pair<Variable, Tensor>> undo_;       // assignments, with the value before
@@ -340,6 +357,7 @@ void host_effect(const std::string& name, const std::vector<Tensor>& inputs,
   };
   t_trace->host_call(name, inputs, std::move(host), options.gradient_triples, /*run_now=*/!t_trace->records_only(),
                      options.widens_half_gradients);
+  t_trace->mark_last_effect_only();
 }
 
 void update_variables(const std::string& name, OpId op, const std::vector<Variable>& variables,
@@ -426,10 +444,11 @@ class SubTraceScope {
 }  // namespace
 
 SubTrace trace_subgraph(const std::string& what, const std::vector<Tensor>& args,
-                        const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn) {
+                        const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                        const std::unordered_set<const void*>& read_inside) {
   Trace::Impl* parent = t_trace;
   EMBER_CHECK(parent, Internal) << what << ": traced outside a function";
-  std::unordered_set<const void*> local;
+  std::unordered_set<const void*> local = read_inside;
   for (;;) {
     Trace::Impl child(parent->name(), parent, local);
     std::vector<Tensor> views;
@@ -455,9 +474,19 @@ SubTrace trace_subgraph(const std::string& what, const std::vector<Tensor>& args
     result.graph = child.finish(outputs);  // may capture more: a branch returning an outer tensor
     result.captures = child.captures();
     result.outputs = outputs;
+    result.assigned = child.assigned();
+    result.read_outside = child.captured_variables();
     parent->adopt_inner(child, result.graph);
+    parent->adopt_assigned(child.assigned());
     return result;
   }
+}
+
+bool records_only() { return t_trace && t_trace->records_only(); }
+
+void undo_at_trace_end(const Variable& v, const Tensor& previous) {
+  EMBER_CHECK(t_trace, Internal) << "graph::detail::undo_at_trace_end: no trace records here";
+  t_trace->add_undo(v, previous);
 }
 
 int record_node(Node node, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {

@@ -4,6 +4,7 @@
 // eager call). A host read of a traced value is refused, as TF refuses a symbolic tensor as a Python bool.
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "framework/graph/graph.h"
@@ -110,10 +111,22 @@ struct SubTrace {
   Graph graph;                   // inputs: one per argument, then the captures
   std::vector<Tensor> captures;  // tensors of the enclosing traces it reads, in the order of its inputs
   std::vector<Tensor> outputs;   // what it returned while traced
+  // Variables (Variable::handle()) it, or control flow inside it, may assign; and those it reads once through
+  // the enclosing trace (their values are captures).
+  std::unordered_set<const void*> assigned, read_outside;
 };
-// Traces `fn` on fresh views of `args`. `what` names it in errors.
+// Traces `fn` on fresh views of `args`. `what` names it in errors. The variables in `read_inside` are read
+// by the graph itself on every run (a loop's cond reading what its body assigns), not captured.
 SubTrace trace_subgraph(const std::string& what, const std::vector<Tensor>& args,
-                        const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn);
+                        const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                        const std::unordered_set<const void*>& read_inside = {});
+
+// Whether the trace recording on this thread leaves no effect behind: a branch's or loop's, or a dry trace
+// (get_concrete_function, reduce_retracing's probes).
+bool records_only();
+// In such a trace: puts `previous` back into `v` when the trace ends (an effect a control-flow node had as it
+// ran while traced).
+void undo_at_trace_end(const Variable& v, const Tensor& previous);
 
 // Records `node` in the trace recording on this thread, reading `inputs` and making `outputs` (tensors of
 // its own; undefined ones are no value). Returns its index.

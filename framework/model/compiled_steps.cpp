@@ -2,6 +2,7 @@
 // keras/src/backend/tensorflow/trainer.py): as traced functions unless compile asked to run eagerly, several
 // in one function with compile's steps_per_execution, and the training step on the thread count that has been
 // faster. The epoch loops are in fit.cpp.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -21,13 +22,14 @@ namespace detail {
 
 // The steps as traced functions (Keras: make_train_function and friends). The model is an argument, not a
 // capture, so that a model moved after compile still finds its steps; the metric names a step returns are
-// recorded while it is traced.
+// recorded while it is traced, one list per trace, and the step returns which (its last output).
 struct CompiledSteps {
-  // The last argument, which weights are trainable, retraces a step after a layer is frozen or unfrozen.
+  // The last argument, the model's structure (structure_key), retraces a step after a layer is frozen or
+  // unfrozen, added or removed.
   using Step = std::function<std::vector<Tensor>(Model&, const data::Element&, uint64_t)>;
   explicit CompiledSteps(bool jit_compile) : jit(jit_compile) {}
   const bool jit;  // compile's jit_compile, resolved
-  std::vector<std::string> train_names, test_names;
+  std::vector<std::vector<std::string>> train_names, test_names;
   Function<Step> train{
       [this](Model& m, const data::Element& b, uint64_t) { return values(replica_train_step(m, b), train_names); },
       {.jit_compile = jit, .unknown_batch_dimension = true, .name = "train_step"}};
@@ -76,28 +78,50 @@ struct CompiledSteps {
     return parts;
   }
 
-  static uint64_t trainable_key(const Model& m) {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the trainable variables' identities
-    for (const Variable& v : m.trainable_weights()) {
-      h ^= reinterpret_cast<uintptr_t>(v.handle());
+  // FNV-1a over the trainable variables' identities and every layer's identity and trainable flag: a step traced
+  // for another structure (a layer frozen, one without weights added or popped) is not replayed.
+  static uint64_t structure_key(const Model& m) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t x) {
+      h ^= x;
       h *= 1099511628211ull;
-    }
+    };
+    for (const Variable& v : m.trainable_weights()) mix(reinterpret_cast<uintptr_t>(v.handle()));
+    std::function<void(const Layer&)> layer = [&](const Layer& l) {
+      mix(reinterpret_cast<uintptr_t>(&l));
+      mix(l.trainable() ? 1 : 2);
+      for (const LayerPtr& s : l.sublayers()) layer(*s);
+    };
+    for (const LayerPtr& l : m.layers()) layer(*l);
     return h;
   }
 
-  static std::vector<Tensor> values(const MetricResults& results, std::vector<std::string>& names) {
-    names.clear();
+  // A step's results as its outputs: the values, then (a constant) the index of their names in `names`.
+  static std::vector<Tensor> values(const MetricResults& results, std::vector<std::vector<std::string>>& names) {
+    std::vector<std::string> these;
     std::vector<Tensor> out;
     for (const auto& [name, value] : results) {
-      names.push_back(name);
+      these.push_back(name);
       out.push_back(value);
     }
+    auto it = std::find(names.begin(), names.end(), these);
+    if (it == names.end()) it = names.insert(names.end(), std::move(these));
+    out.push_back(Tensor::scalar<int64_t>(it - names.begin()));
     return out;
   }
-  static MetricResults named(const std::vector<std::string>& names, const std::vector<Tensor>& values) {
+  static MetricResults named(const std::vector<std::vector<std::string>>& names, const std::vector<Tensor>& values) {
+    const auto which = static_cast<size_t>(values.back().item<int64_t>());
+    EMBER_CHECK(which < names.size() && names[which].size() + 1 == values.size(), Internal)
+        << "a compiled step returned " << values.size() - 1 << " results without their names";
     MetricResults out;
-    for (size_t i = 0; i < values.size(); ++i) out.emplace_back(names[i], values[i]);
+    for (size_t i = 0; i + 1 < values.size(); ++i) out.emplace_back(names[which][i], values[i]);
     return out;
+  }
+  // Whether the batches hold as many tensors each (else a group of steps runs them one at a time: the steps'
+  // function takes them flattened and cuts equal parts).
+  static bool same_arity(const std::vector<data::Element>& batches) {
+    return std::all_of(batches.begin(), batches.end(),
+                       [&](const data::Element& b) { return b.size() == batches[0].size(); });
   }
 };
 
@@ -118,7 +142,12 @@ MetricResults run_test_steps(Model& model, const std::vector<data::Element>& bat
     for (const data::Element& b : batches) results = replica_test_step(model, b);
     return results;
   }
-  const uint64_t key = CompiledSteps::trainable_key(model);
+  const uint64_t key = CompiledSteps::structure_key(model);
+  if (batches.size() > 1 && !CompiledSteps::same_arity(batches)) {
+    MetricResults results;
+    for (const data::Element& b : batches) results = CompiledSteps::named(steps->test_names, steps->test(model, b, key));
+    return results;
+  }
   std::vector<Tensor> values =
       batches.size() == 1
           ? steps->test(model, batches[0], key)
@@ -131,14 +160,14 @@ MetricResults run_test_step(Model& model, const data::Element& batch) { return r
 std::vector<std::vector<Tensor>> run_predict_steps(Model& model, const std::vector<data::Element>& batches) {
   CompiledSteps* steps = compiled_steps(model.compiled_.get());
   std::vector<std::vector<Tensor>> out;
-  if (!steps || batches.size() == 1) {
-    const uint64_t key = steps ? CompiledSteps::trainable_key(model) : 0;
+  if (!steps || batches.size() == 1 || !CompiledSteps::same_arity(batches)) {
+    const uint64_t key = steps ? CompiledSteps::structure_key(model) : 0;
     for (const data::Element& b : batches) out.push_back(steps ? steps->predict(model, b, key) : model.predict_step(b));
     return out;
   }
   const auto n = static_cast<int64_t>(batches.size());
   return CompiledSteps::split(
-      steps->predict_steps(model, CompiledSteps::flatten(batches), n, CompiledSteps::trainable_key(model)), n);
+      steps->predict_steps(model, CompiledSteps::flatten(batches), n, CompiledSteps::structure_key(model)), n);
 }
 
 std::vector<Tensor> run_predict_step(Model& model, const data::Element& batch) {
@@ -168,7 +197,13 @@ MetricResults train_steps_once(Model& model, const std::vector<data::Element>& b
   // reads the optimizer's state (the loss scale) from its variables.
   if (!model.built()) model.predict_step(batches[0]);
   if (!state->optimizer->built()) state->optimizer->build(model.trainable_weights());
-  const uint64_t key = detail::CompiledSteps::trainable_key(model);
+  const uint64_t key = detail::CompiledSteps::structure_key(model);
+  if (batches.size() > 1 && !detail::CompiledSteps::same_arity(batches)) {
+    MetricResults results;
+    for (const data::Element& b : batches)
+      results = detail::CompiledSteps::named(steps->train_names, steps->train(model, b, key));
+    return results;
+  }
   std::vector<Tensor> values =
       batches.size() == 1 ? steps->train(model, batches[0], key)
                           : steps->train_steps(model, detail::CompiledSteps::flatten(batches),

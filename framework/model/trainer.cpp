@@ -234,12 +234,17 @@ Tensor Model::compute_loss(const std::vector<Tensor>& y, const std::vector<Tenso
       EMBER_CHECK(ts.rank() > 0 && ps.rank() > 0 && ts[0] == ps[0], InvalidArgument)
           << "Model '" << name() << "': targets for output '" << s.output_names[i] << "' have shape " << ts
           << " but the output has shape " << ps << "; give one target per sample (the same first dimension)";
-      // A failure gets the batch's shapes (not the arrays the user passed; say so) and what differs, since equal
-      // shapes with different dtypes would otherwise read as "(32, 10) vs (32, 10)". Made only on a failure.
-      auto context = [model = name(), loss = s.losses[i]->name(), output = s.output_names[i], ts, ps,
-                      td = y[i].dtype(), pd = y_pred[i].dtype()](const InvalidArgument& e) {
+      // A failure gets the shapes per batch (the batch dimension None: a replay's batch may not be the traced
+      // one's) and what differs, since equal shapes with different dtypes would otherwise read as
+      // "(None, 10) vs (None, 10)". Made only on a failure.
+      Shape per_batch_t = ts, per_batch_p = ps;
+      per_batch_t[0] = per_batch_p[0] = -1;
+      auto context = [model = name(), loss = s.losses[i]->name(), output = s.output_names[i],
+                      ts = per_batch_t.to_keras_string(), ps = per_batch_p.to_keras_string(),
+                      differ = per_batch_t != per_batch_p, td = y[i].dtype(), pd = y_pred[i].dtype()](
+                         const InvalidArgument& e) {
         std::string differs;
-        if (ts != ps) differs = "their shapes differ";
+        if (differ) differs = "their shapes differ";
         if (td != pd)
           differs += std::string(differs.empty() ? "" : " and ") + "their dtypes differ (" + dtype_name(td) +
                      " vs " + dtype_name(pd) + ")";
@@ -247,8 +252,8 @@ Tensor Model::compute_loss(const std::vector<Tensor>& y, const std::vector<Tenso
         std::ostringstream os;
         os << "Model '" << model << "': loss '" << loss << "' for output '" << output
            << "' failed on a batch: its targets have shape " << ts << " and dtype " << dtype_name(td)
-           << ", the output has shape " << ps << " and dtype " << dtype_name(pd) << " (shapes per batch, the first "
-           << "dimension the batch size); " << differs << ". Make the targets match what this loss expects: "
+           << ", the output has shape " << ps << " and dtype " << dtype_name(pd) << " (None: the batch size); "
+           << differs << ". Make the targets match what this loss expects: "
            << e.what();
         throw InvalidArgument(os.str());
       };

@@ -2,6 +2,9 @@
 // give eager execution's numbers to the bit.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <optional>
+
 #include "framework/ember.h"
 
 using namespace ember;
@@ -175,8 +178,15 @@ TEST_CASE("a replayed step's error names the layer or loss, as the eager step's 
   const std::string y_error = step_error(true, good_x, bad_y);
   CHECK_THAT(y_error, Catch::StartsWith("Model 'sequential': loss 'sparse_categorical_crossentropy'") &&
                           Catch::Contains("SparseCategoricalCrossentropy: a label is outside the valid range [0, 2)") &&
-                          Catch::Contains("labels[0] = 5"));
+                          Catch::Contains("labels[0] = 5") &&
+                          Catch::Contains("its targets have shape (None,) and dtype int32"));
   CHECK(step_error(false, good_x, bad_y) == y_error);
+  // A replay on another batch size says nothing of the traced batch's size.
+  const Tensor bad_y3 = Tensor::from_vector<int32_t>({1, 1, 5}, {3});
+  const Tensor x3 = Tensor::from_vector(std::vector<int32_t>(12, 1), {3, 4});
+  const std::string y3_error = step_error(true, x3, bad_y3);
+  CHECK_THAT(y3_error, Catch::Contains("labels[2] = 5") && Catch::Contains("(None,)"));
+  CHECK(step_error(false, x3, bad_y3) == y3_error);
 }
 
 TEST_CASE("with_error_context: a replay applies the frames entered inside the function, inside a branch too",
@@ -208,4 +218,106 @@ TEST_CASE("with_error_context: a replay applies the frames entered inside the fu
   // Other error types pass a frame for InvalidArgument untouched; nothing is left entered after an error.
   CHECK_THROWS_AS(with_error_context<InvalidArgument>(wrap("x"), [] { throw NotFound("gone"); }), NotFound);
   CHECK(!ember::detail::current_error_context());
+}
+
+TEST_CASE("compiled steps follow a change of the model's layers, weighted or not", "[function][fit]") {
+  const Tensor x = Tensor::from_vector<float>({1, -2, 3, 0.5f, -1, 2, 0, 1}, {4, 2}), y = ops::ones({4, 1});
+  std::vector<float> popped, frozen_change;
+  for (bool eagerly : {true, false}) {
+    random::set_seed(1);
+    Sequential m({layers::Input({2}), layers::Dense(1), layers::Activation("sigmoid")});
+    m.compile({.optimizer = "sgd", .loss = "mse", .run_eagerly = eagerly});
+    m.predict(x, {.verbose = 0});
+    m.pop();  // the sigmoid, which has no weights
+    popped.push_back(m.predict(x, {.verbose = 0}).to_vector<float>()[0]);
+    CHECK(popped.back() == m(x).to_vector<float>()[0]);
+
+    random::set_seed(1);
+    auto bn = std::make_shared<layers::BatchNormalization>(
+        layers::BatchNormalizationOptions{.center = false, .scale = false});  // no trainable weights
+    Sequential m2({layers::Input({2}), bn, layers::Dense(1)});
+    m2.compile({.optimizer = "sgd", .loss = "mse", .run_eagerly = eagerly});
+    m2.fit(x, y, {.batch_size = 4, .verbose = 0});
+    bn->set_trainable(false);  // runs in inference mode from now on
+    const Tensor before = bn->non_trainable_weights()[0].value();
+    m2.fit(x, y, {.batch_size = 4, .verbose = 0});
+    frozen_change.push_back(
+        ops::reduce_max(ops::abs(bn->non_trainable_weights()[0].value() - before)).item<float>());
+  }
+  CHECK(popped[1] == popped[0]);
+  CHECK(frozen_change[0] == 0.0f);
+  CHECK(frozen_change[1] == 0.0f);
+}
+
+namespace {
+
+// A train_step whose results depend on the batch: "mean_sw" only where the batch has sample weights.
+struct NamesPerBatch : Model {
+  layers::Dense d{1};
+  Tensor call(const Tensor& x, bool) override { return d(x); }
+  MetricResults train_step(const data::Element& b) override {
+    std::vector<Tensor> x, y;
+    Tensor sw;
+    unpack_batch(b, x, y, sw);
+    std::vector<Tensor> p, g;
+    Tensor loss;
+    std::vector<Variable> v;
+    {
+      GradientTape t;
+      p = {(*this)(x[0], true)};
+      v = trainable_weights();
+      loss = compute_loss(y, p, sw);
+      g = t.gradient(loss, v);
+    }
+    optimizer().apply(g, v);
+    MetricResults r;
+    if (sw.defined()) r.emplace_back("mean_sw", ops::reduce_mean(sw));
+    for (auto& kv : compute_metrics(y, p, sw, loss)) r.push_back(kv);
+    return r;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a train_step's result names are those of the trace that ran", "[function][fit]") {
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {4, 1}), y = x * 2.0f, sw = ops::ones({4}) * 9.0f;
+  std::vector<std::vector<std::map<std::string, std::vector<double>>>> runs;
+  for (bool eagerly : {true, false}) {
+    random::set_seed(1);
+    NamesPerBatch m;
+    m.compile({.optimizer = optimizers::SGD({.learning_rate = 0.001}), .loss = "mse", .metrics = {"mae"},
+               .run_eagerly = eagerly});
+    runs.emplace_back();
+    for (const Tensor& w : {sw, Tensor(), sw})
+      runs.back().push_back(
+          m.fit(x, y, {.batch_size = 4, .verbose = 0, .shuffle = false, .sample_weight = w}).history);
+  }
+  CHECK(runs[1][2].count("mean_sw") == 1);
+  CHECK(runs[1][1].count("mean_sw") == 0);
+  CHECK(runs[1] == runs[0]);
+}
+
+TEST_CASE("steps_per_execution runs a group of batches with different tensor counts as eager steps do",
+          "[function][fit]") {
+  std::vector<std::vector<float>> kernels;
+  std::vector<double> losses;
+  for (bool eagerly : {true, false}) {
+    random::set_seed(1);
+    Sequential m({layers::Input({2}), layers::Dense(1)});
+    m.compile({.optimizer = "sgd", .loss = "mse", .run_eagerly = eagerly, .steps_per_execution = 3});
+    auto ds = data::Dataset::from_generator([]() {
+      return [i = 0]() mutable -> std::optional<data::Element> {
+        if (i == 3) return std::nullopt;
+        ++i;
+        data::Element e{Tensor::from_vector<float>({1.f * i, 2, 3, 4.f * i}, {2, 2}),
+                        Tensor::from_vector<float>({1, 2}, {2, 1})};
+        if (i == 3) e.push_back(Tensor::from_vector<float>({0, 0}, {2}));  // sample weights on the last only
+        return e;
+      };
+    });
+    losses.push_back(m.fit(ds, {.verbose = 0}).history.at("loss")[0]);
+    kernels.push_back(m.weights()[0].value().to_vector<float>());
+  }
+  CHECK(losses[1] == losses[0]);
+  CHECK(kernels[1] == kernels[0]);
 }

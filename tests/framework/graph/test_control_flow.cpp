@@ -419,3 +419,116 @@ TEST_CASE("cond and while_loop nest", "[control_flow]") {
   CHECK(collatz(i32(27)).item<int32_t>() == 111);
   CHECK(f.tracing_count() == 1);
 }
+
+TEST_CASE("a dry trace leaves what a cond or loop assigns, updates or prints", "[control_flow]") {
+  Variable v(f32(0), {.name = "v"});
+  std::ostringstream printed;
+  auto f = ember::function([&](const Tensor& n) {
+    ops::cond(ops::greater_equal(n, i32(0)), [&] {
+      v.assign_add(f32(1));
+      ops::print({std::string("branch ran")}, {.output_stream = &printed});
+    }, [] {});
+    return ops::while_loop([](const std::vector<Tensor>& a) { return ops::less(a[0], i32(3)); },
+                           [&](const std::vector<Tensor>& a) {
+                             v.assign_add(f32(10));
+                             return std::vector<Tensor>{a[0] + i32(1)};
+                           },
+                           {n})[0];
+  });
+  f.get_concrete_function(TensorSpec({}, DType::Int32));
+  CHECK(v.value().item<float>() == 0.0f);
+  CHECK(printed.str().empty());
+  CHECK(f(i32(0)).item<int32_t>() == 3);
+  CHECK(v.value().item<float>() == 31.0f);
+  CHECK(printed.str() == "branch ran\n");
+}
+
+TEST_CASE("an update guarded by a cond runs once per step, probes of an unknown batch size included",
+          "[control_flow]") {
+  std::vector<std::pair<int64_t, std::vector<float>>> runs;
+  for (bool traced : {false, true}) {
+    Variable w(Tensor::from_vector<float>({1, 2, 3}, {3, 1}), {.name = "w"});
+    std::vector<Variable> vars{w};
+    optimizers::Adam adam({.learning_rate = 0.1});
+    auto step_fn = [&](const Tensor& x, const Tensor& y) {
+      GradientTape tape;
+      Tensor loss = ops::reduce_mean(ops::square(ops::matmul(x, w.read_value()) - y));
+      std::vector<Tensor> grads = tape.gradient(loss, vars);
+      ops::cond(ops::reduce_all(ops::is_finite(grads[0])), [&] { adam.apply(grads, vars); }, [] {});
+      return loss;
+    };
+    auto step = ember::function(step_fn, {.unknown_batch_dimension = true});
+    for (int64_t n : {4, 4, 3}) {  // the batch of 3: a new size, probed by dry traces
+      const Tensor x = ops::ones({n, 3}), y = ops::ones({n, 1}) * 10.0f;
+      if (traced)
+        step(x, y);
+      else
+        step_fn(x, y);
+    }
+    runs.emplace_back(adam.iterations().value().item<int64_t>(), w.value().to_vector<float>());
+  }
+  CHECK(runs[0].first == 3);
+  CHECK(runs[1] == runs[0]);
+}
+
+TEST_CASE("a variable assigned by control flow inside a branch or loop is read after it on every run",
+          "[control_flow]") {
+  Variable v(f32(1), {.name = "v"});
+  auto check = [&](const std::function<Tensor(const Tensor&)>& body) {
+    auto f = ember::function(body);
+    v.assign(f32(1));
+    const float eager = body(i32(4)).item<float>();
+    v.assign(f32(1));
+    CHECK(f(i32(4)).item<float>() == eager);  // traced
+    v.assign(f32(1));
+    CHECK(f(i32(4)).item<float>() == eager);  // replayed
+  };
+  auto below = [](const Tensor& n) { return [n](const std::vector<Tensor>& s) { return ops::less(s[0], n); }; };
+  // A read after a nested cond that assigns, in a branch.
+  check([&](const Tensor& n) {
+    const Tensor p = ops::greater(n, i32(0));
+    return ops::cond(
+        p,
+        [&] {
+          ops::cond(p, [&] { v.assign(f32(10)); }, [] {});
+          return v.read_value();
+        },
+        [&] { return f32(-1); });
+  });
+  // A loop body reading what a cond inside it assigns on the pass before.
+  check([&](const Tensor& n) {
+    return ops::while_loop(below(n),
+                           [&](const std::vector<Tensor>& s) {
+                             Tensor acc = s[1] + v.read_value();
+                             ops::cond(ops::greater_equal(s[0], i32(0)), [&] { v.assign_add(f32(1)); }, [] {});
+                             return std::vector<Tensor>{s[0] + i32(1), acc};
+                           },
+                           {i32(0), f32(0)})[1];
+  });
+  // A loop's cond reading what its body assigns: it stops (traced, it read the value before the loop: forever).
+  check([&](const Tensor&) {
+    return ops::cast(ops::while_loop([&](const std::vector<Tensor>&) { return ops::less(v.read_value(), f32(4)); },
+                                     [&](const std::vector<Tensor>& s) {
+                                       v.assign_add(f32(1));
+                                       return std::vector<Tensor>{s[0] + i32(1)};
+                                     },
+                                     {i32(0)}, {.maximum_iterations = 10})[0],
+                     DType::Float32);
+  });
+}
+
+TEST_CASE("a TensorArray written or read at a traced index out of range fails on every call", "[control_flow]") {
+  auto write = ember::function([](const Tensor& i) {
+    return TensorArray(DType::Float32, 3, Shape{}).write(i, f32(7)).stack();
+  });
+  CHECK(write(i32(1)).to_vector<float>() == std::vector<float>{0, 7, 0});
+  for (int32_t bad : {5, -1})
+    CHECK_THROWS_WITH(write(i32(bad)), Catch::StartsWith("TensorArray.write: the index is not in [0, 3)") &&
+                                           Catch::Contains(std::to_string(bad)));
+  auto read = ember::function([](const Tensor& i) {
+    return TensorArray(DType::Float32, 3, Shape{}).write(0, f32(7)).read(i);
+  });
+  CHECK(read(i32(0)).item<float>() == 7.0f);
+  CHECK_THROWS_WITH(read(i32(3)), Catch::StartsWith("TensorArray.read: the index is not in [0, 3)"));
+  CHECK(write.tracing_count() == 1);
+}
