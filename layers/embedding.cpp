@@ -36,9 +36,10 @@ Tensor Embedding::call(const Tensor& x, bool training) {
   const Tensor indices = x.dtype() == DType::Int32 || x.dtype() == DType::Int64 ? x : ops::cast(x, DType::Int32);
   // Gather from the variable itself, then cast the rows (Keras: autocast off, take, cast): under a mixed
   // policy only the looked-up rows are converted, not the whole table.
-  const std::string context = "Embedding '" + name() + "' (input_dim " + std::to_string(input_dim_) + "): ";
   const Tensor rows = with_error_context<InvalidArgument>(
-      [context](const InvalidArgument& e) { throw InvalidArgument(context + e.what()); },
+      [name = name(), input_dim = input_dim_](const InvalidArgument& e) {
+        throw InvalidArgument("Embedding '" + name + "' (input_dim " + std::to_string(input_dim) + "): " + e.what());
+      },
       [&] { return ops::gather(embeddings_, indices); });
   return rows.dtype() == compute_dtype() ? rows : ops::cast(rows, compute_dtype());
 }

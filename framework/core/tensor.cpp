@@ -18,6 +18,8 @@ Tensor::Tensor(Shape shape, DType dtype, std::shared_ptr<Storage> storage, size_
   impl_ = std::make_shared<Impl>(Impl{std::move(shape), dtype, n, std::move(storage), offset, id, nullptr});
 }
 
+uint64_t Tensor::next_id() { return g_next_tensor_id.load(std::memory_order_relaxed); }
+
 void Tensor::throw_undefined() {
   throw FailedPrecondition("Tensor: this tensor is undefined (default-constructed, holds no value)");
 }

@@ -98,6 +98,8 @@ class Tensor {
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   // A process-unique id of this tensor object (views get their own); the tape tracks tensors by it.
   uint64_t id() const { return impl().id; }
+  // Ids only grow: every tensor made after this call has an id of at least this.
+  static uint64_t next_id();
   const std::shared_ptr<Storage>& storage() const { return impl().storage; }
   // True when no other tensor object, copy or view shares this tensor's storage, so its owner may update
   // the buffer in place without any other tensor seeing the change (TF's copy-on-write rule for variable

@@ -1,5 +1,7 @@
 #include "framework/graph/control_flow.h"
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -67,7 +69,7 @@ void set_subgraphs(Node& n, std::vector<graph::Graph> graphs) {
   }
 }
 
-// The variables that AssignVariable nodes of n's graphs (and theirs) write.
+// The variables that AssignVariable and UpdateVariables nodes of n's graphs (and theirs) write.
 void assigned_variables(const Node& n, std::vector<Variable>& out) {
   for (const auto& sub : n.subgraphs)
     for (const Node& inner : sub->graph().nodes) {
@@ -84,6 +86,11 @@ std::vector<Tensor> run_and_record(Node node, const std::vector<Tensor>& inputs)
   if (any_tape_records(inputs)) tape = std::make_shared<graph::ControlFlowTape>();
   std::vector<Variable> assigned;
   assigned_variables(node, assigned);
+  std::sort(assigned.begin(), assigned.end(),
+            [](const Variable& a, const Variable& b) { return std::less<const void*>()(a.handle(), b.handle()); });
+  assigned.erase(std::unique(assigned.begin(), assigned.end(),
+                             [](const Variable& a, const Variable& b) { return a.handle() == b.handle(); }),
+                 assigned.end());
   // In a trace that leaves no effect (a branch's or loop's, get_concrete_function's, a probe), what the node
   // assigns or updates in place as it runs now is put back when that trace ends (copies: an update writes the
   // buffer), and its host calls with no results (ops::print) do not run.

@@ -213,6 +213,9 @@ void fuse_elementwise(Graph& g) {
     fused.device = f->device;
     fused.name = f->name();
     fused.fused = std::move(f);
+    // An error on replay gets the context of the chain's first op (a layer's, a loss's).
+    fused.error_context = g.nodes[static_cast<size_t>(grp.members.front())].error_context;
+    fused.error_base = g.nodes[static_cast<size_t>(grp.members.front())].error_base;
     const size_t last = static_cast<size_t>(grp.members.back());
     g.nodes[last] = std::move(fused);
     removed[last] = 0;

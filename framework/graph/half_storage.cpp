@@ -213,6 +213,8 @@ void store_half_in_float32(Graph& g) {
       mm.specs = {OutputSpec{shape, DType::Float32}};
       mm.inputs = {a, b};
       mm.outputs = {product};
+      mm.error_context = n.error_context;
+      mm.error_base = n.error_base;
       nodes.push_back(std::move(mm));
       renumbered[k] = static_cast<int>(nodes.size());
       const bool wants_twin = twin_readers[static_cast<size_t>(out)];

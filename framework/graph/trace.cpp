@@ -23,7 +23,8 @@ thread_local std::vector<random::GeneratorState*> t_rewind_points;
 class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, public VariableTracer {
  public:
   // A trace of its own (parent == nullptr), or a graph traced inside `parent`'s (a branch, a loop body), which
-  // reads the variables in `local_variables` itself and the others through the parent.
+  // reads the variables in `local_variables` (and those it assigned before) itself and the others through the
+  // parent.
   explicit Impl(std::string name, Impl* parent = nullptr, std::unordered_set<const void*> local_variables = {})
       : name_(std::move(name)),
         parent_(parent),
@@ -221,10 +222,12 @@ class Trace::Impl final : public ember::detail::TensorTracer, public OpTracer, p
   }
 
   // A finished sub-trace's tensors (`graph`: its graph): known to this trace as made inside it, an error to use
-  // here. Not the tensors it captured as constants (made outside the function), which any graph may use.
-  void adopt_inner(const Impl& child, const Graph& graph) {
+  // here. Not the constants it captured that were made before it began (`first_id`: the id of the first tensor
+  // made since; tensors made outside the function, which any graph may use).
+  void adopt_inner(const Impl& child, const Graph& graph, uint64_t first_id) {
     for (const auto& [id, v] : child.ids_)
-      if (!ids_.contains(id) && !graph.values[static_cast<size_t>(v)].constant.defined()) inner_.insert(id);
+      if (!ids_.contains(id) && (id >= first_id || !graph.values[static_cast<size_t>(v)].constant.defined()))
+        inner_.insert(id);
     inner_.insert(child.inner_.begin(), child.inner_.end());
   }
 
@@ -449,6 +452,7 @@ SubTrace trace_subgraph(const std::string& what, const std::vector<Tensor>& args
   Trace::Impl* parent = t_trace;
   EMBER_CHECK(parent, Internal) << what << ": traced outside a function";
   std::unordered_set<const void*> local = read_inside;
+  const uint64_t first_id = Tensor::next_id();
   for (;;) {
     Trace::Impl child(parent->name(), parent, local);
     std::vector<Tensor> views;
@@ -476,7 +480,7 @@ SubTrace trace_subgraph(const std::string& what, const std::vector<Tensor>& args
     result.outputs = outputs;
     result.assigned = child.assigned();
     result.read_outside = child.captured_variables();
-    parent->adopt_inner(child, result.graph);
+    parent->adopt_inner(child, result.graph, first_id);
     parent->adopt_assigned(child.assigned());
     return result;
   }

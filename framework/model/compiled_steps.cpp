@@ -78,8 +78,8 @@ struct CompiledSteps {
     return parts;
   }
 
-  // FNV-1a over the trainable variables' identities and every layer's identity and trainable flag: a step traced
-  // for another structure (a layer frozen, one without weights added or popped) is not replayed.
+  // FNV-1a over the trainable variables' identities and every layer's uid and trainable flag: a step traced for
+  // another structure (a layer frozen, one without weights added or popped) is not replayed.
   static uint64_t structure_key(const Model& m) {
     uint64_t h = 1469598103934665603ull;
     auto mix = [&h](uint64_t x) {
@@ -88,7 +88,7 @@ struct CompiledSteps {
     };
     for (const Variable& v : m.trainable_weights()) mix(reinterpret_cast<uintptr_t>(v.handle()));
     std::function<void(const Layer&)> layer = [&](const Layer& l) {
-      mix(reinterpret_cast<uintptr_t>(&l));
+      mix(l.uid());
       mix(l.trainable() ? 1 : 2);
       for (const LayerPtr& s : l.sublayers()) layer(*s);
     };
@@ -106,7 +106,7 @@ struct CompiledSteps {
     }
     auto it = std::find(names.begin(), names.end(), these);
     if (it == names.end()) it = names.insert(names.end(), std::move(these));
-    out.push_back(Tensor::scalar<int64_t>(it - names.begin()));
+    out.push_back(Tensor::scalar<int64_t>(it - names.begin(), Device::cpu()));  // read on the host
     return out;
   }
   static MetricResults named(const std::vector<std::vector<std::string>>& names, const std::vector<Tensor>& values) {
@@ -122,6 +122,17 @@ struct CompiledSteps {
   static bool same_arity(const std::vector<data::Element>& batches) {
     return std::all_of(batches.begin(), batches.end(),
                        [&](const data::Element& b) { return b.size() == batches[0].size(); });
+  }
+  // The results of the batches' steps (the last's): `one` for a single batch or batches of different arities,
+  // else `group` on them all.
+  static MetricResults run(Function<Step>& one, Function<Steps>& group,
+                           const std::vector<std::vector<std::string>>& names, Model& m,
+                           const std::vector<data::Element>& batches, uint64_t key) {
+    if (batches.size() > 1 && same_arity(batches))
+      return named(names, group(m, flatten(batches), static_cast<int64_t>(batches.size()), key));
+    MetricResults results;
+    for (const data::Element& b : batches) results = named(names, one(m, b, key));
+    return results;
   }
 };
 
@@ -142,17 +153,8 @@ MetricResults run_test_steps(Model& model, const std::vector<data::Element>& bat
     for (const data::Element& b : batches) results = replica_test_step(model, b);
     return results;
   }
-  const uint64_t key = CompiledSteps::structure_key(model);
-  if (batches.size() > 1 && !CompiledSteps::same_arity(batches)) {
-    MetricResults results;
-    for (const data::Element& b : batches) results = CompiledSteps::named(steps->test_names, steps->test(model, b, key));
-    return results;
-  }
-  std::vector<Tensor> values =
-      batches.size() == 1
-          ? steps->test(model, batches[0], key)
-          : steps->test_steps(model, CompiledSteps::flatten(batches), static_cast<int64_t>(batches.size()), key);
-  return CompiledSteps::named(steps->test_names, values);
+  return CompiledSteps::run(steps->test, steps->test_steps, steps->test_names, model, batches,
+                            CompiledSteps::structure_key(model));
 }
 
 MetricResults run_test_step(Model& model, const data::Element& batch) { return run_test_steps(model, {batch}); }
@@ -197,18 +199,8 @@ MetricResults train_steps_once(Model& model, const std::vector<data::Element>& b
   // reads the optimizer's state (the loss scale) from its variables.
   if (!model.built()) model.predict_step(batches[0]);
   if (!state->optimizer->built()) state->optimizer->build(model.trainable_weights());
-  const uint64_t key = detail::CompiledSteps::structure_key(model);
-  if (batches.size() > 1 && !detail::CompiledSteps::same_arity(batches)) {
-    MetricResults results;
-    for (const data::Element& b : batches)
-      results = detail::CompiledSteps::named(steps->train_names, steps->train(model, b, key));
-    return results;
-  }
-  std::vector<Tensor> values =
-      batches.size() == 1 ? steps->train(model, batches[0], key)
-                          : steps->train_steps(model, detail::CompiledSteps::flatten(batches),
-                                               static_cast<int64_t>(batches.size()), key);
-  return detail::CompiledSteps::named(steps->train_names, values);
+  return detail::CompiledSteps::run(steps->train, steps->train_steps, steps->train_names, model, batches,
+                                    detail::CompiledSteps::structure_key(model));
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "framework/model/layer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <map>
 #include <mutex>
@@ -122,8 +123,16 @@ struct Layer::CastCache {
   std::vector<Entry> entries;
 };
 
+namespace {
+uint64_t next_layer_uid() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
 Layer::Layer(const std::string& base_name, const LayerOptions& options)
     : name_(options.name.empty() ? unique_layer_name(base_name) : options.name),
+      uid_(next_layer_uid()),
       policy_(options.dtype.empty() ? mixed_precision::global_policy() : mixed_precision::Policy(options.dtype)),
       trainable_(options.trainable),
       cast_cache_(std::make_shared<CastCache>()) {}
@@ -134,6 +143,7 @@ Layer::Layer(Layer&& o) noexcept
     : std::enable_shared_from_this<Layer>(),
       supports_masking_(o.supports_masking_),
       name_(std::move(o.name_)),
+      uid_(o.uid_),
       weight_scope_(std::move(o.weight_scope_)),
       policy_(std::move(o.policy_)),
       trainable_(o.trainable_),

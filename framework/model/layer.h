@@ -155,6 +155,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void set_weight_name_scope(const std::string& scope) { weight_scope_ = scope; }
 
   bool trainable() const { return trainable_; }
+  // A number no other layer made in this process has (a moved layer keeps it): what a compiled step's cache
+  // tells layers apart by, where an address may be reused.
+  uint64_t uid() const { return uid_; }
   // Freezing: a non-trainable layer reports every weight as non-trainable. As Keras's setter, the flag goes down
   // to every sublayer, so a frozen model's BatchNormalization layers run in inference mode.
   virtual void set_trainable(bool trainable);
@@ -223,6 +226,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
     Regularizer regularizer;
   };
   std::string name_;
+  uint64_t uid_;
   std::string weight_scope_;
   mixed_precision::Policy policy_;
   bool trainable_ = true;

@@ -236,23 +236,22 @@ Tensor Model::compute_loss(const std::vector<Tensor>& y, const std::vector<Tenso
           << " but the output has shape " << ps << "; give one target per sample (the same first dimension)";
       // A failure gets the shapes per batch (the batch dimension None: a replay's batch may not be the traced
       // one's) and what differs, since equal shapes with different dtypes would otherwise read as
-      // "(None, 10) vs (None, 10)". Made only on a failure.
-      Shape per_batch_t = ts, per_batch_p = ps;
-      per_batch_t[0] = per_batch_p[0] = -1;
-      auto context = [model = name(), loss = s.losses[i]->name(), output = s.output_names[i],
-                      ts = per_batch_t.to_keras_string(), ps = per_batch_p.to_keras_string(),
-                      differ = per_batch_t != per_batch_p, td = y[i].dtype(), pd = y_pred[i].dtype()](
-                         const InvalidArgument& e) {
+      // "(None, 10) vs (None, 10)". The message is made only on a failure.
+      auto context = [model = name(), loss = s.losses[i]->name(), output = s.output_names[i], t_shape = ts,
+                      p_shape = ps, td = y[i].dtype(), pd = y_pred[i].dtype()](const InvalidArgument& e) {
+        Shape per_batch_t = t_shape, per_batch_p = p_shape;
+        per_batch_t[0] = per_batch_p[0] = -1;
+        const std::string t_text = per_batch_t.to_keras_string(), p_text = per_batch_p.to_keras_string();
         std::string differs;
-        if (differ) differs = "their shapes differ";
+        if (per_batch_t != per_batch_p) differs = "their shapes differ";
         if (td != pd)
           differs += std::string(differs.empty() ? "" : " and ") + "their dtypes differ (" + dtype_name(td) +
                      " vs " + dtype_name(pd) + ")";
         if (differs.empty()) differs = "shapes and dtypes agree, so the loss expects another form of target";
         std::ostringstream os;
         os << "Model '" << model << "': loss '" << loss << "' for output '" << output
-           << "' failed on a batch: its targets have shape " << ts << " and dtype " << dtype_name(td)
-           << ", the output has shape " << ps << " and dtype " << dtype_name(pd) << " (None: the batch size); "
+           << "' failed on a batch: its targets have shape " << t_text << " and dtype " << dtype_name(td)
+           << ", the output has shape " << p_text << " and dtype " << dtype_name(pd) << " (None: the batch size); "
            << differs << ". Make the targets match what this loss expects: "
            << e.what();
         throw InvalidArgument(os.str());

@@ -231,6 +231,8 @@ TEST_CASE("compiled steps follow a change of the model's layers, weighted or not
     m.pop();  // the sigmoid, which has no weights
     popped.push_back(m.predict(x, {.verbose = 0}).to_vector<float>()[0]);
     CHECK(popped.back() == m(x).to_vector<float>()[0]);
+    m.add(layers::Activation("relu"));  // perhaps where the sigmoid was in memory: told apart all the same
+    CHECK(m.predict(x, {.verbose = 0}).to_vector<float>() == m(x).to_vector<float>());
 
     random::set_seed(1);
     auto bn = std::make_shared<layers::BatchNormalization>(

@@ -134,6 +134,13 @@ TEST_CASE("a tensor made outside the function may be used in both branches, a lo
   CHECK(f(idx, Tensor::scalar(true)).to_vector<float>() == std::vector<float>{19, 21});
   CHECK(f(idx, Tensor::scalar(false)).to_vector<float>() == std::vector<float>{20, 24});
   CHECK(f.tracing_count() == 1);
+  // A host tensor made inside a branch is the branch's: used after the cond, refused as any other.
+  auto leak = ember::function([](const Tensor& p) {
+    Tensor t;
+    Tensor r = ops::cond(p, [&] { t = f32(1); return t + f32(1); }, [&] { t = f32(2); return t + f32(2); });
+    return r + t;
+  });
+  CHECK_THROWS_WITH(leak(Tensor::scalar(true)), Catch::Contains("made inside a branch of ops::cond"));
 }
 
 TEST_CASE("cond's refusals", "[control_flow]") {
